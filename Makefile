@@ -1,0 +1,49 @@
+# Two entry points: `make lab` (the course) and `make test` (everything CI runs).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+ROOT   := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+
+.PHONY: lab demo test lint data bench browser clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.lab: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[demo]"
+	touch $@
+
+$(VENV)/.test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[test,scale,demo]"
+	touch $@
+
+## lab: install, then open JupyterLab on the course with the bundled data/
+lab: $(VENV)/.lab
+	$(BIN)/jupyter lab $(ROOT) --notebook-dir=notebooks
+
+## demo: the breaking-a-stream notebook as a Voila app, for live use
+demo: $(VENV)/.lab
+	$(BIN)/voila $(ROOT) notebooks/03-breaking-a-stream.ipynb
+
+## test: install, then lint and run every test, notebooks and browser included
+test: $(VENV)/.test browser
+	$(BIN)/ruff check .
+	$(BIN)/pytest -n 2 tests
+
+## browser: Debian's Chromium for the browser tests (never a downloaded build)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+## data: regenerate the bundled fixtures in data/ (byte-identical every time)
+data: $(VENV)/.lab
+	$(BIN)/python scripts/make_data.py
+
+## bench: load throughput and memory against peers, as ratios in one run
+bench: $(VENV)/.test
+	$(BIN)/python benchmarks/bench_load.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

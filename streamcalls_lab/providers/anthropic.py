@@ -1,0 +1,69 @@
+"""Anthropic Messages: content blocks announced, filled by deltas, closed by a stop.
+
+https://docs.anthropic.com/en/api/messages-streaming
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import Ev
+from .wire import wire_lengths
+
+_TYPES = frozenset(
+    (
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    )
+)
+_CALL_BLOCKS = frozenset(("tool_use", "server_tool_use", "mcp_tool_use"))
+
+
+def _one(data: str, key: str) -> int | None:
+    lengths = wire_lengths(data, key)
+    return lengths[0] if lengths else None
+
+
+class AnthropicMessages:
+    name = "anthropic-messages"
+
+    @staticmethod
+    def sniff(event: str, payload: Any) -> bool:
+        return isinstance(payload, dict) and payload.get("type") in _TYPES
+
+    def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
+        kind = payload.get("type", event) if isinstance(payload, dict) else event
+        if kind == "content_block_delta":
+            block = payload["index"]
+            delta = payload["delta"]
+            dtype = delta.get("type")
+            if dtype == "input_json_delta":
+                frag = delta["partial_json"]
+                return [Ev(kind, "args_delta", block, fragment=frag,
+                           wire_chars=_one(data, "partial_json"))]
+            if dtype == "text_delta":
+                frag = delta["text"]
+                return [Ev(kind, "text_delta", block, fragment=frag,
+                           wire_chars=_one(data, "text"))]
+            return [Ev(kind, "other", block)]  # thinking, signature, citations
+        if kind == "content_block_start":
+            block = payload["index"]
+            cb = payload["content_block"]
+            if cb.get("type") in _CALL_BLOCKS:
+                return [Ev(kind, "call_start", block, cb["id"], cb["name"])]
+            if cb.get("type") == "text":
+                return [Ev(kind, "text_start", block)]
+            return [Ev(kind, "other", block)]
+        if kind == "content_block_stop":
+            return [Ev(kind, "block_stop", payload["index"])]
+        if kind == "message_stop":
+            return [Ev(kind, "turn_stop")]
+        if kind == "error":
+            err = payload.get("error") or {}
+            return [Ev(kind, "error", problem=f"provider error: {err.get('type')}: "
+                                              f"{err.get('message')}")]
+        return [Ev(kind, "other")]

@@ -1,0 +1,88 @@
+"""OpenAI Chat Completions: tool calls ride inside ``delta.tool_calls``, keyed by index.
+
+https://platform.openai.com/docs/api-reference/chat-streaming
+
+Only the first chunk of a call carries its ``id`` and name; later chunks carry
+the index and an ``arguments`` fragment. ``finish_reason`` ends every open
+call at once, and ``data: [DONE]`` ends the stream. Many OpenAI-compatible
+servers (Mistral, OpenRouter, Groq, vLLM) speak this format too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import DONE, Ev
+from .wire import wire_lengths
+
+EVENT = "chat.completion.chunk"
+
+
+class OpenAIChat:
+    name = "openai-chat"
+
+    def __init__(self) -> None:
+        self._ids: dict[int, str | None] = {}  # call announced at each index
+        self._open: list[int] = []
+        self._text_open = False
+
+    @staticmethod
+    def sniff(event: str, payload: Any) -> bool:
+        return payload is DONE or (
+            isinstance(payload, dict)
+            and (payload.get("object") == EVENT or "choices" in payload)
+        )
+
+    def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
+        name = payload.get("object") or event
+        if "error" in payload and not payload.get("choices"):
+            err = payload["error"]
+            msg = err.get("message") if isinstance(err, dict) else err
+            return [Ev(name, "error", problem=f"provider error: {msg}")]
+        out: list[Ev] = []
+        arg_lengths: list[int] | None = None
+        for choice in payload.get("choices") or ():
+            delta = choice.get("delta") or {}
+            content = delta.get("content")
+            if content:
+                self._text_open = True
+                out.append(Ev(name, "text_delta", fragment=content,
+                              wire_chars=_first(wire_lengths(data, "content"))))
+            for pos, tc in enumerate(delta.get("tool_calls") or ()):
+                index = tc.get("index", pos)
+                fn = tc.get("function") or {}
+                cid, tool, args = tc.get("id"), fn.get("name"), fn.get("arguments")
+                wire = None
+                if isinstance(args, str):
+                    if arg_lengths is None:
+                        arg_lengths = wire_lengths(data, "arguments")
+                    wire = arg_lengths.pop(0) if arg_lengths else None
+                new = (cid is not None and cid != self._ids.get(index)) or (
+                    index not in self._ids and tool is not None
+                )
+                if new:
+                    self._ids[index] = cid
+                    if index not in self._open:
+                        self._open.append(index)
+                    out.append(Ev(name, "call_start", index, cid, tool))
+                    if args:  # some servers send the whole call in its first chunk
+                        out.append(Ev(name, "args_delta", index, fragment=args,
+                                      wire_chars=wire))
+                else:
+                    out.append(Ev(name, "args_delta", index, cid, tool, args,
+                                  wire if args is not None else None))
+            if choice.get("finish_reason"):
+                out.extend(self._stop_all(name))
+        return out or [Ev(name, "other")]
+
+    def _stop_all(self, name: str) -> list[Ev]:
+        """finish_reason closes the text and every open call; one row each."""
+        stops = [Ev(name, "block_stop", index) for index in self._open]
+        if self._text_open or not stops:
+            stops.insert(0, Ev(name, "block_stop"))
+        self._open, self._text_open = [], False
+        return stops
+
+
+def _first(lengths: list[int]) -> int | None:
+    return lengths[0] if lengths else None

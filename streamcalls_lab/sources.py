@@ -1,0 +1,75 @@
+"""What a reading function accepts, resolved into named byte streams.
+
+A source is a path (file, directory or glob), raw bytes, a binary file
+object, or an iterable of byte chunks. Each resolves to one or more
+:class:`Capture`; directories and globs give one per file, sorted by path so
+a load is reproducible.
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import IO, Union
+
+from . import timing
+
+Source = Union[str, PathLike, bytes, bytearray, memoryview, IO[bytes], Iterable[bytes]]
+CAPTURE_SUFFIXES = (".sse",)
+
+
+@dataclass
+class Capture:
+    name: str
+    chunks: Iterable[bytes | tuple[float, bytes]]
+    path: Path | None = None
+
+
+def _is_glob(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+def _from_file(path: Path, name: str) -> Capture:
+    body = path.read_bytes()
+    reads = timing.read(path)
+    chunks = [body] if reads is None else timing.chunked(body, reads, str(path))
+    return Capture(name, chunks, path)
+
+
+def resolve(source: Source, name: str | None = None) -> list[Capture]:
+    """The captures a source stands for (a directory may hold none)."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return [Capture(name or "<bytes>", [bytes(source)])]
+    if isinstance(source, (str, PathLike)):
+        text = str(source)
+        path = Path(text)
+        if path.is_file():
+            return [_from_file(path, name or path.name.removesuffix(path.suffix))]
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.suffix in CAPTURE_SUFFIXES)
+            return [_from_file(p, _relative_stem(p, path)) for p in files]
+        if _is_glob(text):
+            files = sorted(Path(p) for p in globlib.glob(text, recursive=True))
+            return [_from_file(p, p.name.removesuffix(p.suffix)) for p in files if p.is_file()]
+        raise FileNotFoundError(f"no capture at {text!r}")
+    if hasattr(source, "read"):
+        label = name or getattr(source, "name", None) or "<stream>"
+        return [Capture(str(label), _read_all(source))]
+    if isinstance(source, Iterable):
+        return [Capture(name or "<chunks>", source)]
+    raise TypeError(f"not a capture source: {type(source).__name__}")
+
+
+def _relative_stem(path: Path, root: Path) -> str:
+    rel = path.relative_to(root)
+    return str(rel.with_name(rel.name.removesuffix(rel.suffix))).replace("\\", "/")
+
+
+def _read_all(stream: IO[bytes]) -> Iterator[bytes]:
+    while chunk := stream.read(1 << 16):
+        if isinstance(chunk, str):
+            raise TypeError("capture file objects must be opened in binary mode ('rb')")
+        yield chunk

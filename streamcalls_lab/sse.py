@@ -1,0 +1,245 @@
+"""Server-sent events, decoded from bytes the way the WHATWG spec says.
+
+https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
+
+The decoder is incremental and works on bytes: it only interprets complete
+lines, so a chunk boundary anywhere (inside a multi-byte character, between
+the CR and LF of a line end) cannot change the result. Every frame carries
+the byte offset of its first line, so an error can point into the file.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from .errors import CaptureError
+
+_EOL = re.compile(rb"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
+_FIELDS = frozenset((b"data", b"event", b"id", b"retry"))
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One dispatched event, or (lenient mode) one problem found in the bytes."""
+
+    offset: int
+    """Byte offset of the frame's first line in the capture."""
+    end: int
+    """Byte offset just past the blank line that dispatched it."""
+    event: str
+    """The `event` field, or "message" when the frame has none (the spec's default)."""
+    data: str
+    """The `data` lines joined with "\\n"."""
+    id: str = ""
+    """The last event ID seen so far (the spec carries it across frames)."""
+    retry: int | None = None
+    t: float = math.nan
+    """Seconds since the first byte when the read that completed the frame arrived."""
+    problem: str | None = None
+    """Lenient mode only: why these bytes are not a well-formed event."""
+
+
+class SSEDecoder:
+    """Feed bytes in any chunking; get the same frames.
+
+    ``strict=True`` raises :class:`CaptureError` at the first problem;
+    ``strict=False`` reports each problem as a frame whose ``problem`` is set
+    and goes on, so nothing is dropped without a trace.
+    """
+
+    def __init__(self, source: str = "<bytes>", *, strict: bool = True) -> None:
+        self.source = source
+        self.strict = strict
+        self._buf = b""
+        self._pos = 0  # absolute offset of _buf[0]
+        self._data: list[bytes] = []
+        self._data_at: list[int] = []
+        self._event = ""
+        self._start = -1  # offset of the first field line of the pending frame
+        self._junk = False  # inside a run of non-SSE lines, already reported
+        self._last_id = ""
+        self._retry: int | None = None
+        self._seen = 0
+        self._t = math.nan
+        self._out: list[Frame] = []
+
+    # -- public -----------------------------------------------------------------
+    def feed(self, chunk: bytes, t: float = math.nan) -> list[Frame]:
+        """Consume one chunk (a socket read); return the frames it completed."""
+        if not chunk:
+            return []
+        self._seen += len(chunk)
+        self._t = t
+        buf = self._buf + chunk if self._buf else bytes(chunk)
+        if self._pos == 0 and len(buf) < 3 and _BOM.startswith(buf):
+            self._buf = buf  # maybe a BOM still arriving
+            return self._take()
+        # A trailing CR may be the first half of CRLF: wait for the next byte.
+        last = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1))
+        if last < 0:
+            self._buf = buf
+            return self._take()
+        self._lines(buf, last + 1)
+        self._buf = buf[last + 1 :]
+        self._pos += last + 1
+        return self._take()
+
+    def close(self) -> list[Frame]:
+        """End of stream: a pending, undispatched block is reported, never emitted."""
+        buf = self._buf
+        if buf.endswith(b"\r"):
+            self._lines(buf, len(buf))
+            self._pos += len(buf)
+            buf = b""
+        if self._seen == 0:
+            self._problem(0, "empty capture: no bytes at all")
+        elif buf or self._start >= 0:
+            at = self._start if self._start >= 0 else self._pos
+            tail = len(buf) + (self._pos - at if self._start >= 0 else 0)
+            self._problem(
+                at,
+                f"stream ends inside a frame: {tail} bytes after the last complete event "
+                "were never terminated by a blank line (truncated capture?)",
+            )
+        self._buf = b""
+        self._reset()
+        return self._take()
+
+    # -- internals --------------------------------------------------------------
+    def _take(self) -> list[Frame]:
+        out, self._out = self._out, []
+        return out
+
+    def _reset(self) -> None:
+        self._data = []
+        self._data_at = []
+        self._event = ""
+        self._start = -1
+        self._retry = None
+
+    def _problem(self, offset: int, reason: str) -> None:
+        if self.strict:
+            raise CaptureError(self.source, offset, reason)
+        self._out.append(Frame(offset, offset, "", "", self._last_id, None, self._t, reason))
+
+    def _lines(self, buf: bytes, stop: int) -> None:
+        """Interpret every complete line in buf[:stop]."""
+        region = buf[:stop]
+        at = self._pos
+        if at == 0 and region.startswith(_BOM):
+            # "One leading U+FEFF BYTE ORDER MARK character must be ignored."
+            region = region[3:]
+            at = 3
+        if b"\r" in region:
+            pieces = _EOL.split(region)
+            ends = [len(m.group()) for m in _EOL.finditer(region)]
+        else:
+            pieces = region.split(b"\n")
+            ends = None
+        pieces.pop()  # region ends with a line end, so the last piece is empty
+        for i, line in enumerate(pieces):
+            eol = 1 if ends is None else ends[i]
+            self._line(line, at, at + len(line) + eol)
+            at += len(line) + eol
+
+    def _line(self, line: bytes, at: int, nxt: int) -> None:
+        if not line:
+            # "If the line is empty (a blank line): dispatch the event."
+            self._junk = False
+            if self._start >= 0:
+                self._dispatch(nxt)
+            return
+        if line[0] == 0x3A:  # ":" starts a comment; the spec ignores it
+            self._junk = False
+            return
+        colon = line.find(b":")
+        if colon < 0:
+            name, value = line, b""
+        else:
+            name, value = line[:colon], line[colon + 1 :]
+            if value[:1] == b" ":
+                value = value[1:]
+        if name in _FIELDS:
+            self._junk = False
+            if self._start < 0:
+                self._start = at
+        if name == b"data":
+            self._data.append(value)
+            self._data_at.append(at)
+        elif name == b"event":
+            self._event = self._text(value, at)
+        elif name == b"id":
+            if b"\0" not in value:
+                self._last_id = self._text(value, at)
+        elif name == b"retry":
+            if value.isdigit():
+                self._retry = int(value)
+        elif not self._junk:
+            # The spec ignores unknown fields; this kit reports them, because a
+            # stray line is how an HTML error page or a corrupted capture shows.
+            # A run of such lines is one problem, reported at its first line.
+            self._junk = True
+            if b"\0" in line:
+                why = "binary data (NUL byte), not an event stream"
+            else:
+                shown = line[:60].decode("utf-8", "replace")
+                why = f"not an SSE field line: {shown!r} (this and any non-SSE lines after it)"
+            self._problem(at, why)
+
+    def _text(self, raw: bytes, at: int) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            self._problem(at + e.start, f"invalid UTF-8 (byte 0x{raw[e.start]:02x})")
+            return raw.decode("utf-8", "replace")
+
+    def _dispatch(self, end: int) -> None:
+        start = self._start
+        if not self._data:
+            # "If the data buffer is an empty string, ... return": no event.
+            self._reset()
+            return
+        event = self._event or "message"
+        raw = self._data[0] if len(self._data) == 1 else b"\n".join(self._data)
+        problem = None
+        try:
+            data = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            data = raw.decode("utf-8", "replace")
+            problem = self._bad_utf8()
+        self._out.append(
+            Frame(start, end, event, data, self._last_id, self._retry, self._t, problem)
+        )
+        self._reset()
+
+    def _bad_utf8(self) -> str:
+        for line, at in zip(self._data, self._data_at, strict=True):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as e:
+                offset = at + len(b"data:") + e.start
+                reason = f"invalid UTF-8 in data (byte 0x{line[e.start]:02x} at {offset})"
+                if self.strict:
+                    raise CaptureError(self.source, offset, reason) from None
+                return reason
+        raise AssertionError("unreachable: joined data failed but no line did")
+
+
+def decode_frames(
+    chunks: Iterable[bytes | tuple[float, bytes]],
+    source: str = "<bytes>",
+    *,
+    strict: bool = True,
+) -> Iterator[Frame]:
+    """Frames from an iterable of chunks; a chunk may be ``(t, bytes)`` to carry its time."""
+    dec = SSEDecoder(source, strict=strict)
+    for chunk in chunks:
+        if isinstance(chunk, tuple):
+            yield from dec.feed(chunk[1], chunk[0])
+        else:
+            yield from dec.feed(chunk)
+    yield from dec.close()

@@ -1,0 +1,61 @@
+"""Recorded timing: a sidecar beside the capture, never inside it.
+
+``turn.sse`` keeps the body byte-exact; ``turn.sse.timing.tsv`` lists each
+socket read as ``t`` (seconds since the first byte) and ``bytes`` (its size).
+The sizes must add up to the capture's length, so the reads reproduce the
+original chunking exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from .errors import CaptureError
+
+SUFFIX = ".timing.tsv"
+HEADER = "t\tbytes"
+
+
+def sidecar(path: Path) -> Path:
+    return path.with_name(path.name + SUFFIX)
+
+
+def write(path: Path, reads: Iterable[tuple[float, int]]) -> Path:
+    """Write the sidecar for ``path`` from ``(t, nbytes)`` reads; returns its path."""
+    out = sidecar(path)
+    lines = [HEADER] + [f"{t:.6f}\t{n}" for t, n in reads]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+def read(path: Path) -> list[tuple[float, int]] | None:
+    """The reads recorded for ``path``, or None when it has no sidecar."""
+    side = sidecar(path)
+    if not side.exists():
+        return None
+    reads: list[tuple[float, int]] = []
+    lines = side.read_text(encoding="utf-8").splitlines()
+    if not lines or lines[0] != HEADER:
+        raise CaptureError(str(side), 0, f"timing sidecar must start with {HEADER!r}")
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            t, n = line.split("\t")
+            reads.append((float(t), int(n)))
+        except ValueError:
+            raise CaptureError(str(side), 0, f"line {number}: expected 't<TAB>bytes'") from None
+    return reads
+
+
+def chunked(body: bytes, reads: list[tuple[float, int]], source: str) -> Iterator[tuple[float, bytes]]:
+    """Cut ``body`` back into the recorded reads, each with its time."""
+    total = sum(n for _, n in reads)
+    if total != len(body):
+        raise CaptureError(
+            source, min(total, len(body)),
+            f"timing sidecar covers {total} bytes but the capture has {len(body)}",
+        )
+    at = 0
+    for t, n in reads:
+        yield t, body[at : at + n]
+        at += n
