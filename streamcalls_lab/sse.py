@@ -169,7 +169,7 @@ class SSEDecoder:
                 self._start = at
         if name == b"data":
             self._data.append(value)
-            self._data_at.append(at)
+            self._data_at.append(at + len(line) - len(value))
         elif name == b"event":
             self._event = self._text(value, at)
         elif name == b"id":
@@ -183,8 +183,8 @@ class SSEDecoder:
             # stray line is how an HTML error page or a corrupted capture shows.
             # A run of such lines is one problem, reported at its first line.
             self._junk = True
-            if b"\0" in line:
-                why = "binary data (NUL byte), not an event stream"
+            if b"\0" in line or not _is_utf8(line):
+                why = "binary data (a NUL byte or invalid UTF-8), not an event stream"
             else:
                 shown = line[:60].decode("utf-8", "replace")
                 why = f"not an SSE field line: {shown!r} (this and any non-SSE lines after it)"
@@ -221,12 +221,20 @@ class SSEDecoder:
             try:
                 line.decode("utf-8")
             except UnicodeDecodeError as e:
-                offset = at + len(b"data:") + e.start
-                reason = f"invalid UTF-8 in data (byte 0x{line[e.start]:02x} at {offset})"
+                offset = at + e.start
+                reason = f"invalid UTF-8 in data (byte 0x{line[e.start]:02x})"
                 if self.strict:
                     raise CaptureError(self.source, offset, reason) from None
                 return reason
         raise AssertionError("unreachable: joined data failed but no line did")
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def decode_frames(

@@ -95,7 +95,7 @@ def _drain(stream: Any) -> Exception | None:
     try:
         for _ in stream:
             pass
-    except Exception as exc:  # noqa: BLE001 - the reference records whatever the SDK raises
+    except Exception as exc:  # the reference records whatever the SDK raises
         return exc
     return None
 

@@ -1,0 +1,230 @@
+"""The SSE decoder, one WHATWG rule per test, then chunk invariance on real captures."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from streamcalls_lab import CaptureError, frames
+from streamcalls_lab.sse import SSEDecoder, decode_frames
+
+from .conftest import capture_files
+
+
+def decode(body: bytes, *, strict: bool = True) -> list:
+    return list(decode_frames([body], strict=strict))
+
+
+def test_data_line_dispatches_on_blank_line() -> None:
+    [f] = decode(b"data: hello\n\n")
+    assert (f.event, f.data) == ("message", "hello")
+
+
+def test_event_field_names_the_event() -> None:
+    [f] = decode(b"event: ping\ndata: {}\n\n")
+    assert f.event == "ping"
+
+
+def test_multiline_data_joined_with_lf() -> None:
+    [f] = decode(b"data: a\ndata: b\n\n")
+    assert f.data == "a\nb"
+
+
+def test_crlf_line_ends() -> None:
+    [f] = decode(b"event: x\r\ndata: y\r\n\r\n")
+    assert (f.event, f.data) == ("x", "y")
+
+
+def test_cr_line_ends() -> None:
+    [f] = decode(b"event: x\rdata: y\r\r")
+    assert (f.event, f.data) == ("x", "y")
+
+
+def test_mixed_line_ends() -> None:
+    got = decode(b"data: a\r\n\ndata: b\r\rdata: c\n\r\n")
+    assert [f.data for f in got] == ["a", "b", "c"]
+
+
+def test_comment_lines_are_ignored() -> None:
+    [f] = decode(b": keep-alive\ndata: x\n\n")
+    assert f.data == "x"
+
+
+def test_only_one_leading_space_is_stripped() -> None:
+    [f] = decode(b"data:  two spaces\n\n")
+    assert f.data == " two spaces"
+
+
+def test_no_space_after_colon() -> None:
+    [f] = decode(b"data:x\n\n")
+    assert f.data == "x"
+
+
+def test_field_without_colon_is_whole_name() -> None:
+    # "data" alone means a data field with an empty value.
+    [f] = decode(b"data\ndata: x\n\n")
+    assert f.data == "\nx"
+
+
+def test_leading_bom_is_ignored() -> None:
+    [f] = decode(b"\xef\xbb\xbfdata: x\n\n")
+    assert (f.data, f.offset) == ("x", 3)
+
+
+def test_block_without_data_dispatches_nothing() -> None:
+    assert decode(b"event: ping\n\ndata: x\n\n")[0].data == "x"
+    assert len(decode(b"event: ping\n\n")) == 0
+
+
+def test_id_is_kept_and_carried_forward() -> None:
+    a, b = decode(b"id: 7\ndata: a\n\ndata: b\n\n")
+    assert (a.id, b.id) == ("7", "7")
+
+
+def test_id_with_nul_is_ignored() -> None:
+    [f] = decode(b"id: a\0b\ndata: x\n\n")
+    assert f.id == ""
+
+
+def test_retry_digits_are_read() -> None:
+    [f] = decode(b"retry: 3000\ndata: x\n\n")
+    assert f.retry == 3000
+
+
+def test_retry_non_digits_are_ignored() -> None:
+    [f] = decode(b"retry: soon\ndata: x\n\n")
+    assert f.retry is None
+
+
+def test_offsets_point_at_each_frame() -> None:
+    body = b"data: a\n\n: c\nevent: e\ndata: b\n\n"
+    a, b = decode(body)
+    assert (a.offset, b.offset) == (0, body.index(b"event"))
+    assert (a.end, b.end) == (9, len(body))
+
+
+def test_unterminated_final_block_is_not_an_event() -> None:
+    got = decode(b"data: a\n\ndata: b\n", strict=False)
+    assert [f.data for f in got if f.problem is None] == ["a"]
+
+
+def test_unterminated_final_block_raises_in_strict_mode() -> None:
+    with pytest.raises(CaptureError, match=r"byte 9: stream ends inside a frame"):
+        decode(b"data: a\n\ndata: b")
+
+
+def test_unterminated_final_block_is_reported_in_lenient_mode() -> None:
+    [_, problem] = decode(b"data: a\n\ndata: b", strict=False)
+    assert problem.offset == 9 and "ends inside a frame" in problem.problem
+
+
+def test_empty_capture_raises() -> None:
+    with pytest.raises(CaptureError, match="byte 0: empty capture"):
+        decode(b"")
+
+
+def test_non_sse_line_raises_with_offset() -> None:
+    with pytest.raises(CaptureError, match=r"byte 9: not an SSE field line: '<html>'"):
+        decode(b"data: a\n\n<html>\n\n")
+
+
+def test_run_of_non_sse_lines_is_one_problem() -> None:
+    got = decode(b"<html>\n<body>\n</html>\n\ndata: a\n\n", strict=False)
+    assert [bool(f.problem) for f in got] == [True, False]
+
+
+def test_nul_byte_is_called_binary() -> None:
+    with pytest.raises(CaptureError, match="binary data"):
+        decode(b"\x89PNG\r\n\x1a\n\0\0\0")
+
+
+def test_invalid_utf8_in_data_names_the_byte() -> None:
+    with pytest.raises(CaptureError, match=r"byte 7: invalid UTF-8 in data \(byte 0xff"):
+        decode(b"data: a\xff\n\n")
+
+
+def test_invalid_utf8_kept_as_flagged_frame_in_lenient_mode() -> None:
+    [f] = decode(b"data: a\xff\n\n", strict=False)
+    assert f.data == "a\ufffd" and "invalid UTF-8" in f.problem
+
+
+def test_split_multibyte_character_is_harmless() -> None:
+    body = "data: caf\u00e9 \U0001f600\n\n".encode()
+    cut = body.index(b"\xc3") + 1
+    dec = SSEDecoder()
+    got = dec.feed(body[:cut]) + dec.feed(body[cut:]) + dec.close()
+    assert got[0].data == "caf\u00e9 \U0001f600"
+
+
+def test_crlf_split_across_chunks_is_one_line_end() -> None:
+    dec = SSEDecoder()
+    got = dec.feed(b"data: a\r") + dec.feed(b"\n\r") + dec.feed(b"\n") + dec.close()
+    assert [f.data for f in got] == ["a"]
+
+
+def test_bom_split_across_chunks_is_ignored() -> None:
+    dec = SSEDecoder()
+    got = dec.feed(b"\xef") + dec.feed(b"\xbb") + dec.feed(b"\xbfdata: x\n\n") + dec.close()
+    assert [(f.data, f.offset) for f in got] == [("x", 3)]
+
+
+def test_chunk_times_stamp_the_frames_they_complete() -> None:
+    got = list(decode_frames([(0.0, b"data: a\n\ndata: "), (0.5, b"b\n\n")]))
+    assert [f.t for f in got] == [0.0, 0.5]
+
+
+def test_frames_accepts_a_path(tmp_path) -> None:
+    p = tmp_path / "x.sse"
+    p.write_bytes(b"data: a\n\n")
+    assert [f.data for f in frames(p)] == ["a"]
+
+
+# -- the same frames for any chunking -------------------------------------------
+
+CAPTURES = capture_files()
+
+
+def _all_frames(chunks: list[bytes]) -> list:
+    return list(decode_frames(chunks, strict=False))
+
+
+def _chunked(body: bytes, cuts: list[int]) -> list[bytes]:
+    edges = [0, *sorted(set(cuts)), len(body)]
+    return [body[a:b] for a, b in zip(edges, edges[1:], strict=False)]
+
+
+@pytest.mark.captures
+@pytest.mark.skipif(not CAPTURES, reason="real captures not available")
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_any_chunking_of_a_real_capture_gives_the_same_frames(data: st.DataObject) -> None:
+    path = data.draw(st.sampled_from(CAPTURES), label="capture")
+    body = path.read_bytes()
+    cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=40), label="cuts")
+    assert _all_frames(_chunked(body, cuts)) == _all_frames([body])
+
+
+@pytest.mark.captures
+@pytest.mark.skipif(not CAPTURES, reason="real captures not available")
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name[:80])
+def test_byte_by_byte_equals_whole_for_every_capture(path) -> None:
+    body = path.read_bytes()
+    assert _all_frames([body[i : i + 1] for i in range(len(body))]) == _all_frames([body])
+
+
+@given(
+    lines=st.lists(
+        st.tuples(
+            st.sampled_from(["data", "event", "id", "retry", ""]),
+            st.text(alphabet=st.characters(blacklist_characters="\r\n"), max_size=8),
+            st.sampled_from(["\n", "\r\n", "\r"]),
+        ),
+        max_size=20,
+    ),
+    cuts=st.lists(st.integers(0, 400), max_size=10),
+)
+def test_any_chunking_of_generated_streams_gives_the_same_frames(lines, cuts) -> None:
+    body = "".join(f"{name}: {value}{eol}" if name else eol for name, value, eol in lines)
+    raw = body.encode()
+    assert _all_frames(_chunked(raw, [c for c in cuts if c <= len(raw)])) == _all_frames([raw])
