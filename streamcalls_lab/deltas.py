@@ -85,7 +85,9 @@ class _Columns:
 def _undetected(event: str, payload: Any) -> Ev:
     """A frame of a stream whose format never showed itself."""
     if event == "error" or (isinstance(payload, dict) and "error" in payload):
-        return Ev(event, "error", problem=f"provider error: {str(payload)[:200]}")
+        err = payload.get("error", payload) if isinstance(payload, dict) else payload
+        msg = err.get("message", err) if isinstance(err, dict) else err
+        return Ev(event, "error", problem=f"provider error: {str(msg)[:300]}")
     return Ev(event, "other")
 
 

@@ -14,12 +14,16 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from .errors import CaptureError
 
 _EOL = re.compile(rb"\r\n|\r|\n")
 _BOM = b"\xef\xbb\xbf"
 _FIELDS = frozenset((b"data", b"event", b"id", b"retry"))
+
+FrameRow: TypeAlias = tuple[int, int, str, str, str, "int | None", float, "str | None"]
+"""A frame as a plain tuple, in :class:`Frame`'s field order (cheap for bulk readers)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +69,19 @@ class SSEDecoder:
         self._retry: int | None = None
         self._seen = 0
         self._t = math.nan
-        self._out: list[Frame] = []
+        self._out: list[FrameRow] = []
 
     # -- public -----------------------------------------------------------------
     def feed(self, chunk: bytes, t: float = math.nan) -> list[Frame]:
         """Consume one chunk (a socket read); return the frames it completed."""
+        return [Frame(*row) for row in self.feed_rows(chunk, t)]
+
+    def close(self) -> list[Frame]:
+        """End of stream: a pending, undispatched block is reported, never emitted."""
+        return [Frame(*row) for row in self.close_rows()]
+
+    def feed_rows(self, chunk: bytes, t: float = math.nan) -> list[FrameRow]:
+        """:meth:`feed`, with each frame as a :data:`FrameRow` tuple instead of an object."""
         if not chunk:
             return []
         self._seen += len(chunk)
@@ -88,8 +100,8 @@ class SSEDecoder:
         self._pos += last + 1
         return self._take()
 
-    def close(self) -> list[Frame]:
-        """End of stream: a pending, undispatched block is reported, never emitted."""
+    def close_rows(self) -> list[FrameRow]:
+        """:meth:`close`, with each frame as a :data:`FrameRow` tuple."""
         buf = self._buf
         if buf.endswith(b"\r"):
             self._lines(buf, len(buf))
@@ -97,7 +109,8 @@ class SSEDecoder:
             buf = b""
         if self._seen == 0:
             self._problem(0, "empty capture: no bytes at all")
-        elif buf or self._start >= 0:
+        elif (buf or self._start >= 0) and not (self._junk and self._start < 0):
+            # (A tail inside a run of non-SSE lines is part of that problem.)
             at = self._start if self._start >= 0 else self._pos
             tail = len(buf) + (self._pos - at if self._start >= 0 else 0)
             self._problem(
@@ -110,7 +123,7 @@ class SSEDecoder:
         return self._take()
 
     # -- internals --------------------------------------------------------------
-    def _take(self) -> list[Frame]:
+    def _take(self) -> list[FrameRow]:
         out, self._out = self._out, []
         return out
 
@@ -124,17 +137,24 @@ class SSEDecoder:
     def _problem(self, offset: int, reason: str) -> None:
         if self.strict:
             raise CaptureError(self.source, offset, reason)
-        self._out.append(Frame(offset, offset, "", "", self._last_id, None, self._t, reason))
+        self._out.append((offset, offset, "", "", self._last_id, None, self._t, reason))
 
     def _lines(self, buf: bytes, stop: int) -> None:
         """Interpret every complete line in buf[:stop]."""
-        region = buf[:stop]
+        region = buf[:stop] if stop < len(buf) else buf
         at = self._pos
         if at == 0 and region.startswith(_BOM):
             # "One leading U+FEFF BYTE ORDER MARK character must be ignored."
             region = region[3:]
             at = 3
-        if b"\r" in region:
+        crs = region.count(b"\r")
+        if not crs:
+            self._blocks(region, at, b"\n")
+            return
+        if crs == region.count(b"\r\n") == region.count(b"\n"):
+            self._blocks(region, at, b"\r\n")  # CRLF throughout
+            return
+        if crs:
             pieces = _EOL.split(region)
             ends = [len(m.group()) for m in _EOL.finditer(region)]
         else:
@@ -145,6 +165,59 @@ class SSEDecoder:
             eol = 1 if ends is None else ends[i]
             self._line(line, at, at + len(line) + eol)
             at += len(line) + eol
+
+    def _blocks(self, region: bytes, at: int, eol: bytes) -> None:
+        """Lines that all end in ``eol``, a frame at a time rather than a line at a time.
+
+        Splitting on a blank line gives each frame's lines as one block; the shapes real
+        streams use (``data: …`` alone, or ``event: …`` then ``data: …``) become a frame
+        straight away, and anything else goes through :meth:`_line` exactly as before.
+        """
+        step = len(eol)
+        blocks = region.split(eol + eol)
+        tail = blocks.pop()  # lines after the last blank line: a frame not yet ended
+        out = self._out
+        for blk in blocks:
+            end = at + len(blk) + 2 * step
+            if self._start < 0 and eol not in blk:
+                if blk.startswith(b"data: "):
+                    try:
+                        data = blk[6:].decode("utf-8")
+                    except UnicodeDecodeError:
+                        pass  # _line and _dispatch say where
+                    else:
+                        out.append((at, end, "message", data, self._last_id, None, self._t, None))
+                        self._junk = False
+                        at = end
+                        continue
+            elif self._start < 0 and blk.startswith(b"event: "):
+                nl = blk.find(eol)
+                if blk.startswith(b"data: ", nl + step) and blk.find(eol, nl + step) < 0:
+                    try:
+                        event = blk[7:nl].decode("utf-8")
+                        data = blk[nl + step + 6 :].decode("utf-8")
+                    except UnicodeDecodeError:
+                        pass
+                    else:
+                        out.append(
+                            (at, end, event or "message", data, self._last_id, None, self._t, None)
+                        )
+                        self._junk = False
+                        at = end
+                        continue
+            for line in blk.split(eol):
+                nxt = at + len(line) + step
+                self._line(line, at, nxt)
+                at = nxt
+            self._line(b"", at, end)  # the blank line that ended the block
+            at = end
+        if tail:
+            lines = tail.split(eol)
+            lines.pop()  # tail ends with eol
+            for line in lines:
+                nxt = at + len(line) + step
+                self._line(line, at, nxt)
+                at = nxt
 
     def _line(self, line: bytes, at: int, nxt: int) -> None:
         if not line:
@@ -211,9 +284,7 @@ class SSEDecoder:
         except UnicodeDecodeError:
             data = raw.decode("utf-8", "replace")
             problem = self._bad_utf8()
-        self._out.append(
-            Frame(start, end, event, data, self._last_id, self._retry, self._t, problem)
-        )
+        self._out.append((start, end, event, data, self._last_id, self._retry, self._t, problem))
         self._reset()
 
     def _bad_utf8(self) -> str:
@@ -222,7 +293,7 @@ class SSEDecoder:
                 line.decode("utf-8")
             except UnicodeDecodeError as e:
                 offset = at + e.start
-                reason = f"invalid UTF-8 in data (byte 0x{line[e.start]:02x})"
+                reason = f"invalid UTF-8 in data (byte 0x{line[e.start]:02x} at {offset})"
                 if self.strict:
                     raise CaptureError(self.source, offset, reason) from None
                 return reason

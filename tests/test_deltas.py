@@ -1,0 +1,175 @@
+"""load(): the contract's columns, every kind of source, and bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+import pytest
+
+import streamcalls_lab as scl
+
+from .test_providers import START, TOOL, anthropic, args_delta
+
+STOP = {"type": "content_block_stop", "index": 1}
+GOOD = anthropic(START, TOOL, args_delta('{"q": '), args_delta('"caf\u00e9"}'), STOP,
+                 {"type": "message_stop"})
+
+CONTRACT_DTYPES = {
+    "turn": "str", "seq": "int64", "offset": "int64", "t": "float64",
+    "provider": "category", "event": "str", "kind": "category", "block": "Int64",
+    "call_id": "str", "tool": "str", "fragment": "str", "chars": "Int64",
+    "wire_chars": "Int64",
+}
+
+
+def test_contract_columns_and_dtypes() -> None:
+    df = scl.load(GOOD)
+    assert {c: str(df[c].dtype) for c in CONTRACT_DTYPES} == CONTRACT_DTYPES
+
+
+def test_kind_categories_are_the_contracts() -> None:
+    assert list(scl.load(GOOD).kind.cat.categories) == [
+        "text_start", "text_delta", "call_start", "args_delta", "args_done",
+        "block_stop", "turn_stop", "other", "error",
+    ]
+
+
+def test_seq_counts_events_from_zero() -> None:
+    assert list(scl.load(GOOD).seq) == list(range(6))
+
+
+def test_offsets_are_frame_starts_in_the_bytes() -> None:
+    df = scl.load(GOOD)
+    assert all(GOOD[o:].startswith(b"event: ") for o in df.offset)
+
+
+def test_t_is_nan_without_timing() -> None:
+    assert scl.load(GOOD).t.isna().all()
+
+
+def test_chars_counts_code_points() -> None:
+    assert scl.load(GOOD).chars.iloc[3] == len('"caf\u00e9"}')
+
+
+def test_raw_adds_the_data_text() -> None:
+    df = scl.load(GOOD, raw=True)
+    assert json.loads(df.data.iloc[0]) == START
+
+
+# -- sources ------------------------------------------------------------------------
+
+def test_bytes_source_is_named_by_the_caller() -> None:
+    assert set(scl.load(GOOD, name="demo").turn) == {"demo"}
+
+
+def test_path_source_is_named_by_its_stem(tmp_path) -> None:
+    (tmp_path / "two-calls.sse").write_bytes(GOOD)
+    assert set(scl.load(tmp_path / "two-calls.sse").turn) == {"two-calls"}
+
+
+def test_str_path_source(tmp_path) -> None:
+    (tmp_path / "a.sse").write_bytes(GOOD)
+    assert len(scl.load(str(tmp_path / "a.sse"))) == 6
+
+
+def test_directory_loads_every_capture_in_order(tmp_path) -> None:
+    (tmp_path / "b.sse").write_bytes(GOOD)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.sse").write_bytes(GOOD)
+    (tmp_path / "notes.txt").write_text("not a capture")
+    assert list(scl.load(tmp_path).turn.unique()) == ["b", "sub/a"]
+
+
+def test_glob_source(tmp_path) -> None:
+    for name in ("x1.sse", "x2.sse", "y.sse"):
+        (tmp_path / name).write_bytes(GOOD)
+    assert list(scl.load(str(tmp_path / "x*.sse")).turn.unique()) == ["x1", "x2"]
+
+
+def test_binary_file_object_source() -> None:
+    assert scl.load(io.BytesIO(GOOD)).equals(scl.load(GOOD, name="<stream>"))
+
+
+def test_text_file_object_is_refused() -> None:
+    with pytest.raises(TypeError, match="binary mode"):
+        scl.load(io.StringIO(GOOD.decode()))
+
+
+def test_iterable_of_chunks_source() -> None:
+    chunks = [GOOD[i : i + 7] for i in range(0, len(GOOD), 7)]
+    pd.testing.assert_frame_equal(scl.load(iter(chunks), name="x"), scl.load(GOOD, name="x"))
+
+
+def test_missing_path_is_a_clear_error() -> None:
+    with pytest.raises(FileNotFoundError, match="no capture at 'nowhere.sse'"):
+        scl.load("nowhere.sse")
+
+
+def test_timing_sidecar_fills_t(tmp_path) -> None:
+    path = tmp_path / "timed.sse"
+    path.write_bytes(GOOD)
+    cut = GOOD.index(b"event: content_block_stop")
+    (tmp_path / "timed.sse.timing.tsv").write_text(f"t\tbytes\n0.0\t{cut}\n1.5\t{len(GOOD) - cut}\n")
+    assert list(scl.load(path).t) == [0.0] * 4 + [1.5] * 2
+
+
+def test_timing_sidecar_that_does_not_cover_the_bytes_is_refused(tmp_path) -> None:
+    path = tmp_path / "timed.sse"
+    path.write_bytes(GOOD)
+    (tmp_path / "timed.sse.timing.tsv").write_text("t\tbytes\n0.0\t10\n")
+    with pytest.raises(scl.CaptureError, match="covers 10 bytes but the capture has"):
+        scl.load(path)
+
+
+# -- bad input: strict raises naming source, offset and reason; lenient keeps the rest --
+
+HTML = b"<!DOCTYPE html>\n<html><body>502 Bad Gateway</body></html>\n"
+BAD_JSON = GOOD + b'data: {"type": "content_block_delta", "index": 1,\n\n'
+BAD_UTF8 = anthropic(START) + b'data: {"type":"ping","x":"\xc3("}\n\n'
+CUT = GOOD[: GOOD.index(b"event: message_stop") + 20]
+BINARY = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+
+BAD = {
+    "empty": (b"", 0, "empty capture"),
+    "binary": (BINARY, 0, "binary data"),
+    "html": (HTML, 0, "not an SSE field line: '<!DOCTYPE html>'"),
+    "invalid_json": (BAD_JSON, len(GOOD), "invalid JSON in data"),
+    "invalid_utf8": (BAD_UTF8, len(anthropic(START)) + 26, "invalid UTF-8 in data (byte 0xc3"),
+    "cut_mid_frame": (CUT, GOOD.index(b"event: message_stop"), "stream ends inside a frame"),
+}
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_strict_mode_names_source_offset_and_reason(case: str) -> None:
+    body, offset, reason = BAD[case]
+    with pytest.raises(scl.CaptureError) as info:
+        scl.load(body, name=f"{case}.sse")
+    err = info.value
+    assert (err.source, err.offset) == (f"{case}.sse", offset)
+    assert reason in err.reason
+    assert str(err).startswith(f"{case}.sse: byte {offset}: ")
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_lenient_mode_keeps_good_rows_and_records_the_problem(case: str) -> None:
+    body, offset, reason = BAD[case]
+    df = scl.load(body, strict=False)
+    errors = df[df.kind == "error"]
+    frame_start = body.rfind(b"\n\n", 0, offset) + 2 if offset else 0
+    assert list(errors.offset) == [frame_start]  # the row sits at its frame
+    assert reason in errors.problem.iloc[0]
+    before = df[df.offset < frame_start]
+    assert len(before) == (len(scl.load(body[:frame_start])) if frame_start else 0)
+
+
+def test_lenient_invalid_json_keeps_every_good_row() -> None:
+    df = scl.load(BAD_JSON, strict=False)
+    assert list(df.kind.astype(str)[:-1]) == list(scl.load(GOOD).kind.astype(str))
+
+
+def test_unexpected_payload_shape_is_an_error_not_a_traceback() -> None:
+    body = anthropic(START, {"type": "content_block_delta", "delta": {}})  # no index
+    with pytest.raises(scl.CaptureError, match="unexpected anthropic-messages payload: KeyError"):
+        scl.load(body)

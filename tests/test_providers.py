@@ -1,0 +1,250 @@
+"""Each wire format normalised to the contract's kinds, one behaviour per test."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import streamcalls_lab as scl
+
+
+def sse(*events: tuple[str | None, object]) -> bytes:
+    out = []
+    for name, payload in events:
+        data = payload if isinstance(payload, str) else json.dumps(payload)
+        out.append((f"event: {name}\n" if name else "") + f"data: {data}\n\n")
+    return "".join(out).encode()
+
+
+def anthropic(*events: dict) -> bytes:
+    return sse(*((e["type"], e) for e in events))
+
+
+def chat(*deltas: dict, finish: str | None = None, done: bool = True) -> bytes:
+    chunks = [{"object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    if finish:
+        chunks.append({"object": "chat.completion.chunk",
+                       "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    return sse(*((None, c) for c in chunks)) + (b"data: [DONE]\n\n" if done else b"")
+
+
+def responses(*events: dict) -> bytes:
+    return sse(*((e["type"], e) for e in events))
+
+
+START = {"type": "message_start", "message": {"id": "msg_1", "content": []}}
+TOOL = {"type": "content_block_start", "index": 1,
+        "content_block": {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}}
+
+
+def args_delta(text: str, index: int = 1) -> dict:
+    return {"type": "content_block_delta", "index": index,
+            "delta": {"type": "input_json_delta", "partial_json": text}}
+
+
+def kinds(body: bytes) -> list[str]:
+    return list(scl.load(body).kind.astype(str))
+
+
+# -- anthropic-messages ----------------------------------------------------------
+
+def test_anthropic_is_detected() -> None:
+    assert set(scl.load(anthropic(START)).provider) == {"anthropic-messages"}
+
+
+def test_anthropic_tool_use_start_is_a_call_start_with_id_and_name() -> None:
+    row = scl.load(anthropic(START, TOOL)).iloc[1]
+    assert (row.kind, row.block, row.call_id, row.tool) == ("call_start", 1, "toolu_1", "lookup")
+
+
+def test_anthropic_input_json_delta_is_an_args_fragment() -> None:
+    row = scl.load(anthropic(START, TOOL, args_delta('{"a"'))).iloc[2]
+    assert (row.kind, row.fragment) == ("args_delta", '{"a"')
+
+
+def test_anthropic_text_block() -> None:
+    body = anthropic(
+        START,
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
+        {"type": "content_block_stop", "index": 0},
+    )
+    assert kinds(body) == ["other", "text_start", "text_delta", "block_stop"]
+
+
+def test_anthropic_message_stop_is_turn_stop() -> None:
+    assert kinds(anthropic({"type": "message_stop"}))[-1] == "turn_stop"
+
+
+def test_anthropic_thinking_delta_is_other() -> None:
+    body = anthropic(START, {"type": "content_block_delta", "index": 0,
+                             "delta": {"type": "thinking_delta", "thinking": "hm"}})
+    assert kinds(body) == ["other", "other"]
+
+
+def test_anthropic_error_event_is_an_error_row_naming_the_provider_error() -> None:
+    body = anthropic(START, {"type": "error",
+                             "error": {"type": "overloaded_error", "message": "Overloaded"}})
+    row = scl.load(body).iloc[-1]
+    assert row.kind == "error" and "overloaded_error: Overloaded" in row.problem
+
+
+# -- openai-chat -----------------------------------------------------------------
+
+ANNOUNCE = {"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                            "function": {"name": "lookup", "arguments": ""}}]}
+
+
+def arg(text: str, index: int = 0) -> dict:
+    return {"tool_calls": [{"index": index, "function": {"arguments": text}}]}
+
+
+def test_chat_is_detected() -> None:
+    assert set(scl.load(chat(ANNOUNCE)).provider) == {"openai-chat"}
+
+
+def test_chat_first_chunk_announces_the_call() -> None:
+    row = scl.load(chat(ANNOUNCE)).iloc[0]
+    assert (row.kind, row.block, row.call_id, row.tool) == ("call_start", 0, "call_1", "lookup")
+
+
+def test_chat_later_chunks_are_fragments_keyed_by_index() -> None:
+    df = scl.load(chat(ANNOUNCE, arg('{"a"'), arg(": 1}")))
+    assert list(df.fragment[1:3]) == ['{"a"', ": 1}"] and list(df.block[1:3]) == [0, 0]
+
+
+def test_chat_finish_reason_stops_every_open_call() -> None:
+    second = {"tool_calls": [{"index": 1, "id": "call_2", "function": {"name": "x",
+                                                                       "arguments": ""}}]}
+    df = scl.load(chat(ANNOUNCE, second, finish="tool_calls"))
+    stops = df[df.kind == "block_stop"]
+    assert list(stops.block) == [0, 1]
+
+
+def test_chat_done_is_turn_stop() -> None:
+    assert kinds(chat(ANNOUNCE))[-1] == "turn_stop"
+
+
+def test_chat_arguments_in_the_announcement_are_a_fragment_too() -> None:
+    whole = {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f",
+                                                                  "arguments": "{}"}}]}
+    assert kinds(chat(whole, done=False)) == ["call_start", "args_delta"]
+
+
+def test_chat_repeated_id_does_not_start_a_new_call() -> None:
+    again = {"tool_calls": [{"index": 0, "id": "call_1", "function": {"arguments": "{}"}}]}
+    assert kinds(chat(ANNOUNCE, again, done=False)) == ["call_start", "args_delta"]
+
+
+def test_chat_new_id_at_a_used_index_starts_a_new_call() -> None:
+    other = {"tool_calls": [{"index": 0, "id": "call_9", "function": {"name": "lookup",
+                                                                       "arguments": ""}}]}
+    assert kinds(chat(ANNOUNCE, other, done=False)) == ["call_start", "call_start"]
+
+
+def test_chat_text_content_is_a_text_delta() -> None:
+    row = scl.load(chat({"content": "Hello"})).iloc[0]
+    assert (row.kind, row.fragment) == ("text_delta", "Hello")
+
+
+def test_chat_obfuscation_padding_is_ignored() -> None:
+    chunk = {"object": "chat.completion.chunk", "obfuscation": "Xy7",
+             "choices": [{"index": 0, "delta": arg("{}"), "finish_reason": None}]}
+    row = scl.load(sse((None, chunk))).iloc[0]
+    assert (row.kind, row.fragment, row.wire_chars) == ("args_delta", "{}", 2)
+
+
+def test_chat_usage_chunk_without_choices_is_other() -> None:
+    body = sse((None, {"object": "chat.completion.chunk", "choices": [], "usage": {}}))
+    assert kinds(body) == ["other"]
+
+
+def test_chat_error_payload_is_an_error_row() -> None:
+    body = sse((None, {"error": {"message": "rate limited"}}))
+    assert scl.load(body).iloc[0].problem == "provider error: rate limited"
+
+
+# -- openai-responses ------------------------------------------------------------
+
+ADDED = {"type": "response.output_item.added", "output_index": 0,
+         "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1",
+                  "name": "lookup", "arguments": ""}}
+
+
+def test_responses_is_detected() -> None:
+    assert set(scl.load(responses(ADDED)).provider) == {"openai-responses"}
+
+
+def test_responses_output_item_added_announces_the_call() -> None:
+    row = scl.load(responses(ADDED)).iloc[0]
+    assert (row.kind, row.block, row.call_id, row.tool) == ("call_start", 0, "call_1", "lookup")
+
+
+def test_responses_argument_delta() -> None:
+    body = responses(ADDED, {"type": "response.function_call_arguments.delta",
+                             "output_index": 0, "delta": '{"a'})
+    row = scl.load(body).iloc[1]
+    assert (row.kind, row.block, row.fragment) == ("args_delta", 0, '{"a')
+
+
+def test_responses_done_carries_the_whole_string() -> None:
+    body = responses(ADDED, {"type": "response.function_call_arguments.done",
+                             "output_index": 0, "arguments": "{}"})
+    row = scl.load(body).iloc[1]
+    assert (row.kind, row.final) == ("args_done", "{}")
+
+
+def test_responses_output_text_delta() -> None:
+    body = responses({"type": "response.output_text.delta", "output_index": 1, "delta": "Hi"})
+    assert kinds(body) == ["text_delta"]
+
+
+def test_responses_unknown_event_is_other_and_kept() -> None:
+    body = responses({"type": "response.shell_call_command.delta", "output_index": 0,
+                      "delta": "ls"})
+    row = scl.load(body).iloc[0]
+    assert (row.kind, row.event) == ("other", "response.shell_call_command.delta")
+
+
+def test_responses_completed_is_turn_stop() -> None:
+    assert kinds(responses({"type": "response.completed", "response": {}})) == ["turn_stop"]
+
+
+# -- detection and wire lengths -----------------------------------------------------
+
+def test_frames_before_detection_are_kept_in_order() -> None:
+    body = sse(("ping", {"type": "ping"})) + anthropic(START)
+    df = scl.load(body)
+    assert list(df.event) == ["ping", "message_start"]
+    assert set(df.provider) == {"anthropic-messages"}
+
+
+def test_an_undetectable_stream_loads_as_unknown_other_rows() -> None:
+    df = scl.load(sse((None, {"candidates": []})))
+    assert (list(df.provider), list(df.kind)) == (["unknown"], ["other"])
+
+
+def test_explicit_provider_skips_detection() -> None:
+    df = scl.load(sse(("ping", {"type": "ping"})), provider="anthropic-messages")
+    assert list(df.provider) == ["anthropic-messages"]
+
+
+def test_unknown_provider_name_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown provider 'gemini'"):
+        scl.load(anthropic(START), provider="gemini")
+
+
+def test_wire_chars_counts_the_escaped_form() -> None:
+    frag = 'a "quoted"\n\u00e9'
+    body = anthropic(START, TOOL, args_delta(frag))  # json.dumps escapes é as \u00e9
+    row = scl.load(body).iloc[2]
+    assert (row.chars, row.wire_chars) == (len(frag), len(json.dumps(frag)) - 2)
+
+
+def test_wire_chars_reads_the_raw_form_not_a_re_encoding() -> None:
+    raw = 'data: {"type":"content_block_delta","index":1,' \
+          '"delta":{"type":"input_json_delta","partial_json":"\\u0041\\/"}}\n\n'
+    row = scl.load(anthropic(START, TOOL) + raw.encode()).iloc[2]
+    assert (row.fragment, row.chars, row.wire_chars) == ("A/", 2, 8)
