@@ -27,6 +27,7 @@ JSON-escaped string literal exactly as it appeared inside the data line
 Usage:  .venv/bin/python scripts/calibrate.py [--captures DIR] [--out FILE]
         [--include-uncertain] [--quiet]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,7 +35,8 @@ import csv
 import hashlib
 import re
 import sys
-from collections import Counter, defaultdict
+from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -130,7 +132,7 @@ class WireAligner:
         out = []
         if len(raws) == len(decoded):
             ok = True
-            for r, d in zip(raws, decoded):
+            for r, d in zip(raws, decoded, strict=True):
                 try:
                     if orjson.loads(b'"' + r.encode("utf-8") + b'"') != d:
                         ok = False
@@ -215,7 +217,11 @@ def extract_openai_chat(events, aligner):
                 fn = tc.get("function") or {}
                 header = bool(tc.get("id") or fn.get("name"))
                 if key not in calls:
-                    calls[key] = {"key": key, "frags": [], "block_type": tc.get("type") or "function"}
+                    calls[key] = {
+                        "key": key,
+                        "frags": [],
+                        "block_type": tc.get("type") or "function",
+                    }
                     order_c.append(key)
                 a = fn.get("arguments")
                 if isinstance(a, str):
@@ -225,10 +231,12 @@ def extract_openai_chat(events, aligner):
                 elif a is not None:
                     other["non_string_arguments"] += 1
         if arg_frags:
-            for k, s, w, h in zip(arg_keys, arg_frags, aligner.wire(data, "arguments", arg_frags), arg_header):
+            wires = aligner.wire(data, "arguments", arg_frags)
+            for k, s, w, h in zip(arg_keys, arg_frags, wires, arg_header, strict=True):
                 calls[k]["frags"].append((s, w, h))
         if txt_frags:
-            for k, s, w in zip(txt_keys, txt_frags, aligner.wire(data, "content", txt_frags)):
+            wires = aligner.wire(data, "content", txt_frags)
+            for k, s, w in zip(txt_keys, txt_frags, wires, strict=True):
                 if k not in texts:
                     texts[k] = {"key": k, "frags": []}
                     order_t.append(k)
@@ -364,7 +372,7 @@ def token_analysis(call_rows, encs) -> dict:
                 n_on += b in bounds
             sorted_b = sorted(bounds)
             idx = {b: i for i, b in enumerate(sorted_b)}
-            for a, b in zip(cum[:-1], cum[1:]):
+            for a, b in pairwise(cum):
                 frag_total += 1
                 if a in idx and b in idx:
                     frag_aligned += 1
@@ -377,11 +385,15 @@ def token_analysis(call_rows, encs) -> dict:
             "tokens_per_call": dist(tok_per_call),
             "tokens_per_fragment_pooled": round(tot_tok / tot_frag, 3) if tot_frag else None,
             "tokens_per_fragment_per_call": dist(tpf_call),
-            "calls_with_tokens_equal_deltas_fraction": round(equal / len(tok_per_call), 4) if tok_per_call else None,
+            "calls_with_tokens_equal_deltas_fraction": round(equal / len(tok_per_call), 4)
+            if tok_per_call
+            else None,
             "interior_fragment_boundaries": n_int,
             "boundary_on_token_fraction": round(n_on / n_int, 4) if n_int else None,
             "chance_boundary_fraction": round(chance_num / chance_den, 4) if chance_den else None,
-            "fragments_with_both_ends_on_token_boundaries": round(frag_aligned / frag_total, 4) if frag_total else None,
+            "fragments_with_both_ends_on_token_boundaries": round(frag_aligned / frag_total, 4)
+            if frag_total
+            else None,
             "k_tokens_per_aligned_fragment": {str(k): k_aligned[k] for k in ks},
         }
     return out
@@ -517,7 +529,9 @@ def args_section(call_rows, encs) -> dict:
         "fragment_wire_chars": length_block(wire_len),
         "args_chars_per_call": dist(r["chars"] for r in with_chars),
         "deltas_per_call": dist(r["n_deltas"] for r in with_chars),
-        "chars_vs_deltas_fit": fit_slope([r["chars"] for r in with_chars], [r["n_deltas"] for r in with_chars]),
+        "chars_vs_deltas_fit": fit_slope(
+            [r["chars"] for r in with_chars], [r["n_deltas"] for r in with_chars]
+        ),
         "chars_per_delta_per_call": dist(cpd),
         "first_fragment": {
             "calls_with_fragments": len(with_frags),
@@ -551,7 +565,9 @@ def text_section(text_rows) -> dict:
         "fragment_chars": length_block(frag_len),
         "fragment_wire_chars": length_block(wire_len),
         "chars_per_stream": dist(r["chars"] for r in with_text),
-        "chars_vs_deltas_fit": fit_slope([r["chars"] for r in with_text], [len(r["frag_len"]) for r in with_text]),
+        "chars_vs_deltas_fit": fit_slope(
+            [r["chars"] for r in with_text], [len(r["frag_len"]) for r in with_text]
+        ),
     }
 
 
@@ -564,7 +580,11 @@ def subsets(fmt, call_rows, text_rows, encs) -> dict:
     single = [r for r in fp_calls if per_file[r["file"]] == 1]
     parallel = [r for r in fp_calls if per_file[r["file"]] > 1]
     return {
-        "first_party": {"hosts": list(hosts), "args": args_section(fp_calls, encs), "text": text_section(fp_text)},
+        "first_party": {
+            "hosts": list(hosts),
+            "args": args_section(fp_calls, encs),
+            "text": text_section(fp_text),
+        },
         "first_party_single_call_turns": {
             "definition": "capture (one response body) with exactly one call of this format",
             "args": args_section(single, encs),
@@ -589,12 +609,14 @@ def breakdown(call_rows, text_rows, field, encs) -> dict:
         lens = [v for ls in sub["frag_len"] for v in ls] if len(sub) else []
         tl = [v for ls in texts[texts[field] == g]["frag_len"] for v in ls] if len(texts) else []
         entry = {
-            "calls": int(len(sub)),
+            "calls": len(sub),
             "arg_fragments": len(lens),
             "arg_fragment_chars_median": float(np.median(lens)) if lens else None,
             "arg_fragment_chars_mean": round(float(np.mean(lens)), 3) if lens else None,
             "arg_fragment_chars_max": int(max(lens)) if lens else None,
-            "pooled_chars_per_delta": round(float(sub["chars"].sum() / sub["n_deltas"].sum()), 3) if len(sub) else None,
+            "pooled_chars_per_delta": round(float(sub["chars"].sum() / sub["n_deltas"].sum()), 3)
+            if len(sub)
+            else None,
             "text_fragments": len(tl),
             "text_fragment_chars_median": float(np.median(tl)) if tl else None,
             "text_fragment_chars_mean": round(float(np.mean(tl)), 3) if tl else None,
@@ -658,7 +680,9 @@ def timing_survey(root: Path) -> dict:
     for fmt in FORMATS:
         for path in sorted((root / fmt).glob("*.sse")) + sorted((root / fmt).glob("*.jsonl")):
             text = path.read_bytes().decode("utf-8")
-            datas = [d for _e, d in sse_payloads(text)] if path.suffix == ".sse" else text.splitlines()
+            datas = (
+                [d for _e, d in sse_payloads(text)] if path.suffix == ".sse" else text.splitlines()
+            )
             created = set()
             for d in datas:
                 try:
@@ -666,7 +690,11 @@ def timing_survey(root: Path) -> dict:
                 except orjson.JSONDecodeError:
                     continue
                 walk(o)
-                if isinstance(o, dict) and isinstance(o.get("created"), (int, float)) and o["created"] > 0:
+                if (
+                    isinstance(o, dict)
+                    and isinstance(o.get("created"), (int, float))
+                    and o["created"] > 0
+                ):
                     created.add(int(o["created"]))
             if created:
                 streams_with_created += 1
@@ -683,12 +711,13 @@ def timing_survey(root: Path) -> dict:
     return {
         "per_chunk_timestamps_found": False,
         "summary": (
-            "No capture records when each chunk arrived. VCR cassettes keep only response-level "
-            "headers (Date, openai-processing-ms, x-envoy-upstream-service-time = time to headers), "
-            "vercel .jsonl chunk logs carry no timestamps. The only in-band clocks are the whole-second "
-            "'created' field of chat.completion.chunk (constant within OpenAI streams; it ticks only in "
-            "a few Groq/xAI/Azure-DeepSeek streams, and Azure's prompt-filter chunk has created=0) and "
-            "aggregate usage timing from Groq (x_groq.usage.*_time) / Cerebras (time_info)."
+            "No capture records when each chunk arrived. VCR cassettes keep only "
+            "response-level headers (Date, openai-processing-ms, x-envoy-upstream-service-time "
+            "= time to headers); vercel .jsonl chunk logs carry no timestamps. The only in-band "
+            "clocks are the whole-second 'created' field of chat.completion.chunk (constant "
+            "within OpenAI streams; it ticks only in a few Groq/xAI/Perplexity/Azure-DeepSeek "
+            "streams, and Azure's prompt-filter chunk has created=0) and aggregate usage "
+            "timing from Groq (x_groq.usage.*_time) / Cerebras (time_info)."
         ),
         "time_like_keys_in_payloads": dict(key_counts.most_common()),
         "streams_with_created_field": streams_with_created,
@@ -702,7 +731,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--captures", type=Path, default=REPO.parent / "shared" / "captures")
     ap.add_argument("--out", type=Path, default=REPO / "streamcalls_lab" / "calibration.json")
-    ap.add_argument("--include-uncertain", action="store_true", help="keep INDEX rows marked UNCERTAIN")
+    ap.add_argument(
+        "--include-uncertain", action="store_true", help="keep INDEX rows marked UNCERTAIN"
+    )
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
 
@@ -715,26 +746,46 @@ def main(argv=None) -> int:
         "source": {
             "captures_root": "../shared/captures",
             "index_sha256": hashlib.sha256((root / "INDEX.tsv").read_bytes()).hexdigest(),
-            "inputs": "<format>/*.sse (raw SSE bodies) for all main figures; <format>/*.jsonl (vercel/ai chunk logs) only in jsonl_crosscheck; _cassettes only searched for timing",
+            "inputs": (
+                "<format>/*.sse (raw SSE bodies) for all main figures; <format>/*.jsonl "
+                "(vercel/ai chunk logs) only in jsonl_crosscheck; _cassettes only searched "
+                "for timing"
+            ),
             "uncertain_rows_included": bool(args.include_uncertain),
         },
         "conventions": {
             "length_unit": "Unicode code points of the decoded fragment string",
-            "wire_length": "code points of the JSON string literal as it appears in the data line, quotes excluded",
-            "hist": f"counts for lengths 1..{HIST_MAX} (index 0 = length 1) followed by one bucket for >{HIST_MAX}; empty fragments excluded",
+            "wire_length": (
+                "code points of the JSON string literal as it appears in the data line, "
+                "quotes excluded"
+            ),
+            "hist": (
+                f"counts for lengths 1..{HIST_MAX} (index 0 = length 1) followed by one "
+                f"bucket for >{HIST_MAX}; empty fragments excluded"
+            ),
             "percentiles": "numpy linear interpolation",
             "deltas": "non-empty argument fragments of one call",
-            "fit": "ordinary least squares deltas = intercept + slope*chars over calls with non-empty arguments",
-            "token_boundaries": "UTF-8 byte offsets between tokens of the canonical BPE encoding of the complete argument string",
+            "fit": (
+                "ordinary least squares deltas = intercept + slope*chars over calls with "
+                "non-empty arguments"
+            ),
+            "token_boundaries": (
+                "UTF-8 byte offsets between tokens of the canonical BPE encoding of the "
+                "complete argument string"
+            ),
             "tokenizer_api": api,
             "tokenizer_lib": lib,
-            "anthropic_caveat": "Anthropic's tokenizer is not public; OpenAI encodings are only a proxy there",
+            "anthropic_caveat": (
+                "Anthropic's tokenizer is not public; OpenAI encodings are only a proxy there"
+            ),
         },
         "formats": {},
         "timing": timing_survey(root),
     }
     for fmt in FORMATS:
-        call_rows, text_rows, meta, other, lic = scan_format(root, fmt, index, args.include_uncertain)
+        call_rows, text_rows, meta, other, lic = scan_format(
+            root, fmt, index, args.include_uncertain
+        )
         result["formats"][fmt] = {
             "captures": meta["captures"],
             "captures_skipped_uncertain": meta["captures_skipped_uncertain"],
@@ -761,26 +812,40 @@ def main(argv=None) -> int:
 
 
 def print_summary(result, out):
-    hdr = f"{'format':20} {'kind':5} {'capt':>5} {'calls':>6} {'frags':>6} {'empty':>5} {'med':>5} {'mean':>6} {'p10':>4} {'p90':>5} {'max':>5} {'wmed':>5} {'c/d':>6} {'tokB':>6} {'t/f':>6}"
-    print(hdr)
+    cols = ["format", "kind", "capt", "calls", "frags", "empty", "med", "mean", "p10", "p90"]
+    cols += ["max", "wmed", "c/d", "tokB", "t/f"]
+    widths = [20, 5, 5, 6, 6, 5, 5, 6, 5, 5, 5, 5, 6, 6, 6]
+
+    def row(values):
+        cells = [
+            f"{v:<{w}}" if i < 2 else f"{v:>{w}}"
+            for i, (v, w) in enumerate(zip(values, widths, strict=False))
+        ]
+        print(" ".join(cells))
+
+    row(cols)
     for fmt, r in result["formats"].items():
-        a, t = r["args"], r["text"]
-        fit = a["chars_vs_deltas_fit"]
-        tok = a["tokens"]["o200k_base"]
-        fc, wc = a["fragment_chars"], a["fragment_wire_chars"]
-        print(
-            f"{fmt:20} {'args':5} {a['captures_with_calls']:>5} {a['calls']:>6} {a['fragments_nonempty']:>6} {a['fragments_empty']:>5} "
-            f"{fc.get('median', 0):>5} {fc.get('mean', 0):>6} {fc.get('p10', 0):>4} {fc.get('p90', 0):>5} {fc.get('max', 0):>5} "
-            f"{wc.get('median', 0):>5} {fit.get('chars_per_delta') or 0:>6} {tok['boundary_on_token_fraction'] or 0:>6} {tok['tokens_per_fragment_pooled'] or 0:>6}"
-        )
-        fc, wc = t["fragment_chars"], t["fragment_wire_chars"]
-        tf = t["chars_vs_deltas_fit"]
-        print(
-            f"{'':20} {'text':5} {t['captures_with_text']:>5} {t['text_streams']:>6} {t['fragments_nonempty']:>6} {t['fragments_empty']:>5} "
-            f"{fc.get('median', 0):>5} {fc.get('mean', 0):>6} {fc.get('p10', 0):>4} {fc.get('p90', 0):>5} {fc.get('max', 0):>5} "
-            f"{wc.get('median', 0):>5} {tf.get('chars_per_delta') or 0:>6}"
-        )
-    print("(c/d = OLS chars per delta; tokB = share of fragment boundaries on o200k token boundaries; t/f = o200k tokens per fragment)")
+        for kind in ("args", "text"):
+            sec = r[kind]
+            fc, wc = sec["fragment_chars"], sec["fragment_wire_chars"]
+            fit = sec["chars_vs_deltas_fit"]
+            vals = [
+                fmt if kind == "args" else "",
+                kind,
+                sec["captures_with_calls"] if kind == "args" else sec["captures_with_text"],
+                sec["calls"] if kind == "args" else sec["text_streams"],
+                sec["fragments_nonempty"],
+                sec["fragments_empty"],
+                *(fc.get(k, 0) for k in ("median", "mean", "p10", "p90", "max")),
+                wc.get("median", 0),
+                fit.get("chars_per_delta") or "-",
+            ]
+            if kind == "args":
+                tok = sec["tokens"]["o200k_base"]
+                vals += [tok["boundary_on_token_fraction"], tok["tokens_per_fragment_pooled"]]
+            row([round(v, 3) if isinstance(v, float) else v for v in vals])
+    print("c/d = OLS chars per delta; tokB = share of fragment boundaries on o200k token")
+    print("boundaries; t/f = o200k tokens per fragment")
     print(f"wrote {out}")
 
 

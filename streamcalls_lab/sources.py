@@ -13,11 +13,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import IO, Union
+from typing import IO
 
 from . import timing
 
-Source = Union[str, PathLike, bytes, bytearray, memoryview, IO[bytes], Iterable[bytes]]
+Source = str | PathLike | bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes]
 CAPTURE_SUFFIXES = (".sse",)
 
 

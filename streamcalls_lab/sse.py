@@ -154,15 +154,11 @@ class SSEDecoder:
         if crs == region.count(b"\r\n") == region.count(b"\n"):
             self._blocks(region, at, b"\r\n")  # CRLF throughout
             return
-        if crs:
-            pieces = _EOL.split(region)
-            ends = [len(m.group()) for m in _EOL.finditer(region)]
-        else:
-            pieces = region.split(b"\n")
-            ends = None
+        # Mixed line ends: one line at a time.
+        pieces = _EOL.split(region)
+        ends = [len(m.group()) for m in _EOL.finditer(region)]
         pieces.pop()  # region ends with a line end, so the last piece is empty
-        for i, line in enumerate(pieces):
-            eol = 1 if ends is None else ends[i]
+        for line, eol in zip(pieces, ends, strict=True):
             self._line(line, at, at + len(line) + eol)
             at += len(line) + eol
 

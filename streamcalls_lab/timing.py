@@ -8,6 +8,7 @@ original chunking exactly.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -38,16 +39,27 @@ def read(path: Path) -> list[tuple[float, int]] | None:
     lines = side.read_text(encoding="utf-8").splitlines()
     if not lines or lines[0] != HEADER:
         raise CaptureError(str(side), 0, f"timing sidecar must start with {HEADER!r}")
+    last = 0.0
     for number, line in enumerate(lines[1:], start=2):
         try:
-            t, n = line.split("\t")
-            reads.append((float(t), int(n)))
+            t_text, n_text = line.split("\t")
+            t, n = float(t_text), int(n_text)
         except ValueError:
             raise CaptureError(str(side), 0, f"line {number}: expected 't<TAB>bytes'") from None
+        # Replay sleeps for the gaps, so time must be a real clock reading that never runs back.
+        if not math.isfinite(t) or t < last or n < 0:
+            raise CaptureError(
+                str(side), 0,
+                f"line {number}: times must be finite and non-decreasing, sizes non-negative",
+            )
+        last = t
+        reads.append((t, n))
     return reads
 
 
-def chunked(body: bytes, reads: list[tuple[float, int]], source: str) -> Iterator[tuple[float, bytes]]:
+def chunked(
+    body: bytes, reads: list[tuple[float, int]], source: str
+) -> Iterator[tuple[float, bytes]]:
     """Cut ``body`` back into the recorded reads, each with its time."""
     total = sum(n for _, n in reads)
     if total != len(body):

@@ -6,7 +6,17 @@ import pandas as pd
 
 import streamcalls_lab as scl
 
-from .test_providers import ADDED, ANNOUNCE, START, TOOL, anthropic, arg, args_delta, chat, responses
+from .test_providers import (
+    ADDED,
+    ANNOUNCE,
+    START,
+    TOOL,
+    anthropic,
+    arg,
+    args_delta,
+    chat,
+    responses,
+)
 
 STOP = {"type": "content_block_stop", "index": 1}
 
@@ -33,7 +43,8 @@ def test_a_call_cut_off_still_loads_with_its_partial_args() -> None:
 
 
 def test_n_deltas_counts_non_empty_fragments() -> None:
-    table = scl.calls(anthropic(START, TOOL, args_delta(""), args_delta("{"), args_delta("}"), STOP))
+    fragments = [args_delta(""), args_delta("{"), args_delta("}")]
+    table = scl.calls(anthropic(START, TOOL, *fragments, STOP))
     assert table.n_deltas.iloc[0] == 2
 
 

@@ -103,7 +103,7 @@ def test_iterable_of_chunks_source() -> None:
 
 
 def test_missing_path_is_a_clear_error() -> None:
-    with pytest.raises(FileNotFoundError, match="no capture at 'nowhere.sse'"):
+    with pytest.raises(FileNotFoundError, match=r"no capture at 'nowhere\.sse'"):
         scl.load("nowhere.sse")
 
 
@@ -111,7 +111,8 @@ def test_timing_sidecar_fills_t(tmp_path) -> None:
     path = tmp_path / "timed.sse"
     path.write_bytes(GOOD)
     cut = GOOD.index(b"event: content_block_stop")
-    (tmp_path / "timed.sse.timing.tsv").write_text(f"t\tbytes\n0.0\t{cut}\n1.5\t{len(GOOD) - cut}\n")
+    reads = f"t\tbytes\n0.0\t{cut}\n1.5\t{len(GOOD) - cut}\n"
+    (tmp_path / "timed.sse.timing.tsv").write_text(reads)
     assert list(scl.load(path).t) == [0.0] * 4 + [1.5] * 2
 
 

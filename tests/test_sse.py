@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -191,7 +193,7 @@ def _all_frames(chunks: list[bytes]) -> list:
 
 def _chunked(body: bytes, cuts: list[int]) -> list[bytes]:
     edges = [0, *sorted(set(cuts)), len(body)]
-    return [body[a:b] for a, b in zip(edges, edges[1:], strict=False)]
+    return [body[a:b] for a, b in itertools.pairwise(edges)]
 
 
 @pytest.mark.captures
