@@ -1,0 +1,324 @@
+"""Fixtures that can fail: re-cut a captured turn, cut it off, and check a set for coverage.
+
+A fixture set catches the argument-handling bugs only if it has five things (the chapter's
+list); :func:`coverage` checks a set of captures for each, per wire format:
+
+``two_calls``
+    (a) a turn with two or more calls, so buffers must be told apart.
+``long_args``
+    (b) a call with at least ``LONG_ARGS`` (400) argument characters arriving in at least
+    ``MANY_DELTAS`` (24, two dozen) non-empty fragments.
+``escape_split``
+    (c) a call whose argument text has a JSON escape (``\\n``, ``\\"``, ``\\u00e9`` ...) and a
+    non-ASCII character (literal, or written as a ``\\u`` escape), with a fragment boundary
+    strictly inside one of its escapes (between ``\\`` and ``n``, inside ``\\u00e9``).
+``prose_around``
+    (d) a turn with text before its first call, and text after the call. The result of a
+    call only reaches the model in the *next* request, so "after" counts text later in the
+    same turn (after its last argument fragment) or text in any later turn of the same
+    conversation. Turns belong to one conversation when their names differ only in a
+    trailing ``__i<N>`` (N orders them), the naming the real captures use.
+``cut_off``
+    (e) a turn that stops mid-arguments: a call with at least one argument fragment and no
+    stop or done event, in a turn with no end-of-turn event.
+
+:func:`resplit` and :func:`truncate` rewrite one captured turn at the frame level, so
+every other byte (ids, padding, pings) stays as recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from .accumulate import Accumulator, CallBuffer
+from .deltas import load
+from .providers import FORMATS
+from .sources import Source, resolve
+from .sse import Frame, decode_frames
+
+LONG_ARGS = 400
+MANY_DELTAS = 24
+PROPERTIES = ("two_calls", "long_args", "escape_split", "prose_around", "cut_off")
+_STEP = re.compile(r"^(?P<conversation>.*)__i(?P<step>\d+)$")
+_FRAGMENT_KEY = {
+    "anthropic-messages": "partial_json",
+    "openai-chat": "arguments",
+    "openai-responses": "delta",
+}
+
+
+# -- text-level helpers --------------------------------------------------------------------
+def escape_spans(args: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every JSON escape in argument text (``\\n`` is 2 long, ``\\uXXXX`` 6).
+
+    Outside strings JSON has no backslash, so a plain scan finds exactly the escapes.
+    """
+    spans: list[tuple[int, int]] = []
+    at = args.find("\\")
+    while at >= 0:
+        end = min(len(args), at + (6 if args[at + 1 : at + 2] == "u" else 2))
+        spans.append((at, end))
+        at = args.find("\\", end)
+    return spans
+
+
+def has_non_ascii(args: str) -> bool:
+    """A character beyond ASCII, literal or as a ``\\u`` escape."""
+    if any(ord(c) > 127 for c in args):
+        return True
+    return any(int(m.group(1), 16) > 127 for m in re.finditer(r"\\u([0-9a-fA-F]{4})", args))
+
+
+def boundaries(fragments: Sequence[str]) -> list[int]:
+    """Offsets between consecutive non-empty fragments, in code points of the joined text."""
+    out: list[int] = []
+    at = 0
+    for fragment in fragments:
+        if fragment:
+            if at:
+                out.append(at)
+            at += len(fragment)
+    return out
+
+
+def cuts_inside_escapes(args: str, cuts: Sequence[int]) -> list[int]:
+    """The cuts that fall strictly inside an escape sequence of ``args``."""
+    spans = escape_spans(args)
+    return [c for c in cuts if any(s < c < e for s, e in spans)]
+
+
+# -- coverage ------------------------------------------------------------------------------
+def _deltas(source_or_deltas: Source | pd.DataFrame) -> pd.DataFrame:
+    if isinstance(source_or_deltas, pd.DataFrame):
+        if "kind" not in source_or_deltas.columns:
+            raise TypeError("coverage needs load()'s events, not calls(): fragment "
+                            "boundaries and prose live in the events")
+        return source_or_deltas
+    return load(source_or_deltas)
+
+
+def _turn_facts(events: pd.DataFrame) -> dict[str, Any]:
+    acc = Accumulator()
+    for event in events[["kind", "block", "call_id", "tool", "fragment", "final"]].to_dict(
+        "records"
+    ):
+        acc.feed(event)
+    bufs: list[CallBuffer] = acc.calls
+    kind = events["kind"].astype(str)
+    text = (kind == "text_delta") & (events["fragment"].fillna("").str.len() > 0)
+    seq = events["seq"]
+    first_call = seq[kind == "call_start"].min()
+    last_fragment = seq[kind == "args_delta"].max()
+    return {
+        "calls": len(bufs),
+        "two_calls": len(bufs) >= 2,
+        "long_args": any(len(b.args) >= LONG_ARGS and b.n_deltas >= MANY_DELTAS for b in bufs),
+        "escape_split": any(_escape_split(b) for b in bufs),
+        "prose_before": bool(bufs) and bool((text & (seq < first_call)).any()),
+        "prose_after": bool(bufs) and bool((text & (seq > last_fragment)).any()),
+        "has_text": bool(text.any()),
+        "cut_off": not (kind == "turn_stop").any()
+        and any(not b.complete and b.n_deltas > 0 for b in bufs),
+    }
+
+
+def _escape_split(buf: CallBuffer) -> bool:
+    args = buf.args
+    return has_non_ascii(args) and bool(cuts_inside_escapes(args, boundaries(buf.parts)))
+
+
+def coverage_by_turn(source_or_deltas: Source | pd.DataFrame) -> pd.DataFrame:
+    """One row per turn: which of the five properties it shows, and the facts behind them.
+
+    Accepts what :func:`load` accepts, or the dataframe it returned.
+    """
+    deltas = _deltas(source_or_deltas)
+    rows = []
+    for (turn, provider), events in deltas.groupby(["turn", "provider"], sort=False,
+                                                   observed=True):
+        match = _STEP.match(str(turn))
+        conversation, step = (match["conversation"], int(match["step"])) if match else (turn, 0)
+        rows.append({"turn": turn, "provider": provider, "conversation": conversation,
+                     "step": step, **_turn_facts(events)})
+    table = pd.DataFrame(rows, columns=[
+        "turn", "provider", "conversation", "step", "calls", "two_calls", "long_args",
+        "escape_split", "prose_before", "prose_after", "has_text", "cut_off"])
+    later_text = []
+    for row in table.itertuples():
+        same = table[(table["provider"] == row.provider)
+                     & (table["conversation"] == row.conversation) & (table["step"] > row.step)]
+        later_text.append(bool(same["has_text"].any()))
+    table["prose_around"] = table["prose_before"] & (table["prose_after"] | pd.Series(
+        later_text, index=table.index, dtype=bool))
+    return table.astype({"turn": "str", "provider": "str", "conversation": "str",
+                         "step": "int64", "calls": "int64"})
+
+
+def coverage(source_or_deltas: Source | pd.DataFrame) -> pd.DataFrame:
+    """Which of the five properties a set of captures covers, one row per wire format.
+
+    Columns are :data:`PROPERTIES` (bool) plus ``turns``; the three formats this kit knows
+    always have a row, so a format with no captures shows as covering nothing.
+    """
+    by_turn = coverage_by_turn(source_or_deltas)
+    table = by_turn.groupby("provider")[list(PROPERTIES)].any()
+    table["turns"] = by_turn.groupby("provider").size()
+    order = list(FORMATS) + sorted(set(table.index) - set(FORMATS))
+    table = table.reindex(order)
+    table[list(PROPERTIES)] = table[list(PROPERTIES)].fillna(False).astype(bool)
+    table["turns"] = table["turns"].fillna(0).astype("int64")
+    table.index.name = "provider"
+    return table
+
+
+# -- rewriting one turn --------------------------------------------------------------------
+class _Where(Accumulator):
+    """The correct accumulator, also noting which frame carried each argument fragment."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.offsets: dict[int, list[int]] = {}
+        self.opened: dict[int, int] = {}
+
+    def feed(self, event: Mapping[str, Any]) -> None:
+        super().feed(event)
+        if event["kind"] == "call_start":
+            self.opened[id(self.calls[-1])] = int(event["offset"])
+        if event["kind"] == "args_delta" and isinstance(event.get("fragment"), str) and (
+            event["fragment"]
+        ):
+            buf = self.by_key[self.key(event)]
+            self.offsets.setdefault(id(buf), []).append(int(event["offset"]))
+
+
+class _Turn:
+    """One capture's bytes, frames and calls, ready to be rewritten."""
+
+    def __init__(self, source: Source) -> None:
+        captures = resolve(source)
+        if len(captures) != 1:
+            raise ValueError(f"expected one captured turn, got {len(captures)}")
+        self.name = captures[0].name
+        self.body = b"".join(c[1] if isinstance(c, tuple) else bytes(c)
+                             for c in captures[0].chunks)
+        self.frames: dict[int, Frame] = {
+            f.offset: f for f in decode_frames([self.body], self.name)}
+        self.events = load(self.body, name=self.name)
+        self.provider = str(self.events["provider"].iloc[0]) if len(self.events) else ""
+        self.where = _Where()
+        for event in self.events.to_dict("records"):
+            self.where.feed(event)
+        self.starts = set(self.events.loc[self.events["kind"] == "call_start", "offset"])
+
+    def call(self, index: int) -> tuple[CallBuffer, list[int]]:
+        calls = self.where.calls
+        if not -len(calls) <= index < len(calls):
+            raise IndexError(f"{self.name} has {len(calls)} calls; no call {index}")
+        buf = calls[index]
+        return buf, self.where.offsets.get(id(buf), [])
+
+    def with_fragment(self, offset: int, fragment: str) -> bytes:
+        """The frame at ``offset`` with its argument fragment replaced, all else unchanged."""
+        frame = self.frames[offset]
+        text = self.body[frame.offset : frame.end].decode("utf-8")
+        key = _FRAGMENT_KEY.get(self.provider)
+        if key is None:
+            raise ValueError(f"cannot rewrite {self.provider!r} frames")
+        spans = list(re.finditer(r'"' + key + r'"\s*:\s*"((?:[^"\\]|\\.)*)"', text))
+        if len(spans) != 1:
+            raise ValueError(f"{self.name}: byte {offset}: frame carries {len(spans)} "
+                             f"{key!r} strings, expected exactly one")
+        escaped = json.dumps(fragment, ensure_ascii=False)[1:-1]
+        m = spans[0]
+        return (text[: m.start(1)] + escaped + text[m.end(1) :]).encode("utf-8")
+
+
+def _renumber(body: bytes) -> bytes:
+    """Responses events count themselves: make ``sequence_number`` run on without a gap."""
+    pattern = re.compile(rb'"sequence_number":(\d+)')
+    numbers = iter(range(10**9))
+    first = pattern.search(body)
+    if first is None:
+        return body
+    start = int(first.group(1))
+    return pattern.sub(lambda m: b'"sequence_number":%d' % (start + next(numbers)), body)
+
+
+def resplit(
+    source: Source,
+    cuts: Sequence[int] | Mapping[int, Sequence[int]],
+    *,
+    call: int = 0,
+) -> bytes:
+    """The same turn with a call's arguments cut at exactly ``cuts`` (code-point offsets).
+
+    ``cuts`` applies to call number ``call`` (announcement order), or maps call numbers to
+    cuts. Each fragment frame is rewritten in place, extra fragments are copies of the
+    call's last plain fragment frame placed after it, and surplus ones are dropped; every
+    other byte stays as captured (Responses ``sequence_number`` is renumbered). Timing is
+    not carried over: the reads no longer match.
+    """
+    from .generate import cut_at  # the one place a string is cut at given offsets
+
+    turn = _Turn(source)
+    plan = cuts if isinstance(cuts, Mapping) else {call: cuts}
+    replace: dict[int, bytes] = {}
+    for index, points in plan.items():
+        buf, offsets = turn.call(index)
+        if not offsets:
+            raise ValueError(f"{turn.name}: call {index} has no argument fragments to re-cut")
+        pieces = cut_at(buf.args, points)
+        for offset, piece in zip(offsets, pieces, strict=False):
+            replace[offset] = turn.with_fragment(offset, piece)
+        for offset in offsets[len(pieces) :]:
+            # A surplus frame that also opens the call keeps its announcement, empty.
+            replace[offset] = turn.with_fragment(offset, "") if offset in turn.starts else b""
+        if len(pieces) > len(offsets):
+            plain = [o for o in offsets if o not in turn.starts]
+            if not plain:
+                raise ValueError(f"{turn.name}: call {index} has no plain fragment frame "
+                                 "to copy for the extra fragments")
+            extra = [turn.with_fragment(plain[-1], p) for p in pieces[len(offsets) :]]
+            replace[offsets[-1]] += b"".join(extra)
+    out: list[bytes] = []
+    at = 0
+    for offset in sorted(replace):
+        frame = turn.frames[offset]
+        out += [turn.body[at:offset], replace[offset]]
+        at = frame.end
+    out.append(turn.body[at:])
+    body = b"".join(out)
+    return _renumber(body) if turn.provider == "openai-responses" else body
+
+
+def truncate(source: Source, *, call: int = -1, at: int | None = None) -> bytes:
+    """The turn cut off mid-arguments, after a whole frame, with nothing after it.
+
+    Keeps the frames up to the last fragment of call number ``call`` that ends at or before
+    argument character ``at`` (default: half the arguments); if none does, the stream ends
+    right after the call opens. Nothing follows: no stop, done or [DONE].
+    """
+    turn = _Turn(source)
+    buf, offsets = turn.call(call)
+    args = buf.args
+    at = len(args) // 2 if at is None else at
+    if not 0 <= at < len(args):
+        raise ValueError(f"at={at} does not cut the call's {len(args)} argument characters")
+    keep = None
+    sent = 0
+    for offset, piece in zip(offsets, [p for p in buf.parts if p], strict=True):
+        sent += len(piece)
+        if sent > at:
+            break
+        keep = offset
+    if keep is None:
+        keep = turn.where.opened.get(id(buf))
+        if keep is None:
+            raise ValueError(f"{turn.name}: the call was never announced; nothing to keep")
+    return turn.body[: turn.frames[keep].end]
+
