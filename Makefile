@@ -29,7 +29,7 @@ demo: $(VENV)/.lab
 ## test: install, then lint and run every test, notebooks and browser included
 test: $(VENV)/.test browser
 	$(BIN)/ruff check .
-	$(BIN)/pytest -n 2 tests
+	$(BIN)/pytest -n 2 --nbmake tests notebooks
 
 ## browser: Debian's Chromium for the browser tests (never a downloaded build)
 browser:

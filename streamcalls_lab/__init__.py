@@ -2,7 +2,14 @@
 
 from .accumulate import Accumulator
 from .calls import calls
+from .check import check_handler
 from .deltas import frames, load
 from .errors import CaptureError
+from .faults import FAULTS
+from .prefixes import prefix_parses, prefix_summary, where_it_bites
+from .stepper import Step, Stepper
 
-__all__ = ["Accumulator", "CaptureError", "calls", "frames", "load"]
+__all__ = [
+    "FAULTS", "Accumulator", "CaptureError", "Step", "Stepper", "calls", "check_handler",
+    "frames", "load", "prefix_parses", "prefix_summary", "where_it_bites",
+]

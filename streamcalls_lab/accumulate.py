@@ -4,6 +4,10 @@ It consumes the normalised events of :func:`streamcalls_lab.load` (mappings
 with at least ``kind``, ``block``, ``call_id``, ``tool``, ``fragment``), so one
 class serves every wire format. Each decision lives in its own small method;
 a fault variant in :mod:`streamcalls_lab.faults` overrides exactly one.
+
+``feed_bytes(chunk)`` is the same handler one layer down: socket reads go through
+the incremental SSE decoder and the provider normaliser (:class:`EventDecoder`),
+which hold a split character or line until the rest arrives.
 """
 
 from __future__ import annotations
@@ -12,7 +16,10 @@ import json
 import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .deltas import Decoded, EventDecoder
 
 
 def _get(event: Mapping[str, Any], key: str) -> Any:
@@ -43,6 +50,8 @@ class CallBuffer:
     problems: list[str] = field(default_factory=list)
     wire_chars: int = 0
     """Escaped length on the wire, summed over the fragments (when events carry it)."""
+    dispatched: tuple[str, Any] | None = None
+    """``(args, value)`` as handed on before the stop arrived: only a faulty handler sets it."""
 
     @property
     def args(self) -> str:
@@ -52,13 +61,21 @@ class CallBuffer:
     def n_deltas(self) -> int:
         return sum(1 for p in self.parts if p)
 
+    def handed_on(self) -> str:
+        """The argument string a handler hands on: what it dispatched, else the buffer."""
+        return self.args if self.dispatched is None else self.dispatched[0]
+
     def result(self) -> dict[str, Any]:
         """The call as ``finish()`` hands it on: raw args plus a strict parse."""
-        args = self.args
-        try:
-            value, error = json.loads(args), None
-        except ValueError as e:
-            value, error = None, str(e)
+        if self.dispatched is not None:
+            args, value = self.dispatched
+            error = None
+        else:
+            args = self.args
+            try:
+                value, error = json.loads(args), None
+            except ValueError as e:
+                value, error = None, str(e)
         return {
             "block": self.block,
             "call_id": self.call_id,
@@ -67,6 +84,31 @@ class CallBuffer:
             "input": value,
             "error": error,
         }
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a handler holds after some events: plain values, safe to keep and compare."""
+
+    buffers: dict[Hashable, str]
+    """Each key's current argument buffer (the block index, for the kit's handlers)."""
+    message: str
+    """The message surface."""
+    finished: tuple[dict[str, Any], ...]
+    """What ``finish()`` would hand on now: ``block``, ``call_id``, ``tool``, ``args``."""
+    events: int
+    """Events fed so far."""
+
+
+def event_dict(decoded: Decoded) -> dict[str, Any]:
+    """A decoded event as the mapping ``feed`` takes (the ``load()`` columns it needs)."""
+    ev = decoded.ev
+    return {
+        "provider": decoded.provider, "event": ev.event, "kind": ev.kind, "block": ev.block,
+        "call_id": ev.call_id, "tool": ev.tool, "fragment": ev.fragment,
+        "wire_chars": ev.wire_chars, "final": ev.final, "problem": ev.problem,
+        "offset": decoded.frame.offset, "frame": decoded.n,
+    }
 
 
 class Accumulator:
@@ -80,9 +122,12 @@ class Accumulator:
         self.message_parts: list[str] = []
         self.stopped = False
         self.problems: list[str] = []
+        self.events_seen = 0
+        self._decoder: EventDecoder | None = None
 
     # -- the interface every handler has ---------------------------------------
     def feed(self, event: Mapping[str, Any]) -> None:
+        self.events_seen += 1
         kind = event["kind"]
         if kind == "call_start":
             self.start_call(event)
@@ -102,7 +147,32 @@ class Accumulator:
 
     def finish(self) -> list[dict[str, Any]]:
         """Only calls whose stop event arrived; a cut-off call is never handed on."""
+        for event in self.close_bytes():
+            self.feed(event)
         return [buf.result() for buf in self.calls if self.is_finished(buf)]
+
+    # -- the byte-level entry ----------------------------------------------------
+    def feed_bytes(self, chunk: bytes) -> None:
+        """One socket read of the raw body, in any chunking; ``finish()`` ends the stream."""
+        for event in self.events_from_bytes(chunk):
+            self.feed(event)
+
+    def events_from_bytes(self, chunk: bytes) -> list[dict[str, Any]]:
+        """The events one read completes (``feed_bytes`` without the feeding)."""
+        if self._decoder is None:
+            from .deltas import EventDecoder  # the byte layer, only when bytes are fed
+
+            # Lenient: a bad or cut-off frame becomes an error event, never an exception,
+            # so a truncated stream still ends in finish() with its cut-off call held back.
+            self._decoder = EventDecoder(strict=False)
+        return [event_dict(d) for d in self._decoder.feed(self.read(chunk))]
+
+    def close_bytes(self) -> list[dict[str, Any]]:
+        """The events the end of the byte stream releases (none when fed events)."""
+        if self._decoder is None:
+            return []
+        decoder, self._decoder = self._decoder, None
+        return [event_dict(d) for d in decoder.close()]
 
     # -- one decision each: what a fault variant overrides ---------------------
     def key(self, event: Mapping[str, Any]) -> Hashable:
@@ -154,6 +224,10 @@ class Accumulator:
     def is_finished(self, buf: CallBuffer) -> bool:
         return buf.complete
 
+    def read(self, chunk: bytes) -> bytes:
+        """A socket read goes to the SSE decoder as bytes: it holds a split character."""
+        return chunk
+
     # -- views ------------------------------------------------------------------
     @property
     def message(self) -> str:
@@ -163,3 +237,12 @@ class Accumulator:
     def buffers(self) -> dict[Hashable, str]:
         """Each key's current argument buffer, keyed as this handler keys them."""
         return {key: buf.args for key, buf in self.by_key.items()}
+
+    def snapshot(self) -> Snapshot:
+        """The state now, as plain values (the stepper keeps one per event)."""
+        finished = tuple(
+            {"block": buf.block, "call_id": buf.call_id, "tool": buf.tool,
+             "args": buf.handed_on()}
+            for buf in self.calls if self.is_finished(buf)
+        )
+        return Snapshot(self.buffers(), self.message, finished, self.events_seen)

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from .sdk_reference import PROVIDERS, sdk_calls, sdk_decode_baseline, sdk_run
 
 CAPTURES = Path(

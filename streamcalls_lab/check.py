@@ -1,0 +1,516 @@
+"""``check_handler``: run anyone's accumulator against every split that breaks the classic ones.
+
+The suite is exhaustive where it is cheap to be: each argument document is cut at every
+single split point, in all three wire formats, and a turn with multi-byte characters is
+cut at every byte for handlers that take bytes. Each failure is explained by the classes
+that could cause it (a missing space can only be ``trim``; a bare quote where ``\\"`` was
+sent could be ``decode_each`` or ``markdown_bubble``), and the report names the fewest
+classes that explain every failure, each with its smallest failing example.
+
+The turns are written here by small builders rather than by :mod:`streamcalls_lab.generate`:
+the suite needs exact control of every cut, including a stream that ends right after the
+closing brace, and thousands of turns built in well under a second.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from itertools import pairwise
+from typing import Any
+
+import pandas as pd
+
+from .accumulate import event_dict
+from .deltas import EventDecoder
+
+Handler = type | Callable[[list[dict[str, Any]]], list[Mapping[str, Any]]]
+CLASSES = (
+    "trim", "decode_each", "parse_to_finish", "lenient_parse", "key_by_name",
+    "decode_chunks", "markdown_bubble", "identity", "missing_call", "message", "crash",
+    "other",
+)
+"""Every class a failure can be put in; the first seven are the ``FAULTS`` names."""
+REPORT_COLUMNS = ("class", "format", "family", "example", "expected", "got", "detail",
+                  "failures")
+FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
+
+# Argument documents. Each is cut at every split point; together they have spaces inside
+# strings, every kind of escape, raw non-ASCII, an emoji (raw and as a surrogate pair),
+# Markdown syntax inside values, and a top-level value that is not an object.
+DOCUMENTS = {
+    "spaces": '{"summary": "urgent request from ops about the March invoice run"}',
+    "escapes": '{"text": "line one\\nline two", "quote": "say \\"hi\\"", "dir": "C:\\\\tmp"}',
+    "unicode_escape": '{"name": "caf\\u00e9 cr\\u00e8me"}',
+    "non_ascii": '{"city": "Zürich", "note": "naïve café"}',
+    "emoji": '{"reaction": "👍🏽 done", "escaped": "\\ud83d\\ude00"}',
+    "markdown": '{"note": "see *both* files", "code": "`x`"}',
+    "top_level_number": "1024",
+}
+TWO_CALLS = ('{"city": "Paris"}', '{"city": "Rome"}')
+TRUNCATED = '{"limit": 20, "status": "refunded"}'
+PROSE = (("Let me check", " that for you."), ("Done", ", both are booked."))
+# A turn with multi-byte characters everywhere, cut at every byte for byte-level handlers.
+BYTES_TEXT = ("Voilà — 東京", " 🌧️ ok.")
+BYTES_ARGS = ('{"city": "Zü', 'rich", "note": "naïve ', 'café 👍🏽"}')
+_ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
+_MARKDOWN = frozenset("*_`\\#>~")
+
+
+# -- writing turns -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Call:
+    tool: str
+    call_id: str
+    fragments: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Text:
+    fragments: tuple[str, ...]
+
+
+Segment = Call | Text
+
+
+def _sse(payload: Mapping[str, Any], event: str | None = None) -> str:
+    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return (f"event: {event}\n" if event else "") + f"data: {data}\n\n"
+
+
+def _anthropic(segments: Sequence[Segment], cut: bool) -> list[str]:
+    out = [_sse({"type": "message_start", "message": {
+        "id": "msg_check", "type": "message", "role": "assistant", "content": [],
+        "model": "check", "stop_reason": None}}, "message_start")]
+    for index, seg in enumerate(segments):
+        def delta(d: dict[str, Any], index: int = index) -> str:
+            return _sse({"type": "content_block_delta", "index": index, "delta": d},
+                        "content_block_delta")
+        if isinstance(seg, Text):
+            out.append(_sse({"type": "content_block_start", "index": index,
+                             "content_block": {"type": "text", "text": ""}},
+                            "content_block_start"))
+            out += [delta({"type": "text_delta", "text": f}) for f in seg.fragments]
+        else:
+            out.append(_sse({"type": "content_block_start", "index": index, "content_block": {
+                "type": "tool_use", "id": seg.call_id, "name": seg.tool, "input": {}}},
+                "content_block_start"))
+            out += [delta({"type": "input_json_delta", "partial_json": f})
+                    for f in seg.fragments]
+        if cut and index == len(segments) - 1:
+            return out
+        out.append(_sse({"type": "content_block_stop", "index": index},
+                        "content_block_stop"))
+    out.append(_sse({"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+                    "message_delta"))
+    out.append(_sse({"type": "message_stop"}, "message_stop"))
+    return out
+
+
+def _chat(segments: Sequence[Segment], cut: bool) -> list[str]:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        return _sse({"id": "chatcmpl-check", "object": "chat.completion.chunk", "choices": [
+            {"index": 0, "delta": delta, "finish_reason": finish}]})
+    out = [chunk({"role": "assistant", "content": ""})]
+    calls = 0
+    for seg in segments:
+        if isinstance(seg, Text):
+            out += [chunk({"content": f}) for f in seg.fragments]
+            continue
+        out.append(chunk({"tool_calls": [{"index": calls, "id": seg.call_id, "type": "function",
+                                          "function": {"name": seg.tool, "arguments": ""}}]}))
+        out += [chunk({"tool_calls": [{"index": calls, "function": {"arguments": f}}]})
+                for f in seg.fragments]
+        calls += 1
+    if cut:
+        return out
+    out.append(chunk({}, "tool_calls" if calls else "stop"))
+    return [*out, "data: [DONE]\n\n"]
+
+
+def _responses(segments: Sequence[Segment], cut: bool) -> list[str]:
+    def ev(kind: str, **fields: Any) -> str:
+        return _sse({"type": kind, **fields}, kind)
+    out = [ev("response.created", response={"id": "resp_check", "status": "in_progress"})]
+    for index, seg in enumerate(segments):
+        if isinstance(seg, Text):
+            item = {"type": "message", "id": f"msg_{index}", "role": "assistant"}
+            out.append(ev("response.output_item.added", output_index=index, item=item))
+            out += [ev("response.output_text.delta", output_index=index, content_index=0,
+                       delta=f) for f in seg.fragments]
+            out.append(ev("response.output_item.done", output_index=index, item=item))
+            continue
+        args = "".join(seg.fragments)
+        item = {"type": "function_call", "id": f"fc_{index}", "call_id": seg.call_id,
+                "name": seg.tool, "arguments": ""}
+        out.append(ev("response.output_item.added", output_index=index, item=item))
+        out += [ev("response.function_call_arguments.delta", output_index=index, delta=f)
+                for f in seg.fragments]
+        if cut and index == len(segments) - 1:
+            return out
+        out.append(ev("response.function_call_arguments.done", output_index=index,
+                      arguments=args))
+        out.append(ev("response.output_item.done", output_index=index,
+                      item={**item, "arguments": args}))
+    out.append(ev("response.completed", response={"id": "resp_check", "status": "completed"}))
+    return out
+
+
+_WRITERS = {"anthropic-messages": _anthropic, "openai-chat": _chat,
+            "openai-responses": _responses}
+
+
+def turn_bytes(fmt: str, segments: Sequence[Segment], cut: bool = False) -> bytes:
+    """The SSE body of a turn in one wire format; ``cut`` ends it right after the last
+    segment's last fragment (no stop, done or end of turn), which must be a call."""
+    return "".join(_WRITERS[fmt](segments, cut)).encode("utf-8")
+
+
+def expected_calls(fmt: str, segments: Sequence[Segment], cut: bool) -> list[dict[str, Any]]:
+    """The calls a correct handler hands on, with each format's block numbering."""
+    out = []
+    n_calls = 0
+    for index, seg in enumerate(segments):
+        if isinstance(seg, Call):
+            if not (cut and index == len(segments) - 1):
+                block = n_calls if fmt == "openai-chat" else index
+                out.append({"block": block, "call_id": seg.call_id, "tool": seg.tool,
+                            "args": "".join(seg.fragments)})
+            n_calls += 1
+    return out
+
+
+def events_of(body: bytes) -> tuple[dict[str, Any], ...]:
+    """The events a turn's bytes decode to, as the mappings ``feed`` takes."""
+    dec = EventDecoder(strict=False)
+    return tuple(event_dict(d) for d in [*dec.feed(body), *dec.close()])
+
+
+# -- the suite -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Case:
+    family: str
+    format: str
+    example: str
+    """The case in a line: the fragments as sent (or, for bytes, the cut)."""
+    expected: tuple[dict[str, Any], ...]
+    text: str
+    sent: tuple[str, ...]
+    """Every call's arguments as sent, a cut-off call's included."""
+    size: int
+    """How big the example is: the smallest failing one is reported."""
+    events: tuple[dict[str, Any], ...] = ()
+    chunks: tuple[bytes, ...] | None = None
+    """Set for byte-level cases: the socket reads to feed."""
+    escape_cut: bool = False
+    """A fragment boundary falls inside a JSON escape."""
+
+
+def _in_escape(doc: str, cut: int) -> bool:
+    return any(m.start() < cut < m.end() for m in _ESCAPE.finditer(doc))
+
+
+def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
+          escape_cut: bool = False) -> Case:
+    body = turn_bytes(fmt, segments, cut)
+    shown = " + ".join(repr(list(s.fragments)) for s in segments if isinstance(s, Call))
+    texts = [s for s in segments if isinstance(s, Text)]
+    if texts:
+        shown = f"prose {list(texts[0].fragments)!r}, call {shown}"
+    if cut:
+        shown += " then the stream ends"
+    text = "".join(f for s in texts for f in s.fragments)
+    sent = tuple("".join(s.fragments) for s in segments if isinstance(s, Call))
+    return Case(family, fmt, shown, tuple(expected_calls(fmt, segments, cut)), text, sent,
+                len(text) + sum(map(len, sent)), events_of(body), escape_cut=escape_cut)
+
+
+def _splits(doc: str) -> Iterable[tuple[int, tuple[str, str]]]:
+    for k in range(1, len(doc)):
+        yield k, (doc[:k], doc[k:])
+
+
+@cache
+def event_cases() -> tuple[Case, ...]:
+    """Every event-level case, built once."""
+    cases: list[Case] = []
+    for fmt in FORMATS:
+        for name, doc in DOCUMENTS.items():
+            for k, frags in _splits(doc):
+                cases.append(_case(name, fmt, [Call("lookup", "call_1", frags)],
+                                   escape_cut=_in_escape(doc, k)))
+        a, b = TWO_CALLS
+        for k in range(1, max(len(a), len(b)) - 1):
+            calls = [Call("get_weather", f"call_{n}", (d[:min(k, len(d) - 1)],
+                                                      d[min(k, len(d) - 1):]))
+                     for n, d in enumerate((a, b), 1)]
+            cases.append(_case("two_calls_one_tool", fmt, calls))
+        doc = DOCUMENTS["spaces"]
+        for _, frags in _splits(doc):
+            segs: list[Segment] = [Text(PROSE[0]), Call("lookup", "call_1", frags),
+                                   Text(PROSE[1])]
+            cases.append(_case("prose_around", fmt, segs))
+        for k in range(1, len(TRUNCATED) + 1):
+            cases.append(_case("truncated", fmt, [Call("lookup", "call_1", (TRUNCATED[:k],))],
+                               cut=True))
+    return tuple(cases)
+
+
+@cache
+def byte_turns() -> dict[str, tuple[bytes, tuple[dict[str, Any], ...], str]]:
+    """Per format: the multi-byte turn's body, its expected calls and its text."""
+    segments = [Text(BYTES_TEXT), Call("lookup", "call_1", BYTES_ARGS)]
+    return {fmt: (turn_bytes(fmt, segments), tuple(expected_calls(fmt, segments, False)),
+                  "".join(BYTES_TEXT)) for fmt in FORMATS}
+
+
+def byte_cases() -> Iterable[Case]:
+    """Every split of each multi-byte turn into two reads, and one read per byte."""
+    sent = ("".join(BYTES_ARGS),)
+    for fmt, (body, expected, text) in byte_turns().items():
+        for k in range(1, len(body)):
+            where = f"{body[max(0, k - 8):k]!r} | {body[k:k + 8]!r}"
+            yield Case("bytes", fmt, f"reads cut at byte {k}: {where}", expected, text, sent,
+                       len(body), chunks=(body[:k], body[k:]))
+        yield Case("bytes", fmt, f"{len(body)} bytes in reads of 1 byte", expected, text,
+                   sent, len(body) + 1, chunks=tuple(body[i:i + 1] for i in range(len(body))))
+
+
+def case_count(with_bytes: bool = True) -> int:
+    """How many cases ``check_handler`` runs (for the benchmark)."""
+    n = len(event_cases())
+    if with_bytes:
+        n += sum(len(body) for body, _, _ in byte_turns().values())
+    return n
+
+
+# -- running a handler ---------------------------------------------------------------------
+@dataclass
+class Outcome:
+    calls: list[Mapping[str, Any]] = field(default_factory=list)
+    message: str | None = None
+    error: BaseException | None = None
+
+
+def _run(handler: Handler, case: Case) -> Outcome:
+    out = Outcome()
+    try:
+        if isinstance(handler, type):
+            h = handler()
+            if case.chunks is not None:
+                for chunk in case.chunks:
+                    h.feed_bytes(chunk)
+            else:
+                for event in case.events:
+                    h.feed(dict(event))
+            out.calls = list(h.finish())
+            message = getattr(h, "message", None)
+            out.message = message if isinstance(message, str) else None
+        else:
+            out.calls = list(handler([dict(e) for e in case.events]))
+    except Exception as e:  # the handler under test may raise anything; that is a finding
+        out.error = e
+    return out
+
+
+# -- explaining a failure ------------------------------------------------------------------
+def _deleted_only(sent: str, got: str, deletable: Callable[[str], bool]) -> bool:
+    """``got`` is ``sent`` with some characters removed, each of them ``deletable``."""
+    if got == sent or len(got) >= len(sent):
+        return False
+    j = 0
+    for c in sent:
+        if j < len(got) and got[j] == c:
+            j += 1
+        elif not deletable(c):
+            return False
+    return j == len(got)
+
+
+def _escape_char(token: str) -> str:
+    return json.loads(f'"{token}"')
+
+
+def _partly_decoded(sent: str, got: str) -> bool:
+    """``got`` is ``sent`` with some of its JSON escapes replaced by their characters."""
+    if got == sent:
+        return False
+    i = j = 0
+    while i < len(sent):
+        m = _ESCAPE.match(sent, i)
+        if m is None:
+            if j >= len(got) or got[j] != sent[i]:
+                return False
+            i, j = i + 1, j + 1
+            continue
+        token = m.group()
+        pair = _ESCAPE.match(sent, m.end())
+        both = token + pair.group() if pair and token[1] == "u" and pair.group()[1] == "u" else ""
+        if got.startswith(token, j):
+            i, j = m.end(), j + len(token)
+        elif both and got.startswith(_escape_char(both), j):
+            i, j = pair.end(), j + len(_escape_char(both))  # type: ignore[union-attr]
+        elif got.startswith(_escape_char(token), j):
+            i, j = m.end(), j + len(_escape_char(token))
+        else:
+            return False
+    return j == len(got)
+
+
+def _parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _early(args: str) -> frozenset[str]:
+    """A call handed on before its stop: a strict parse of it could be the test, or not."""
+    if _parses(args):
+        return frozenset({"parse_to_finish", "lenient_parse"})
+    return frozenset({"lenient_parse"})
+
+
+def _args_classes(sent: str, got: str) -> frozenset[str]:
+    if len(got) < len(sent) and sent.startswith(got):
+        return _early(got)
+    found: set[str] = set()
+    if _deleted_only(sent, got, str.isspace):
+        found.add("trim")
+    if _deleted_only(sent, got, _MARKDOWN.__contains__):
+        found.add("markdown_bubble")
+    if _partly_decoded(sent, got):
+        found.add("decode_each")
+    return frozenset(found or {"other"})
+
+
+@dataclass(frozen=True)
+class Finding:
+    case: Case
+    classes: frozenset[str]
+    expected: str
+    got: str
+    detail: str
+
+
+def _get(call: Mapping[str, Any], key: str) -> Any:
+    try:
+        return call.get(key)
+    except AttributeError:
+        return getattr(call, key, None)
+
+
+def _findings(case: Case, out: Outcome) -> list[Finding]:
+    expected = list(case.expected)
+    if out.error is not None:
+        e = out.error
+        got = f"raised {type(e).__name__}: {e}"
+        if isinstance(e, UnicodeDecodeError) and case.chunks is not None:
+            return [Finding(case, frozenset({"decode_chunks"}), "the calls", got,
+                            "a read that ends inside a multi-byte character was decoded alone")]
+        if case.escape_cut:  # a decoder choking on half an escape, unless it always raises
+            return [Finding(case, frozenset({"decode_each", "crash"}), "the calls", got,
+                            "a fragment that ends inside an escape was decoded alone")]
+        return [Finding(case, frozenset({"crash"}), "the calls", got, "the handler raised")]
+    found: list[Finding] = []
+    if out.message is not None and out.message != case.text:
+        args_in = any(a[:6] in out.message for a in case.sent if a)
+        found.append(Finding(
+            case, frozenset({"markdown_bubble"} if args_in else {"message"}), repr(case.text),
+            repr(out.message), "argument text on the message surface" if args_in
+            else "the message surface is not the text deltas"))
+    got = [(_get(c, "call_id"), _get(c, "tool"), _get(c, "args")) for c in out.calls]
+    want = [(c["call_id"], c["tool"], c["args"]) for c in expected]
+    if got == want:
+        return found
+    sent_args = [w[2] for w in want]
+    if len(got) < len(want):
+        for _, _, args in got:
+            if isinstance(args, str) and args not in sent_args and any(
+                args.startswith(a + b) or args == a + b
+                for a, b in pairwise(sent_args)
+            ):
+                return [*found, Finding(case, frozenset({"key_by_name"}), repr(sent_args),
+                                        repr(args), "two calls merged into one buffer")]
+        missing = [w for w in want if w not in got]
+        return [*found, Finding(case, frozenset({"missing_call"}), repr(want), repr(got),
+                                f"{len(missing)} call(s) never handed on")]
+    if len(got) > len(want):
+        extra = [g for g in got if g not in want]
+        args = extra[0][2] if extra and isinstance(extra[0][2], str) else ""
+        return [*found, Finding(case, _early(args), "(nothing: the stream was cut before the "
+                                "call's stop)", repr(args), "handed on a call whose stop "
+                                "never came")]
+    for (gid, gtool, gargs), (wid, wtool, wargs) in zip(got, want, strict=True):
+        if (gid, gtool) != (wid, wtool):
+            found.append(Finding(case, frozenset({"identity"}), repr((wid, wtool)),
+                                 repr((gid, gtool)), "call id or tool name differs"))
+        elif gargs != wargs:
+            classes = (_args_classes(wargs, gargs) if isinstance(gargs, str)
+                       else frozenset({"other"}))
+            detail = ("handed on before its stop" if classes & {"lenient_parse"}
+                      else "arguments differ from the fragments joined")
+            found.append(Finding(case, classes, repr(wargs), repr(gargs), detail))
+    return found
+
+
+def _cover(findings: list[Finding]) -> dict[str, list[Finding]]:
+    """The fewest classes that explain every finding (a greedy set cover).
+
+    A class that is the only explanation of some finding is taken first; then the class
+    explaining the most findings left, ties broken in ``CLASSES`` order.
+    """
+    order = {c: i for i, c in enumerate(CLASSES)}
+    left = list(findings)
+    chosen: dict[str, list[Finding]] = {}
+    while left:
+        forced = {next(iter(f.classes)) for f in left if len(f.classes) == 1}
+        if forced:
+            pick = min(forced, key=order.__getitem__)
+        else:
+            counts: dict[str, int] = {}
+            for f in left:
+                for c in f.classes:
+                    counts[c] = counts.get(c, 0) + 1
+            pick = min(counts, key=lambda c: (-counts[c], order[c]))
+        chosen[pick] = [f for f in left if pick in f.classes]
+        left = [f for f in left if pick not in f.classes]
+    return dict(sorted(chosen.items(), key=lambda kv: order[kv[0]]))
+
+
+def check_handler(handler: Handler, *, bytes_level: bool | None = None) -> pd.DataFrame:
+    """Run ``handler`` against the whole suite; one row per failure class found.
+
+    ``handler`` is a class with the contract's interface (``feed(event)``, ``finish()``;
+    instantiated once per turn) or a callable taking a turn's list of events and returning
+    its calls. Byte-level cases run when the class has ``feed_bytes`` (or when
+    ``bytes_level`` says so). Each row holds the class, the smallest failing example
+    (``format``, ``family``, ``example``, ``expected``, ``got``, ``detail``) and how many
+    failures the class explains. Empty for a handler with none of the failures.
+    """
+    if bytes_level is None:
+        bytes_level = isinstance(handler, type) and hasattr(handler, "feed_bytes")
+    cases: Iterable[Case] = event_cases()
+    if bytes_level:
+        cases = [*cases, *byte_cases()]
+    findings: list[Finding] = []
+    n = 0
+    for case in cases:
+        n += 1
+        findings += _findings(case, _run(handler, case))
+    rows = []
+    for cls, found in _cover(findings).items():
+        # The smallest example this class alone explains, about the calls if possible.
+        best = min(found, key=lambda f: (len(f.classes) > 1, f.expected == repr(f.case.text),
+                                         f.case.size, len(f.case.example)))
+        rows.append({"class": cls, "format": best.case.format, "family": best.case.family,
+                     "example": best.case.example, "expected": best.expected,
+                     "got": best.got, "detail": best.detail, "failures": len(found)})
+    report = pd.DataFrame(rows, columns=list(REPORT_COLUMNS)).astype(
+        {c: "str" for c in REPORT_COLUMNS[:-1]} | {"failures": "int64"})
+    report.attrs["cases"] = n
+    return report

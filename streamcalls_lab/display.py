@@ -1,0 +1,252 @@
+"""Safe HTML for notebooks and widgets: captured text is shown as data, never as markup.
+
+Every string that came from a capture (fragments, arguments, tool names, error messages,
+column names) goes through :func:`escape` before it reaches HTML. The markup itself is fixed
+in this module, so a capture holding ``<script>`` or ``onerror=`` shows those characters and
+runs nothing. :class:`SafeHTML` is the only way this module hands HTML out.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import html
+import io
+import math
+import numbers
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+CODE_COLUMNS = ("fragment", "args", "final", "data", "so_far_text")
+TRACE_COLUMNS = ("seq", "event", "kind", "block", "call_id", "tool", "fragment", "chars")
+# Forbids scripts, plugins and remote loads in a saved page, as a second line of defence.
+PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+STYLE = """<style>
+table.scl-table{border-collapse:collapse;font-size:12px;margin:4px 0}
+table.scl-table th,table.scl-table td{border:1px solid #ccc;padding:2px 6px;
+text-align:left!important;vertical-align:top}
+table.scl-table th{background:#f2f2f2}
+table.scl-table td.scl-long{min-width:18em;max-width:60em}
+.scl-frag{white-space:pre-wrap;overflow-wrap:anywhere;background:#fff5d6;border-radius:2px;
+font-family:monospace}
+.scl-ws{color:#b35900}
+.scl-na{color:#999;font-style:italic}
+.scl-more{color:#666;font-style:italic}
+.scl-diff del{background:#fcc;text-decoration:line-through}
+.scl-diff ins{background:#cfc;text-decoration:none}
+.scl-code{white-space:pre-wrap;overflow-wrap:anywhere;font-family:monospace;font-size:12px}
+</style>"""
+_SHOWN = {"\n": "↵", "\r": "␍", "\t": "⇥"}
+
+
+class SafeHTML:
+    """HTML assembled by this module from escaped pieces; renders itself in Jupyter."""
+
+    __slots__ = ("html",)
+
+    def __init__(self, markup: str) -> None:
+        self.html = markup
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __str__(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return f"<SafeHTML: {len(self.html)} characters of escaped HTML>"
+
+    def __add__(self, other: SafeHTML) -> SafeHTML:
+        return SafeHTML(self.html + other.html)
+
+    def page(self, title: str = "streamcalls-lab") -> str:
+        """A standalone HTML document, with a policy that forbids any script."""
+        return (
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{PAGE_CSP}\">"
+            f"<title>{escape(title)}</title></head><body>\n{self.html}\n</body></html>\n"
+        )
+
+    def save(self, path: str | Path, title: str = "streamcalls-lab") -> Path:
+        """Write :meth:`page` to ``path`` (UTF-8) and return the path."""
+        out = Path(path)
+        out.write_text(self.page(title), encoding="utf-8")
+        return out
+
+
+def _missing(value: Any) -> bool:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def escape(value: Any) -> str:
+    """Any value as HTML text: ``& < > " '`` escaped, missing values as empty text."""
+    return "" if _missing(value) else html.escape(str(value), quote=True)
+
+
+def visible(text: Any) -> str:
+    """Escaped text with line breaks, tabs and other control characters drawn as symbols.
+
+    Spaces stay spaces (the ``scl-frag`` style keeps them, shaded) because a fragment's
+    leading space is data: the chapter's trimming bug is exactly its loss.
+    """
+    if _missing(text):
+        return ""
+    out = []
+    for ch in str(text):
+        if ch in _SHOWN:
+            out.append(f'<span class="scl-ws">{_SHOWN[ch]}</span>')
+        elif ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0:
+            out.append(f'<span class="scl-ws">\\x{ord(ch):02x}</span>')
+        else:
+            out.append(html.escape(ch, quote=True))
+    return "".join(out)
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return escape(value)
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    value = float(value)
+    if value.is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}" if abs(value) >= 1e4 else str(int(value))
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
+def cell(value: Any, code: bool = False) -> str:
+    """One table cell's content: NA marked, numbers rounded, text escaped."""
+    if _missing(value):
+        return '<span class="scl-na">NA</span>'
+    if code:
+        return f'<code class="scl-frag">{visible(value)}</code>'
+    return _number(value)
+
+
+def table(
+    df: pd.DataFrame,
+    columns: Sequence[str] | None = None,
+    max_rows: int = 60,
+    caption: str | None = None,
+    code_columns: Iterable[str] = CODE_COLUMNS,
+) -> SafeHTML:
+    """A dataframe as an escaped HTML table; text columns of captured data shown as code.
+
+    A named index is shown as the first columns; an unnamed one (row numbers) is not. Past
+    ``max_rows`` the table is cut and says how many rows it left out.
+    """
+    frame = df if columns is None else df[list(columns)]
+    if any(name is not None for name in frame.index.names):
+        frame = frame.reset_index()
+    code = set(code_columns)
+    head = "".join(f"<th>{escape(c)}</th>" for c in frame.columns)
+    body = []
+    flags = [c in code for c in frame.columns]
+    for values in frame.head(max_rows).itertuples(index=False, name=None):
+        cells = "".join(
+            f'<td class="scl-long">{cell(v, True)}</td>'
+            if flag and isinstance(v, str) and len(v) > 40 else f"<td>{cell(v, flag)}</td>"
+            for v, flag in zip(values, flags, strict=True)
+        )
+        body.append(f"<tr>{cells}</tr>")
+    more = len(frame) - max_rows
+    if more > 0:
+        body.append(
+            f'<tr><td class="scl-more" colspan="{len(frame.columns)}">'
+            f"… {more} more rows</td></tr>"
+        )
+    cap = f"<caption>{escape(caption)}</caption>" if caption else ""
+    return SafeHTML(
+        f'{STYLE}<table class="scl-table">{cap}<thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def trace(deltas: pd.DataFrame, turn: str, max_rows: int = 200) -> SafeHTML:
+    """One turn's events in wire order: the chapter's collapsed trace, as a table."""
+    rows = deltas[deltas["turn"] == turn]
+    cols = [c for c in TRACE_COLUMNS if c in rows.columns]
+    return table(rows, cols, max_rows=max_rows, caption=f"turn {turn}")
+
+
+def code_block(text: str | bytes, max_chars: int | None = 4000) -> SafeHTML:
+    """Raw text (a capture's bytes, an argument string) in a pre block, escaped and cut."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    cut = max_chars is not None and len(text) > max_chars
+    shown = text[:max_chars] if cut else text
+    note = f'\n<span class="scl-more">… {len(text) - len(shown)} more characters</span>'
+    return SafeHTML(
+        f'{STYLE}<pre class="scl-code">{escape(shown)}{note if cut else ""}</pre>'
+    )
+
+
+def diff(expected: str, actual: str, labels: tuple[str, str] = ("sent", "got")) -> SafeHTML:
+    """Character-level difference: what ``actual`` lost (struck) and gained (green).
+
+    Made for comparing the arguments a provider sent with what a handler assembled, so a
+    missing space inside a string is as visible as a missing brace.
+    """
+    matcher = difflib.SequenceMatcher(None, expected, actual, autojunk=False)
+    parts, lost, gained = [], 0, 0
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        if op == "equal":
+            parts.append(visible(expected[a0:a1]))
+            continue
+        if a1 > a0:
+            lost += a1 - a0
+            parts.append(f"<del>{visible(expected[a0:a1])}</del>")
+        if b1 > b0:
+            gained += b1 - b0
+            parts.append(f"<ins>{visible(actual[b0:b1])}</ins>")
+    if lost == gained == 0:
+        summary = f"{escape(labels[1])} is identical to {escape(labels[0])}"
+    else:
+        summary = (
+            f"{escape(labels[1])} differs from {escape(labels[0])}: "
+            f"{lost} characters missing, {gained} added"
+        )
+    return SafeHTML(
+        f'{STYLE}<div class="scl-diff"><div>{summary}</div>'
+        f'<code class="scl-frag">{"".join(parts)}</code></div>'
+    )
+
+
+def figure_png(fig: Figure, dpi: int = 100) -> bytes:
+    """A figure as PNG bytes (no pyplot state involved)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def static(obj: Figure | pd.DataFrame | SafeHTML, path: str | Path | None = None) -> SafeHTML:
+    """A fallback that needs no kernel or widget: a figure as an inline PNG, a table as HTML.
+
+    Use it where interactive output will not survive (a static export, a Voila page without
+    widgets). With ``path``, also write the file: ``.png`` for a figure, ``.html`` for any.
+    """
+    png = None
+    if isinstance(obj, Figure):
+        png = figure_png(obj)
+        data = base64.b64encode(png).decode("ascii")
+        out = SafeHTML(f'<img alt="figure" src="data:image/png;base64,{data}">')
+    elif isinstance(obj, pd.DataFrame):
+        out = table(obj)
+    elif isinstance(obj, SafeHTML):
+        out = obj
+    else:
+        raise TypeError(f"no static form for {type(obj).__name__}")
+    if path is not None:
+        target = Path(path)
+        if target.suffix == ".png":
+            if png is None:
+                raise ValueError("only a figure can be saved as .png")
+            target.write_bytes(png)
+        else:
+            out.save(target)
+    return out

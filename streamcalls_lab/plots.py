@@ -1,0 +1,213 @@
+"""Figures over :mod:`streamcalls_lab.stats`: each returns its Axes (or Figure), never shows it.
+
+Pass ``ax`` to draw into a grid of your own; without it a new figure is made. Colours are
+fixed per provider so every figure of a notebook reads the same way.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from . import stats
+from .calls import calls as _calls
+
+COLORS = {
+    "anthropic-messages": "#c15f3c",
+    "openai-chat": "#10a37f",
+    "openai-responses": "#1f5fbf",
+}
+KIND_MARKERS = {
+    "text_start": ("|", "#888888"),
+    "text_delta": ("o", "#7f7f7f"),
+    "call_start": ("D", "#1f5fbf"),
+    "args_delta": ("s", "#c15f3c"),
+    "args_done": ("*", "#2ca02c"),
+    "block_stop": ("X", "#2ca02c"),
+    "turn_stop": ("P", "#000000"),
+    "other": (".", "#bbbbbb"),
+    "error": ("x", "#d62728"),
+}
+
+
+def color(provider: str) -> str:
+    """The provider's colour (grey for formats without one)."""
+    return COLORS.get(str(provider), "#555555")
+
+
+def _axes(ax: Axes | None, size: tuple[float, float] = (6.4, 4.0)) -> Axes:
+    if ax is not None:
+        return ax
+    _, new = plt.subplots(figsize=size, layout="constrained")
+    return new
+
+
+def _no_data(ax: Axes, what: str) -> Axes:
+    ax.text(0.5, 0.5, what, ha="center", va="center", transform=ax.transAxes, color="#666666")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    return ax
+
+
+def fragment_sizes(
+    deltas: pd.DataFrame,
+    kind: str = "args_delta",
+    ax: Axes | None = None,
+    style: str = "ecdf",
+    max_chars: int = 40,
+    chapter: float | None = stats.CHAPTER.chars_per_delta,
+) -> Axes:
+    """The distribution of fragment sizes per provider (``ecdf`` or ``hist``).
+
+    A dashed line marks each provider's median; a dotted one the chapter's average.
+    """
+    ax = _axes(ax)
+    frags = stats.fragments(deltas, kind)
+    if frags.empty:
+        return _no_data(ax, f"no {kind} fragments")
+    for provider, group in frags.groupby("provider", observed=True):
+        sizes = np.sort(group["chars"].to_numpy(dtype="float64"))
+        label = f"{provider} (n={len(sizes)}, median {np.median(sizes):g})"
+        if style == "ecdf":
+            ax.step(sizes, np.arange(1, len(sizes) + 1) / len(sizes), where="post",
+                    color=color(provider), label=label)
+            ax.set_ylabel("share of fragments at or below")
+        elif style == "hist":
+            bins = np.arange(0.5, max_chars + 1.5)
+            ax.hist(np.minimum(sizes, max_chars), bins=bins, density=True, histtype="step",
+                    color=color(provider), label=label)
+            ax.set_ylabel("share of fragments")
+        else:
+            raise ValueError(f"style must be 'ecdf' or 'hist', not {style!r}")
+        ax.axvline(float(np.median(sizes)), color=color(provider), ls="--", lw=0.8)
+    if chapter is not None:
+        ax.axvline(chapter, color="#000000", ls=":", lw=1, label=f"chapter: {chapter:g}")
+    ax.set_xlim(0, max_chars)
+    ax.set_xlabel(f"characters per {kind} fragment")
+    ax.set_title("Fragment size by provider")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def deltas_vs_length(
+    table: pd.DataFrame,
+    ax: Axes | None = None,
+    length: str = "chars",
+    chapter: stats.ChapterFigures | None = stats.CHAPTER,
+) -> Axes:
+    """Deltas per call against argument length, with each provider's fitted line.
+
+    The chapter's two calls (24 characters in 2 deltas, 610 in 47) are drawn as black
+    crosses, so the distance between its figures and the data is visible.
+    """
+    ax = _axes(ax)
+    fit = stats.delta_fit(table, length)
+    done = table[table["complete"] & (table["n_deltas"] > 0)]
+    if done.empty:
+        return _no_data(ax, "no finished calls with argument fragments")
+    top = float(done[length].max())
+    for provider, group in done.groupby("provider", observed=True):
+        slope = float(fit.loc[str(provider), "slope"])
+        ax.scatter(group[length], group["n_deltas"], s=12, alpha=0.6, color=color(provider),
+                   label=f"{provider}: {1 / slope:.1f} chars/delta")
+        ax.plot([0, top], [0, slope * top], color=color(provider), lw=1)
+    if chapter is not None:
+        xs = [chapter.short_chars, chapter.long_chars]
+        ys = [chapter.short_deltas, chapter.long_deltas]
+        ax.scatter(xs, ys, marker="x", s=60, color="#000000", zorder=3, label="chapter's calls")
+        ax.plot([0, top], [0, top / chapter.chars_per_delta], color="#000000", ls=":", lw=1)
+    ax.set_xlabel(f"argument length ({length})")
+    ax.set_ylabel("argument deltas")
+    ax.set_title("Deltas grow with argument length")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def escaped_vs_parsed(table: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """Escaped length on the wire against the argument string's length, one dot per call."""
+    ax = _axes(ax)
+    if table.empty:
+        return _no_data(ax, "no calls")
+    for provider, group in table.groupby("provider", observed=True):
+        ax.scatter(group["chars"], group["wire_chars"], s=12, alpha=0.6,
+                   color=color(provider), label=str(provider))
+    top = float(max(table["chars"].max(), table["wire_chars"].max(), 1))
+    ax.plot([0, top], [0, top], color="#000000", ls=":", lw=1, label="no escapes")
+    ax.set_xlabel("argument string (chars)")
+    ax.set_ylabel("as sent, escaped (wire_chars)")
+    ax.set_title("The wire form is longer")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def first_argument_times(times: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """Seconds from each call's announcement to its first argument fragment, per provider."""
+    ax = _axes(ax)
+    timed = times.dropna(subset=["wait"])
+    if timed.empty:
+        return _no_data(ax, "no timing recorded (no .timing.tsv sidecars)")
+    groups = list(timed.groupby("provider", observed=True))
+    ax.boxplot([g["wait"].to_numpy() for _, g in groups], tick_labels=[str(p) for p, _ in groups])
+    ax.set_ylabel("announcement → first argument (s)")
+    ax.set_title("Time to first argument")
+    return ax
+
+
+def turn_timeline(deltas: pd.DataFrame, turn: str, ax: Axes | None = None) -> Axes:
+    """One turn's events on lanes (text, then one lane per call), in wire order.
+
+    Marker size follows the fragment's length; the x axis is seconds when the turn has
+    timing, otherwise the event number.
+    """
+    ax = _axes(ax, (8.0, 3.0))
+    rows = stats.with_call_numbers(deltas[deltas["turn"] == turn])
+    if rows.empty:
+        return _no_data(ax, f"no turn {turn!r}")
+    timed = bool(rows["t"].notna().all())
+    x = rows["t"] if timed else rows["seq"]
+    lanes: dict[object, int] = {}
+    names: dict[object, str] = {}
+    lane = []
+    for kind, block, call, tool in zip(
+        rows["kind"], rows["block"], rows["call"], rows["tool"], strict=True
+    ):
+        if kind in ("text_start", "text_delta") or pd.isna(block) or call == 0:
+            key: object = "text / turn"
+        else:
+            key = (int(block), int(call))
+        if key not in lanes:
+            lanes[key] = len(lanes)
+        lane.append(lanes[key])
+        if isinstance(tool, str) and key not in names:
+            names[key] = tool
+    y = np.array(lane)
+    sizes = 12 + 3 * np.minimum(rows["chars"].fillna(0).to_numpy(dtype="float64"), 30)
+    for kind, (marker, colour) in KIND_MARKERS.items():
+        mask = (rows["kind"] == kind).to_numpy()
+        if mask.any():
+            ax.scatter(np.asarray(x)[mask], y[mask], marker=marker, s=sizes[mask],
+                       color=colour, label=kind)
+    labels = [
+        key if isinstance(key, str) else f"block {key[0]}: {names.get(key, '?')}" for key in lanes
+    ]
+    ax.set_yticks(range(len(lanes)), labels)
+    ax.set_ylim(-0.6, len(lanes) - 0.4)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds since first byte" if timed else "event number (seq)")
+    ax.set_title(f"Events of {turn.rsplit('/', 1)[-1][:80]}", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return ax
+
+
+def overview(deltas: pd.DataFrame, table: pd.DataFrame | None = None) -> Figure:
+    """Four panels for a first look at a directory: sizes, counts, escapes, timing."""
+    table = _calls(deltas) if table is None else table
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8), layout="constrained")
+    fragment_sizes(deltas, ax=axes[0, 0])
+    deltas_vs_length(table, ax=axes[0, 1])
+    escaped_vs_parsed(table, ax=axes[1, 0])
+    first_argument_times(stats.first_argument_times(deltas), ax=axes[1, 1])
+    return fig

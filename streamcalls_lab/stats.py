@@ -1,0 +1,374 @@
+"""Measurements over ``load()`` and ``calls()`` tables: fragment sizes, counts, timing, anomalies.
+
+Every function takes the dataframes the loader returns, so the same numbers come out of the
+bundled data, the real recordings and a user's own directory. Sizes are always measured per
+provider: the formats cut arguments very differently, and a pooled figure hides that.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .calls import calls as _calls
+from .prefixes import strict_parses
+
+FRAGMENT_KINDS = ("args_delta", "text_delta")
+ANOMALIES = (
+    "missing_stop", "merged_calls", "index_reuse", "done_mismatch", "unannounced", "error",
+)
+
+
+@dataclass(frozen=True)
+class ChapterFigures:
+    """The figures the chapter quotes from a sample of production turns (Anthropic-style)."""
+
+    chars_per_delta: float = 13.0
+    short_chars: int = 24
+    short_deltas: int = 2
+    long_chars: int = 610
+    long_deltas: int = 47
+
+
+CHAPTER = ChapterFigures()
+
+
+def _calls_of(deltas: pd.DataFrame, table: pd.DataFrame | None) -> pd.DataFrame:
+    return _calls(deltas) if table is None else table
+
+
+def with_call_numbers(deltas: pd.DataFrame) -> pd.DataFrame:
+    """``deltas`` plus ``call``: which announcement of its block a row follows (0 = none yet).
+
+    This is the accumulator's keying rule (by block; a re-announced block starts a new call)
+    written as a column, so rows can be grouped per call without replaying the turn.
+    """
+    out = deltas.copy()
+    starts = (out["kind"] == "call_start").astype("int64")
+    keyed = out["block"].notna()
+    numbers = starts[keyed].groupby(
+        [out.loc[keyed, "turn"], out.loc[keyed, "block"]], sort=False
+    ).cumsum()
+    out["call"] = pd.array(np.zeros(len(out), dtype="int64"), dtype="Int64")
+    out.loc[keyed, "call"] = numbers.astype("Int64")
+    out.loc[~keyed, "call"] = pd.NA
+    return out
+
+
+def fragments(deltas: pd.DataFrame, kind: str = "args_delta") -> pd.DataFrame:
+    """The non-empty fragments of one kind (``args_delta`` or ``text_delta``), one row each."""
+    if kind not in FRAGMENT_KINDS:
+        raise ValueError(f"kind must be one of {FRAGMENT_KINDS}, not {kind!r}")
+    rows = deltas[(deltas["kind"] == kind) & (deltas["chars"].fillna(0) > 0)]
+    cols = ["turn", "provider", "block", "seq", "t", "fragment", "chars", "wire_chars"]
+    return rows[cols].reset_index(drop=True)
+
+
+def size_summary(deltas: pd.DataFrame, kind: str = "args_delta") -> pd.DataFrame:
+    """Fragment size per provider: count, median, mean, p10, p90, max, and the escaped median."""
+    frags = fragments(deltas, kind)
+    if frags.empty:
+        return pd.DataFrame(
+            columns=["fragments", "turns", "median", "mean", "p10", "p90", "max", "wire_median"]
+        )
+    chars = frags["chars"].astype("float64")
+    wire = frags["wire_chars"].astype("float64")
+    group = frags["provider"]
+    table = pd.DataFrame({
+        "fragments": chars.groupby(group, observed=True).size(),
+        "turns": frags.groupby("provider", observed=True)["turn"].nunique(),
+        "median": chars.groupby(group, observed=True).median(),
+        "mean": chars.groupby(group, observed=True).mean(),
+        "p10": chars.groupby(group, observed=True).quantile(0.1),
+        "p90": chars.groupby(group, observed=True).quantile(0.9),
+        "max": chars.groupby(group, observed=True).max(),
+        "wire_median": wire.groupby(group, observed=True).median(),
+    })
+    table.index = table.index.astype("str")
+    table.index.name = "provider"
+    return table
+
+
+def _fit_one(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    nan = float("nan")
+    through_origin = float((x * y).sum() / (x * x).sum()) if (x * x).sum() else nan
+    slope = intercept = r2 = nan
+    if len(x) >= 2 and np.ptp(x) > 0:
+        slope, intercept = (float(v) for v in np.polyfit(x, y, 1))
+        residual = y - (slope * x + intercept)
+        spread = ((y - y.mean()) ** 2).sum()
+        r2 = float(1 - (residual**2).sum() / spread) if spread else nan
+    return {
+        "slope": through_origin,
+        "chars_per_delta": 1 / through_origin if through_origin else nan,
+        "median_chars_per_delta": float(np.median(x / y)),
+        "ols_slope": slope,
+        "ols_intercept": intercept,
+        "r2": r2,
+    }
+
+
+def delta_fit(table: pd.DataFrame, length: str = "chars") -> pd.DataFrame:
+    """Deltas against argument length per provider, over finished calls with any fragment.
+
+    ``slope`` is deltas per character fitted through the origin (the chapter's model:
+    count = length / fragment size), so ``chars_per_delta`` is its inverse. An ordinary
+    least-squares line (``ols_slope``, ``ols_intercept``, ``r2``) shows how well it fits.
+    ``length`` is ``chars`` (the argument string) or ``wire_chars`` (its escaped form).
+    """
+    done = table[table["complete"] & (table["n_deltas"] > 0)]
+    rows = {}
+    for provider, group in done.groupby("provider", observed=True):
+        x = group[length].to_numpy(dtype="float64")
+        y = group["n_deltas"].to_numpy(dtype="float64")
+        rows[str(provider)] = {"calls": len(group), **_fit_one(x, y)}
+    fit = pd.DataFrame.from_dict(rows, orient="index")
+    fit.index.name = "provider"
+    return fit
+
+
+def predict_deltas(fit: pd.DataFrame, chars: int) -> pd.Series:
+    """How many deltas each provider's fitted line gives a call of ``chars`` characters."""
+    return (fit["slope"] * chars).rename(f"deltas_at_{chars}")
+
+
+def chapter_comparison(table: pd.DataFrame, chapter: ChapterFigures = CHAPTER) -> pd.DataFrame:
+    """The chapter's figures beside what each provider's calls show (one row per provider).
+
+    ``ratio`` is the provider's characters per delta over the chapter's: below 1 means the
+    provider cuts arguments finer than the chapter says.
+    """
+    fit = delta_fit(table)
+    out = pd.DataFrame({
+        "calls": fit["calls"],
+        "chars_per_delta": fit["chars_per_delta"],
+        "chapter_chars_per_delta": chapter.chars_per_delta,
+        "ratio": fit["chars_per_delta"] / chapter.chars_per_delta,
+        f"deltas_at_{chapter.short_chars}": predict_deltas(fit, chapter.short_chars),
+        f"chapter_at_{chapter.short_chars}": chapter.short_deltas,
+        f"deltas_at_{chapter.long_chars}": predict_deltas(fit, chapter.long_chars),
+        f"chapter_at_{chapter.long_chars}": chapter.long_deltas,
+        "r2": fit["r2"],
+    })
+    out.index.name = "provider"
+    return out
+
+
+def _compact_length(args: str) -> float:
+    try:
+        value = json.loads(args)
+    except ValueError:
+        return float("nan")
+    return float(len(json.dumps(value, ensure_ascii=False, separators=(",", ":"))))
+
+
+def escape_overhead(table: pd.DataFrame) -> pd.DataFrame:
+    """Three lengths of each call's arguments, longest first in the usual case.
+
+    ``wire_chars`` is the escaped form inside the frames (what the splits fall in),
+    ``chars`` the argument string after the frame's JSON is read, and ``compact_chars`` the
+    value re-serialised without spaces (what a log of parsed objects would count).
+    """
+    out = table[["turn", "provider", "block", "tool", "wire_chars", "chars"]].copy()
+    out["compact_chars"] = table["args"].map(_compact_length).astype("float64")
+    out["wire_over_chars"] = out["wire_chars"] / out["chars"].where(out["chars"] > 0)
+    return out
+
+
+def escape_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per provider: total characters in each of the three lengths and the escape overhead."""
+    lengths = escape_overhead(table)
+    sums = lengths.groupby("provider", observed=True)[["wire_chars", "chars", "compact_chars"]]
+    out = sums.sum()
+    out["wire_over_chars"] = out["wire_chars"] / out["chars"]
+    out["chars_over_compact"] = out["chars"] / out["compact_chars"]
+    out.index = out.index.astype("str")
+    return out
+
+
+def first_argument_times(deltas: pd.DataFrame) -> pd.DataFrame:
+    """Per call: when it was announced, its first argument fragment, and its stop (seconds).
+
+    Times count from the turn's first byte; all NaN for a capture without a timing sidecar.
+    ``wait`` is the gap between the announcement and the first fragment.
+    """
+    rows = with_call_numbers(deltas)
+    rows = rows[rows["call"].fillna(0) > 0]
+    keys = ["turn", "provider", "block", "call"]
+    start = rows[rows["kind"] == "call_start"].groupby(keys, observed=True).agg(
+        call_id=("call_id", "first"), tool=("tool", "first"), t_start=("t", "first"))
+    frag = rows[(rows["kind"] == "args_delta") & (rows["chars"].fillna(0) > 0)]
+    first = frag.groupby(keys, observed=True)["t"].min().rename("t_first_arg")
+    stops = rows[rows["kind"].isin(["block_stop", "args_done"])]
+    stop = stops.groupby(keys, observed=True)["t"].min().rename("t_stop")
+    out = start.join(first).join(stop).reset_index()
+    out["wait"] = out["t_first_arg"] - out["t_start"]
+    return out
+
+
+def _json_values(text: str) -> int:
+    """How many JSON values stand one after another in ``text`` (0 if it is not such a run)."""
+    decoder = json.JSONDecoder()
+    at, count = 0, 0
+    while True:
+        while at < len(text) and text[at] in " \t\r\n":
+            at += 1
+        if at == len(text):
+            return count
+        try:
+            _, at = decoder.raw_decode(text, at)
+        except ValueError:
+            return 0
+        count += 1
+
+
+def anomalies(deltas: pd.DataFrame, table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per thing a careful client must handle: which turn, which call, and what.
+
+    - ``missing_stop``: a call whose stop (or done) event never arrived;
+    - ``merged_calls``: one buffer holding several JSON values back to back;
+    - ``index_reuse``: a block key announced more than once in a turn;
+    - ``done_mismatch``: a done event repeating a string the fragments do not add up to;
+    - ``unannounced``: fragments for a key no call was announced on;
+    - ``error``: an error row (provider error or unreadable frame).
+    """
+    table = _calls_of(deltas, table)
+    found: list[dict[str, object]] = []
+
+    def add(row: pd.Series, anomaly: str, detail: str) -> None:
+        found.append({
+            "turn": row["turn"], "provider": str(row["provider"]), "block": row["block"],
+            "call_id": row["call_id"], "tool": row["tool"], "anomaly": anomaly,
+            "detail": detail,
+        })
+
+    for _, row in table.iterrows():
+        if not row["complete"]:
+            add(row, "missing_stop",
+                f"{row['n_deltas']} fragments, {row['chars']} chars, no stop event")
+        values = _json_values(row["args"])
+        if values >= 2:
+            add(row, "merged_calls", f"{values} JSON values in one buffer")
+        if row["final_matches"] is False:
+            add(row, "done_mismatch", "the done event's string differs from the fragments")
+        if isinstance(row["problem"], str) and "never announced" in row["problem"]:
+            add(row, "unannounced", row["problem"])
+
+    starts = deltas[deltas["kind"] == "call_start"]
+    for (_turn, block), group in starts.groupby(["turn", "block"], sort=False):
+        if len(group) > 1:
+            ids = ", ".join(str(v) for v in group["call_id"].fillna("?"))
+            first = group.iloc[0]
+            add(first, "index_reuse", f"block {block} announced {len(group)} times ({ids})")
+
+    for _, row in deltas[deltas["kind"] == "error"].iterrows():
+        add(row, "error", f"at byte {row['offset']}: {row['problem']}")
+
+    out = pd.DataFrame(found, columns=[
+        "turn", "provider", "block", "call_id", "tool", "anomaly", "detail"])
+    return out.astype({
+        "turn": "str", "provider": "str", "block": "Int64", "call_id": "str", "tool": "str",
+        "anomaly": "str", "detail": "str",
+    })
+
+
+def prefix_table(deltas: pd.DataFrame, turn: str) -> pd.DataFrame:
+    """Each text and argument fragment of one turn with what has accumulated so far.
+
+    ``parses`` says whether the argument buffer so far is a strict JSON document: a text
+    prefix is always something to show, an argument prefix almost never is.
+    """
+    rows = with_call_numbers(deltas[deltas["turn"] == turn])
+    rows = rows[rows["kind"].isin(FRAGMENT_KINDS)]
+    buffers: dict[object, str] = {}
+    so_far, parses = [], []
+    for kind, block, call, fragment in zip(
+        rows["kind"], rows["block"], rows["call"], rows["fragment"], strict=True
+    ):
+        key = ("text", None) if kind == "text_delta" else (block, call)
+        text = buffers.get(key, "") + ("" if fragment is pd.NA else str(fragment))
+        buffers[key] = text
+        so_far.append(len(text))
+        parses.append(pd.NA if kind == "text_delta" else strict_parses(text))
+    out = rows[["seq", "kind", "block", "fragment", "chars"]].copy()
+    out["kind"] = out["kind"].astype("str")
+    out["so_far"] = pd.array(so_far, dtype="int64")
+    out["parses"] = pd.array(parses, dtype="boolean")
+    return out.reset_index(drop=True)
+
+
+def pick_turn(
+    deltas: pd.DataFrame,
+    provider: str | None = None,
+    min_calls: int = 1,
+    min_fragments: int = 3,
+) -> str:
+    """A turn that shows the whole anatomy: text, then calls cut into several fragments.
+
+    Among the turns without error rows that have text, at least ``min_calls`` calls and
+    ``min_fragments`` non-empty argument fragments, the one with the fewest events, so it
+    fits on a screen.
+    """
+    rows = deltas if provider is None else deltas[deltas["provider"] == provider]
+    kinds = rows.groupby("turn")["kind"]
+    has_text = kinds.apply(lambda k: bool((k == "text_delta").any()))
+    n_calls = kinds.apply(lambda k: int((k == "call_start").sum()))
+    args = rows[(rows["kind"] == "args_delta") & (rows["chars"].fillna(0) > 0)]
+    n_frags = args.groupby("turn").size().reindex(n_calls.index, fill_value=0)
+    clean = ~kinds.apply(lambda k: bool((k == "error").any()))
+    size = kinds.size()
+    ok = clean & has_text & (n_frags >= min_fragments) & (n_calls >= min_calls)
+    if not ok.any():
+        ok = clean & (n_frags > 0) & (n_calls >= min_calls)
+    if not ok.any():
+        raise ValueError("no turn with a tool call in these captures")
+    return str(size[ok].sort_values(kind="stable").index[0])
+
+
+def describe_comparison(
+    comparison: pd.DataFrame, chapter: ChapterFigures = CHAPTER
+) -> list[str]:
+    """One plain sentence per provider saying where its figures and the chapter's differ."""
+    lines = []
+    for provider, row in comparison.iterrows():
+        ratio = row["ratio"]
+        if 0.8 <= ratio <= 1.25:
+            verdict = f"close to the chapter's {chapter.chars_per_delta:g}"
+        else:
+            side = "smaller" if ratio < 1 else "larger"
+            verdict = f"{ratio:.2f} times the chapter's {chapter.chars_per_delta:g} ({side})"
+        c = chapter
+        short = row[f"deltas_at_{c.short_chars}"]
+        long = row[f"deltas_at_{c.long_chars}"]
+        lines.append(
+            f"{provider}: {row['chars_per_delta']:.1f} characters per delta over "
+            f"{int(row['calls'])} calls, {verdict}. At that rate a {c.short_chars}-character "
+            f"call takes about {short:.0f} deltas (chapter: {c.short_deltas}) and a "
+            f"{c.long_chars}-character call about {long:.0f} (chapter: {c.long_deltas})."
+        )
+    return lines
+
+
+def inventory(deltas: pd.DataFrame, table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """What a directory holds, per provider: turns, events, calls, and how many are sound."""
+    table = _calls_of(deltas, table)
+    events = deltas.groupby("provider", observed=True).agg(
+        turns=("turn", "nunique"), events=("seq", "size"),
+        errors=("kind", lambda k: int((k == "error").sum())))
+    per_call = table.groupby("provider", observed=True).agg(
+        calls=("args", "size"), complete=("complete", "sum"), valid_json=("valid_json", "sum"),
+        median_chars=("chars", "median"))
+    out = events.join(per_call).fillna({"calls": 0, "complete": 0, "valid_json": 0})
+    out.index = out.index.astype("str")
+    return out.astype({"calls": "int64", "complete": "int64", "valid_json": "int64"})
+
+
+def tool_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per tool: how often it was called, its argument lengths and deltas, most called first."""
+    out = table.groupby("tool", dropna=False).agg(
+        calls=("args", "size"), median_chars=("chars", "median"), max_chars=("chars", "max"),
+        median_deltas=("n_deltas", "median"), incomplete=("complete", lambda c: int((~c).sum())))
+    return out.sort_values(["calls", "max_chars"], ascending=False, kind="stable")

@@ -1,0 +1,277 @@
+"""A pure model of one turn, event by event: what every handler holds at each step.
+
+:class:`Stepper` walks a turn forward and back. At step ``i`` (after event ``i``) it
+shows the event, its raw frame, the correct handler's buffers, message surface and
+finished calls, the same for every fault variant, and which variants have diverged from
+the correct one, with a short reason. No widgets and no IPython here: a view only reads
+:class:`Step`.
+
+Steps are computed forward once and kept, so going back returns exactly what going
+forward produced, and a slider over a few hundred events never recomputes. When the
+turn's bytes are known, every handler is fed through ``feed_bytes`` in socket reads
+(the recorded ones, or ``read_size`` bytes each), so a byte-level fault shows up at the
+step whose read broke it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from .accumulate import Accumulator, Snapshot
+from .deltas import frames, load, nan_to_none
+from .faults import FAULTS
+from .sources import Source, resolve
+
+CORRECT = "correct"
+_SHOWN = 24  # characters of a value quoted in a reason
+
+
+@dataclass(frozen=True)
+class VariantState:
+    """One handler after a step: its snapshot, or why it stopped."""
+
+    snapshot: Snapshot
+    """The last state it reached (before an exception, if it raised)."""
+    error: str | None = None
+    """``raised <Type> at step <i>: <message>``, once the handler has raised."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """Everything known after one event."""
+
+    index: int
+    event: dict[str, Any]
+    """The event's row, missing values as None."""
+    frame: str | None
+    """The raw SSE frame as it stood on the wire (the ``data`` text when bytes are unknown)."""
+    correct: VariantState
+    variants: dict[str, VariantState]
+    """Every fault variant, by its ``FAULTS`` name."""
+    diverged: dict[str, str] = field(default_factory=dict)
+    """The variants that differ from the correct handler now, with why."""
+
+    @property
+    def buffers(self) -> dict[Hashable, str]:
+        """The correct handler's argument buffers, keyed by block."""
+        return self.correct.snapshot.buffers
+
+    @property
+    def message(self) -> str:
+        """The correct handler's message surface."""
+        return self.correct.snapshot.message
+
+    @property
+    def finished(self) -> tuple[dict[str, Any], ...]:
+        """What the correct handler would hand on now."""
+        return self.correct.snapshot.finished
+
+
+def _short(text: str) -> str:
+    return repr(text if len(text) <= _SHOWN else text[:_SHOWN] + "…")
+
+
+def _first_difference(a: str, b: str) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                min(len(a), len(b)))
+
+
+def diverge(correct: Snapshot, variant: VariantState) -> str | None:
+    """Why a variant's state differs from the correct one's, in a phrase; None if it does not."""
+    if variant.error is not None:
+        return variant.error
+    got = variant.snapshot
+    want_done = {c["block"]: c["args"] for c in correct.finished}
+    got_done = {c["block"]: c["args"] for c in got.finished}
+    for block, args in got_done.items():
+        if block not in want_done:
+            return f"handed on block {block} before its stop, as {_short(args)}"
+    for block, want in correct.buffers.items():
+        have = got.buffers.get(block)
+        if have is None:
+            return f"has no buffer for block {block}"
+        if have != want:
+            if have.endswith(want) and len(have) > len(want):
+                return f"block {block}: its buffer already holds another call's arguments"
+            at = _first_difference(want, have)
+            return (f"block {block}: buffer differs at char {at}: sent "
+                    f"{_short(want[at:at + 12])}, holds {_short(have[at:at + 12])}")
+    for block, want in want_done.items():
+        if block not in got_done:
+            return f"never hands on block {block}"
+        if got_done[block] != want:
+            return f"hands on block {block} as {_short(got_done[block])}"
+    if got.message != correct.message:
+        if any(b and b[:6] in got.message for b in correct.buffers.values()):
+            return "argument text on the message surface"
+        return f"message surface differs: {_short(got.message)}"
+    return None
+
+
+class _Runner:
+    """One handler, fed one event per step (from bytes when there are bytes)."""
+
+    def __init__(self, cls: type, events: list[dict[str, Any]],
+                 reads: list[bytes] | None) -> None:
+        self.acc = cls()
+        self.events = events
+        self.reads = deque(reads) if reads is not None else None
+        self.queue: deque[dict[str, Any]] = deque()
+        self.closed = False
+        self.fed = 0
+        self.state = VariantState(self.acc.snapshot())
+
+    def _next_event(self) -> dict[str, Any] | None:
+        if self.reads is None:
+            return self.events[self.fed] if self.fed < len(self.events) else None
+        while not self.queue:
+            if self.reads:
+                self.queue.extend(self.acc.events_from_bytes(self.reads.popleft()))
+            elif not self.closed:
+                self.closed = True
+                self.queue.extend(self.acc.close_bytes())
+            else:
+                return None
+        return self.queue.popleft()
+
+    def advance(self, step: int) -> VariantState:
+        if self.state.error is not None:
+            return self.state
+        try:
+            event = self._next_event()
+            if event is not None:
+                self.acc.feed(event)
+                self.fed += 1
+            self.state = VariantState(self.acc.snapshot())
+        except Exception as e:  # a faulty handler raising is what the stepper shows
+            self.state = VariantState(self.state.snapshot,
+                                      f"raised {type(e).__name__} at step {step}: {e}")
+        return self.state
+
+
+def _one_turn(deltas: pd.DataFrame, turn: str | None) -> pd.DataFrame:
+    turns = list(dict.fromkeys(deltas["turn"]))
+    if not turns:
+        raise ValueError("no events to step through")
+    name = turns[0] if turn is None else turn
+    if name not in turns:
+        raise ValueError(f"no turn {name!r}; turns: {', '.join(map(str, turns[:5]))}…")
+    return deltas[deltas["turn"] == name].reset_index(drop=True)
+
+
+def _reads(chunks: list[bytes | tuple[float, bytes]], read_size: int | None) -> list[bytes]:
+    body = b"".join(c[1] if isinstance(c, tuple) else bytes(c) for c in chunks)
+    if read_size is not None:
+        if read_size < 1:
+            raise ValueError("read_size must be at least 1")
+        return [body[i:i + read_size] for i in range(0, len(body), read_size)]
+    return [c[1] if isinstance(c, tuple) else bytes(c) for c in chunks]
+
+
+class Stepper:
+    """Step through one turn, forward and back, seeing every handler's state.
+
+    ``source`` is a ``load()`` dataframe (one turn is picked by ``turn``, else the first)
+    or any source ``load`` takes (its first capture, or the one named ``turn``). With a
+    source, the handlers are fed the bytes in the recorded reads, or in reads of
+    ``read_size`` bytes; a dataframe has no bytes, so they are fed its events.
+    """
+
+    def __init__(
+        self,
+        source: Source | pd.DataFrame,
+        *,
+        turn: str | None = None,
+        faults: Mapping[str, type] | None = None,
+        read_size: int | None = None,
+    ) -> None:
+        self.faults = dict(FAULTS if faults is None else faults)
+        self.reads: list[bytes] | None = None
+        frame_text: dict[int, str] = {}
+        if isinstance(source, pd.DataFrame):
+            self.events = _one_turn(source, turn)
+        else:
+            captures = resolve(source)
+            if turn is not None:
+                captures = [c for c in captures if c.name == turn]
+            if not captures:
+                raise ValueError(f"no capture {turn!r} in this source")
+            cap = captures[0]
+            self.reads = _reads(list(cap.chunks), read_size)
+            body = b"".join(self.reads)
+            self.events = load(body, name=cap.name, strict=False, raw=True)
+            for fr in frames(body, strict=False):
+                frame_text[fr.offset] = body[fr.offset:fr.end].decode("utf-8", "replace")
+        self.turn = str(self.events["turn"].iloc[0]) if len(self.events) else ""
+        records = [{k: nan_to_none(v) for k, v in row.items()}
+                   for row in self.events.to_dict("records")]
+        self._records = records
+        self._frames = [frame_text.get(r["offset"]) or r.get("data") for r in records]
+        self._runners = {CORRECT: _Runner(Accumulator, records, self.reads)} | {
+            name: _Runner(cls, records, self.reads) for name, cls in self.faults.items()}
+        self._steps: list[Step] = []
+        self.index = 0
+
+    # -- moving ----------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def state(self, i: int) -> Step:
+        """The step after event ``i``, computed once (from the last one known)."""
+        if not 0 <= i < len(self):
+            raise IndexError(f"step {i} outside 0..{len(self) - 1}")
+        while len(self._steps) <= i:
+            self._steps.append(self._compute(len(self._steps)))
+        return self._steps[i]
+
+    @property
+    def step(self) -> Step:
+        return self.state(self.index)
+
+    def go(self, i: int) -> Step:
+        step = self.state(i)
+        self.index = i
+        return step
+
+    def forward(self) -> Step:
+        return self.go(min(self.index + 1, len(self) - 1))
+
+    def back(self) -> Step:
+        return self.go(max(self.index - 1, 0))
+
+    # -- computing -------------------------------------------------------------------
+    def _compute(self, i: int) -> Step:
+        states = {name: runner.advance(i) for name, runner in self._runners.items()}
+        correct = states.pop(CORRECT)
+        diverged = {}
+        for name, state in states.items():
+            reason = diverge(correct.snapshot, state)
+            if reason is not None:
+                diverged[name] = reason
+        return Step(i, self._records[i], self._frames[i], correct, states, diverged)
+
+    def timeline(self) -> pd.DataFrame:
+        """One row per step and variant that has diverged: when each one went wrong."""
+        rows = []
+        for i in range(len(self)):
+            step = self.state(i)
+            for name, reason in step.diverged.items():
+                rows.append({"step": i, "seq": step.event.get("seq"), "variant": name,
+                             "reason": reason})
+        return pd.DataFrame(rows, columns=["step", "seq", "variant", "reason"]).astype(
+            {"step": "int64", "variant": "str", "reason": "str"})
+
+
+def first_divergence(stepper: Stepper) -> dict[str, tuple[int, str]]:
+    """For each variant that ever diverges: the first step where it does, and why."""
+    out: dict[str, tuple[int, str]] = {}
+    for i in range(len(stepper)):
+        for name, reason in stepper.state(i).diverged.items():
+            out.setdefault(name, (i, reason))
+    return out
+

@@ -1,0 +1,85 @@
+"""The correct Accumulator: events and bytes give the same calls; only the stop finishes one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import streamcalls_lab as scl
+from streamcalls_lab.accumulate import Accumulator
+from streamcalls_lab.check import Call, Text, turn_bytes
+
+from .conftest import capture_files
+
+TURN = turn_bytes("anthropic-messages", [
+    Text(("Voilà ", "— 東京")),
+    Call("lookup", "toolu_1", ('{"city": "Zü', 'rich", "n": 2', "0}")),
+])
+
+
+def _finish_from_events(body: bytes) -> list[dict]:
+    acc = Accumulator()
+    for event in scl.load(body, strict=False).to_dict("records"):
+        acc.feed(event)
+    return acc.finish()
+
+
+def _finish_from_bytes(body: bytes, size: int) -> list[dict]:
+    acc = Accumulator()
+    for at in range(0, len(body), size):
+        acc.feed_bytes(body[at:at + size])
+    return acc.finish()
+
+
+def test_feed_bytes_in_any_chunking_equals_feeding_events() -> None:
+    expected = _finish_from_events(TURN)
+    assert all(_finish_from_bytes(TURN, n) == expected for n in (1, 2, 3, 5, 64))
+
+
+def test_a_read_that_splits_a_character_is_held_not_decoded() -> None:
+    cut = TURN.index("ü".encode()) + 1
+    acc = Accumulator()
+    acc.feed_bytes(TURN[:cut])
+    acc.feed_bytes(TURN[cut:])
+    assert acc.finish()[0]["args"] == '{"city": "Zürich", "n": 20}'
+
+
+def test_a_call_without_its_stop_is_never_handed_on() -> None:
+    body = turn_bytes("openai-chat", [Call("lookup", "call_1", ('{"a": 1}',))], cut=True)
+    assert _finish_from_bytes(body, 7) == []
+
+
+def test_snapshot_is_a_copy_that_later_events_do_not_change() -> None:
+    acc = Accumulator()
+    events = scl.load(TURN).to_dict("records")
+    for event in events[:-3]:
+        acc.feed(event)
+    before = acc.snapshot()
+    for event in events[-3:]:
+        acc.feed(event)
+    assert before.finished == () and acc.snapshot().finished != ()
+
+
+def test_snapshot_shows_message_and_buffers_by_block() -> None:
+    acc = Accumulator()
+    for event in scl.load(TURN).to_dict("records"):
+        acc.feed(event)
+    snap = acc.snapshot()
+    assert (snap.message, snap.buffers) == ("Voilà — 東京", {1: '{"city": "Zürich", "n": 20}'})
+
+
+@pytest.mark.captures
+@pytest.mark.parametrize("path", capture_files(), ids=lambda p: p.stem[:60])
+def test_finish_equals_calls_complete_args_for_every_capture(captures: Path,
+                                                             path: Path) -> None:
+    table = scl.calls(path, strict=False)
+    expected = list(table.loc[table["complete"], "args"])
+    assert [c["args"] for c in _finish_from_events(path.read_bytes())] == expected
+
+
+@pytest.mark.captures
+@pytest.mark.parametrize("path", capture_files(), ids=lambda p: p.stem[:60])
+def test_feed_bytes_matches_events_for_every_capture(captures: Path, path: Path) -> None:
+    body = path.read_bytes()
+    assert _finish_from_bytes(body, 7) == _finish_from_events(body)

@@ -1,0 +1,101 @@
+"""check_handler: clears the correct handler, names every fault by its own class."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import streamcalls_lab as scl
+from streamcalls_lab import FAULTS, Accumulator, check_handler
+from streamcalls_lab.check import (
+    FORMATS,
+    REPORT_COLUMNS,
+    Call,
+    Text,
+    _deleted_only,
+    _partly_decoded,
+    byte_turns,
+    event_cases,
+    expected_calls,
+    turn_bytes,
+)
+
+
+def test_the_correct_accumulator_passes_clean() -> None:
+    report = check_handler(Accumulator)
+    assert report.empty and report.attrs["cases"] > 5000
+
+
+@pytest.mark.parametrize("name", list(FAULTS))
+def test_each_fault_is_caught_under_its_own_class_only(name: str) -> None:
+    assert list(check_handler(FAULTS[name])["class"]) == [name]
+
+
+def test_report_has_the_contract_columns() -> None:
+    assert tuple(check_handler(FAULTS["trim"]).columns) == REPORT_COLUMNS
+
+
+def test_the_example_is_the_smallest_this_class_alone_explains() -> None:
+    row = check_handler(FAULTS["lenient_parse"]).iloc[0]
+    assert (row["family"], row["got"]) == ("truncated", repr('{"limit": 2'))
+
+
+def _correct_function(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    acc = Accumulator()
+    for event in events:
+        acc.feed(event)
+    return acc.finish()
+
+
+def test_a_function_over_events_is_accepted_and_cleared() -> None:
+    report = check_handler(_correct_function)
+    assert report.empty and report.attrs["cases"] == len(event_cases())
+
+
+def test_a_function_that_hands_on_unfinished_calls_is_flagged() -> None:
+    def eager(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        acc = Accumulator()
+        for event in events:
+            acc.feed(event)
+        return [buf.result() for buf in acc.calls]  # ignores the stop
+
+    assert "lenient_parse" in set(check_handler(eager)["class"])
+
+
+def test_a_handler_that_raises_is_a_crash() -> None:
+    class Broken(Accumulator):
+        def stop(self, event: Any) -> None:
+            raise RuntimeError("boom")
+
+    row = check_handler(Broken).iloc[0]
+    assert (row["class"], row["got"]) == ("crash", "raised RuntimeError: boom")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_builders_write_turns_calls_reads_back(fmt: str) -> None:
+    segments = [Text(("Hi", " there")), Call("a", "c1", ('{"x": ', "1}")),
+                Call("a", "c2", ('{"y":', " 2}"))]
+    table = scl.calls(turn_bytes(fmt, segments))
+    got = table[["block", "call_id", "tool", "args"]].to_dict("records")
+    assert got == expected_calls(fmt, segments, cut=False)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_cut_turn_ends_without_any_stop(fmt: str) -> None:
+    body = turn_bytes(fmt, [Call("a", "c1", ('{"x": 1}',))], cut=True)
+    assert not scl.calls(body)["complete"].any()
+
+
+def test_the_byte_turns_hold_multi_byte_characters() -> None:
+    assert all(len(body) > len(body.decode()) for body, _, _ in byte_turns().values())
+
+
+def test_deleted_only_accepts_removed_spaces_only() -> None:
+    assert _deleted_only('{"a": "x y"}', '{"a":"xy"}', str.isspace)
+    assert not _deleted_only('{"a": "x y"}', '{"a": "x z"}', str.isspace)
+
+
+def test_partly_decoded_accepts_some_escapes_as_characters() -> None:
+    assert _partly_decoded('"caf\\u00e9 \\n"', '"café \\n"')
+    assert not _partly_decoded('"caf\\u00e9"', '"cafe"')

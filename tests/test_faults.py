@@ -1,0 +1,171 @@
+"""Each fault: one decision changed, visible on a turn that exposes it, invisible otherwise."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from streamcalls_lab import FAULTS, Accumulator
+from streamcalls_lab.check import Call, Segment, Text, events_of, turn_bytes
+from streamcalls_lab.faults import bubble_text, lenient_value, unescape_fragment
+
+PLAIN = [Call("lookup", "toolu_1", ('{"city":"Pa', 'ris"}'))]
+
+
+def _one(doc: tuple[str, ...]) -> list[Segment]:
+    return [Call("lookup", "toolu_1", doc)]
+
+
+# name -> (a turn that exposes the fault, a turn that does not)
+CASES: dict[str, tuple[list[Segment], list[Segment]]] = {
+    "trim": (_one(('{"q": "urgent', ' request"}')), PLAIN),
+    "decode_each": (_one(('{"q": "caf\\u00', 'e9"}')), PLAIN),
+    "parse_to_finish": (_one(("1", "024")), PLAIN),
+    "lenient_parse": (_one(('{"limit": 2', "0}")), _one(("{", '"limit": 20}'))),
+    "key_by_name": ([Call("weather", "toolu_1", ('{"city":"Paris"}',)),
+                     Call("weather", "toolu_2", ('{"city":"Rome"}',))],
+                    [Call("weather", "toolu_1", ('{"city":"Paris"}',)),
+                     Call("time", "toolu_2", ('{"city":"Rome"}',))]),
+    "markdown_bubble": (_one(('{"note": "see *both*', ' files"}')), PLAIN),
+}
+
+
+def _finish(cls: type, segments: list[Segment], fmt: str = "anthropic-messages") -> object:
+    acc = cls()
+    try:
+        for event in events_of(turn_bytes(fmt, segments)):
+            acc.feed(event)
+        return acc.finish()
+    except ValueError as e:
+        return f"raised {e}"
+
+
+def test_the_contract_names_every_fault() -> None:
+    assert list(FAULTS) == ["trim", "decode_each", "parse_to_finish", "lenient_parse",
+                            "key_by_name", "decode_chunks", "markdown_bubble"]
+
+
+@pytest.mark.parametrize("name", list(FAULTS))
+def test_each_fault_overrides_exactly_one_decision(name: str) -> None:
+    cls = FAULTS[name]
+    changed = [k for k, v in vars(cls).items() if inspect.isfunction(v) and not k.startswith("__")]
+    assert issubclass(cls, Accumulator) and len(changed) == 1
+
+
+@pytest.mark.parametrize("name", list(FAULTS))
+def test_each_fault_docstring_names_its_bug_and_a_public_report(name: str) -> None:
+    doc = FAULTS[name].__doc__ or ""
+    assert doc.startswith(f"{name}:") and "#" in doc
+
+
+@pytest.mark.parametrize("fmt", ["anthropic-messages", "openai-chat", "openai-responses"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_fault_diverges_where_exposed(name: str, fmt: str) -> None:
+    exposing, _ = CASES[name]
+    assert _finish(FAULTS[name], exposing, fmt) != _finish(Accumulator, exposing, fmt)
+
+
+@pytest.mark.parametrize("fmt", ["anthropic-messages", "openai-chat", "openai-responses"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_fault_agrees_where_not_exposed(name: str, fmt: str) -> None:
+    _, clean = CASES[name]
+    assert _finish(FAULTS[name], clean, fmt) == _finish(Accumulator, clean, fmt)
+
+
+def _bytes_finish(cls: type, body: bytes, cut: int) -> object:
+    acc = cls()
+    try:
+        acc.feed_bytes(body[:cut])
+        acc.feed_bytes(body[cut:])
+        return acc.finish()
+    except UnicodeDecodeError as e:
+        return f"raised {e}"
+
+
+NON_ASCII = turn_bytes("openai-chat", [Call("lookup", "call_1", ('{"city": "Zü', 'rich"}'))])
+
+
+def test_decode_chunks_raises_on_a_read_that_splits_a_character() -> None:
+    cut = NON_ASCII.index("ü".encode()) + 1
+    assert str(_bytes_finish(FAULTS["decode_chunks"], NON_ASCII, cut)).startswith("raised")
+
+
+def test_decode_chunks_agrees_when_reads_end_between_characters() -> None:
+    cut = NON_ASCII.index("ü".encode())
+    assert (_bytes_finish(FAULTS["decode_chunks"], NON_ASCII, cut)
+            == _bytes_finish(Accumulator, NON_ASCII, cut))
+
+
+def test_trim_glues_words_and_still_parses() -> None:
+    calls = _finish(FAULTS["trim"], _one(('{"q": "urgent', ' request"}')))
+    assert calls[0]["input"] == {"q": "urgentrequest"}
+
+
+def test_decode_each_raises_on_a_backslash_n_split() -> None:
+    assert str(_finish(FAULTS["decode_each"], _one(('{"t": "a\\', 'nb"}')))).startswith("raised")
+
+
+def test_decode_each_turns_a_whole_escape_into_its_character() -> None:
+    calls = _finish(FAULTS["decode_each"], _one(('{"q": "caf\\u00e9"', "}")))
+    assert calls[0]["args"] == '{"q": "café"}'
+
+
+def test_decode_each_breaks_the_json_on_an_escaped_quote() -> None:
+    calls = _finish(FAULTS["decode_each"], _one(('{"q": "say \\"hi\\""', "}")))
+    assert calls[0]["error"] is not None
+
+
+def test_unescape_fragment_refuses_a_cut_unicode_escape() -> None:
+    with pytest.raises(ValueError, match="cut"):
+        unescape_fragment('"caf\\u00')
+
+
+def test_parse_to_finish_hands_on_the_first_parsing_prefix() -> None:
+    assert _finish(FAULTS["parse_to_finish"], _one(("1", "024")))[0]["args"] == "1"
+
+
+def test_parse_to_finish_hands_on_a_call_cut_right_after_its_brace() -> None:
+    body = turn_bytes("openai-chat", [Call("lookup", "call_1", ('{"a": 1}',))], cut=True)
+    acc = FAULTS["parse_to_finish"]()
+    for event in events_of(body):
+        acc.feed(event)
+    assert [c["args"] for c in acc.finish()] == ['{"a": 1}']
+
+
+def test_lenient_parse_shows_two_for_a_limit_of_twenty() -> None:
+    calls = _finish(FAULTS["lenient_parse"], _one(('{"limit": 2', "0}")))
+    assert (calls[0]["args"], calls[0]["input"]) == ('{"limit": 2', {"limit": 2})
+
+
+def test_lenient_value_reads_a_prefix_strict_json_rejects() -> None:
+    assert lenient_value('{"q": "par') == {"q": "par"}
+
+
+def test_key_by_name_hands_on_one_merged_call() -> None:
+    exposing, _ = CASES["key_by_name"]
+    calls = _finish(FAULTS["key_by_name"], exposing)
+    assert [c["args"] for c in calls] == ['{"city":"Paris"}{"city":"Rome"}']
+
+
+def test_markdown_bubble_eats_the_asterisks_it_hands_on() -> None:
+    exposing, _ = CASES["markdown_bubble"]
+    assert _finish(FAULTS["markdown_bubble"], exposing)[0]["args"] == '{"note": "see both files"}'
+
+
+def test_markdown_bubble_puts_the_arguments_on_the_message_surface() -> None:
+    acc = FAULTS["markdown_bubble"]()
+    for event in events_of(turn_bytes("anthropic-messages", [Text(("Hi.",)), *PLAIN])):
+        acc.feed(event)
+    assert acc.message == 'Hi.{"city":"Paris"}'
+
+
+@pytest.mark.parametrize(("source", "shown"), [
+    ("# Q3 plan", "Q3 plan"),
+    ("> cited", "cited"),
+    ("a `code` span", "a code span"),
+    ('say \\"hi\\"', 'say "hi"'),
+    ("<b>x</b> & y", "x & y"),
+])
+def test_bubble_text_keeps_what_the_rendered_bubble_shows(source: str, shown: str) -> None:
+    assert bubble_text(source) == shown

@@ -1,0 +1,108 @@
+"""Stepper: forward and back agree, and each fault diverges where its bug bites."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import streamcalls_lab as scl
+from streamcalls_lab import Stepper
+from streamcalls_lab.check import Call, Text, turn_bytes
+from streamcalls_lab.stepper import first_divergence
+
+from .conftest import capture_files
+
+TURN = turn_bytes("anthropic-messages", [
+    Text(("Let me ", "look é.")),
+    Call("weather", "toolu_1", ('{"city": "Zü', 'rich", "n": 2', "0}")),
+    Call("weather", "toolu_2", ('{"note": "see *both*', ' files"}')),
+])
+CLEAN = turn_bytes("openai-chat", [Call("lookup", "call_1", ('{"city":"Paris"}',))])
+
+
+def test_going_back_gives_exactly_what_going_forward_gave() -> None:
+    walked = Stepper(TURN, read_size=3)
+    walked.go(len(walked) - 1)
+    back = [walked.back() for _ in range(len(walked) - 1)]
+    fresh = [Stepper(TURN, read_size=3).go(i) for i in range(len(walked) - 2, -1, -1)]
+    assert back == fresh
+
+
+def test_jumping_to_a_step_equals_walking_to_it() -> None:
+    jumped = Stepper(TURN).go(9)
+    walker = Stepper(TURN)
+    for _ in range(9):
+        walker.forward()
+    assert walker.step == jumped
+
+
+def test_forward_and_back_stop_at_the_ends() -> None:
+    stepper = Stepper(CLEAN)
+    assert stepper.back().index == 0
+    stepper.go(len(stepper) - 1)
+    assert stepper.forward().index == len(stepper) - 1
+
+
+def test_a_step_outside_the_turn_is_an_index_error() -> None:
+    with pytest.raises(IndexError):
+        Stepper(CLEAN).go(999)
+
+
+def test_no_variant_diverges_on_prose_alone() -> None:
+    stepper = Stepper(turn_bytes("openai-responses", [Text(("Hello", " there é."))]),
+                      read_size=4)
+    assert all(not stepper.state(i).diverged for i in range(len(stepper))) and len(stepper) > 4
+
+
+def test_a_whole_call_in_one_fragment_exposes_only_the_surface_and_the_early_hand_on() -> None:
+    diverged = first_divergence(Stepper(CLEAN))
+    assert set(diverged) == {"markdown_bubble", "parse_to_finish", "lenient_parse"}
+
+
+def test_each_bug_diverges_on_this_turn() -> None:
+    diverged = first_divergence(Stepper(TURN, read_size=3))
+    assert set(diverged) == {"trim", "lenient_parse", "parse_to_finish", "key_by_name",
+                             "decode_chunks", "markdown_bubble"}
+
+
+def test_key_by_name_diverges_when_the_second_call_starts() -> None:
+    stepper = Stepper(TURN)
+    step, reason = first_divergence(stepper)["key_by_name"]
+    assert stepper.state(step).event["kind"] == "call_start" and "another call" in reason
+
+
+def test_decode_chunks_diverges_only_when_a_read_splits_a_character() -> None:
+    assert "decode_chunks" not in first_divergence(Stepper(TURN))
+    assert "UnicodeDecodeError" in first_divergence(Stepper(TURN, read_size=3))[
+        "decode_chunks"][1]
+
+
+def test_a_step_shows_the_event_its_raw_frame_and_the_buffers() -> None:
+    stepper = Stepper(TURN)
+    last = stepper.state(len(stepper) - 1)
+    assert last.frame.startswith("event: message_stop")
+    assert last.buffers == {1: '{"city": "Zürich", "n": 20}', 2: '{"note": "see *both* files"}'}
+    assert last.message == "Let me look é."
+
+
+def test_a_variant_shows_what_it_would_hand_on() -> None:
+    stepper = Stepper(TURN)
+    step = stepper.state(len(stepper) - 1)
+    assert [c["args"] for c in step.variants["key_by_name"].snapshot.finished] == [
+        '{"city": "Zürich", "n": 20}{"note": "see *both* files"}']
+
+
+def test_a_load_dataframe_is_stepped_by_its_events() -> None:
+    deltas = scl.load(TURN, name="t1")
+    stepper = Stepper(deltas, turn="t1")
+    assert len(stepper) == len(deltas) and stepper.state(5).event["seq"] == 5
+
+
+@pytest.mark.captures
+@pytest.mark.parametrize("path", capture_files()[::40], ids=lambda p: p.stem[:60])
+def test_the_last_step_hands_on_what_calls_finds(captures: Path, path: Path) -> None:
+    stepper = Stepper(path)
+    table = scl.calls(path, strict=False)
+    last = stepper.state(len(stepper) - 1)
+    assert [c["args"] for c in last.finished] == list(table.loc[table["complete"], "args"])
