@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 ROOT   := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+DEMO_PORT ?= 8866
 
 .PHONY: lab demo test lint data bench browser clean
 
@@ -22,9 +23,10 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 lab: $(VENV)/.lab
 	$(BIN)/jupyter lab $(ROOT) --notebook-dir=notebooks
 
-## demo: the breaking-a-stream notebook as a Voila app, for live use
+## demo: the breaking-a-stream notebook as a Voila app, for live use (DEMO_PORT=8866)
+# (no --allow-root: Voila does not take it, and only its kernels run code)
 demo: $(VENV)/.lab
-	$(BIN)/voila $(ROOT) notebooks/03-breaking-a-stream.ipynb
+	$(BIN)/voila --port=$(DEMO_PORT) notebooks/03-breaking-a-stream.ipynb
 
 ## test: install, then lint and run every test, notebooks and browser included
 test: $(VENV)/.test browser

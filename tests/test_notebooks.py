@@ -32,8 +32,6 @@ def test_the_first_half_of_the_course_is_there() -> None:
     assert set(HERE_NOW) <= set(ids(FOUND))
 
 
-@pytest.mark.xfail(strict=True, reason="notebooks 03-05 arrive with issue 5's second half; "
-                   "remove this mark when they do")
 def test_the_glob_finds_every_notebook_of_the_course() -> None:
     assert len(FOUND) == EXPECTED
 

@@ -1,0 +1,360 @@
+"""Break a stream on purpose: one argument document, cut where you say, through every handler.
+
+A :class:`Setup` describes one small turn: the argument text of a call, where its fragment
+boundaries fall, the wire format, optional prose around it, an earlier call to the same
+tool, whether the stream is cut off, and how big the socket reads are. :func:`run` writes
+the turn's bytes, feeds them to the correct :class:`~streamcalls_lab.Accumulator` and to
+every fault variant, and returns what each one handed on, why it differs from the correct
+one (the stepper's :func:`~streamcalls_lab.stepper.diverge`, so notebooks 3 and 4 give the
+same reasons) and a character-level diff. No widgets and no HTML here: views only read a
+:class:`Result`.
+
+:func:`catches` is the same comparison over captured turns: which faults a fixture set
+would catch at all.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pandas as pd
+
+from .accumulate import Accumulator, Snapshot
+from .check import Call, Segment, Text, turn_bytes
+from .deltas import load
+from .faults import FAULTS
+from .fixtures import escape_spans
+from .generate import cut_at
+from .providers import FORMATS
+from .sources import Source, resolve
+from .stepper import VariantState, diverge
+
+CORRECT = "correct"
+EARLIER_PIECE = 6  # characters per fragment of the earlier call: it is never the one studied
+_WORDS = re.compile(r"\s*\S+|\s+$")
+_MARKDOWN = frozenset("*_`#>~\\")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One turn to break: a call's arguments, its cuts, and what surrounds it."""
+
+    args: str
+    """The argument text, sent verbatim (valid JSON or not)."""
+    split: int | None = None
+    """The movable fragment boundary (a code-point offset); 0, the end or None: no cut.
+    With ``cut_off`` it is where the stream stops (None: after the last fragment)."""
+    every: int = 0
+    """Also cut every ``every`` characters (0: no other cuts)."""
+    cuts: tuple[int, ...] = ()
+    """Further exact boundaries."""
+    provider: str = "anthropic-messages"
+    tool: str = "create_ticket"
+    earlier: str | None = None
+    """Arguments of an earlier call to the same tool in the same turn (None: no such call)."""
+    before: str = ""
+    """Prose before the calls."""
+    after: str = ""
+    """Prose after the call (never sent when the stream is cut off)."""
+    cut_off: bool = False
+    """The stream stops at ``split`` (or after the last fragment): no stop event, no end."""
+    read_size: int | None = None
+    """Bytes per socket read (None: the whole body in one read)."""
+
+    def end(self) -> int:
+        """How many argument characters are sent."""
+        if self.cut_off and self.split is not None and 0 <= self.split < len(self.args):
+            return self.split
+        return len(self.args)
+
+    def boundaries(self) -> tuple[int, ...]:
+        """Every fragment boundary strictly inside the text that is sent."""
+        end = self.end()
+        points = set(self.cuts)
+        if self.every > 0:
+            points.update(range(self.every, end, self.every))
+        if self.split is not None:
+            points.add(self.split)
+        return tuple(sorted(p for p in points if 0 < p < end))
+
+    def fragments(self) -> tuple[str, ...]:
+        """The call's argument fragments as they go on the wire."""
+        sent = self.args[: self.end()]
+        return tuple(cut_at(sent, self.boundaries())) if sent else ()
+
+
+@dataclass(frozen=True)
+class Span:
+    """One stretch of a character-level diff: ``equal`` or what changed."""
+
+    op: str
+    """``equal``, ``replace``, ``delete`` (only in what was sent) or ``insert``."""
+    sent: str
+    got: str
+
+
+@dataclass(frozen=True)
+class CallDiff:
+    """One block: what the correct handler hands on, against what a variant does."""
+
+    block: Any
+    tool: str | None
+    sent: str | None
+    """The correct handler's arguments (None: it hands nothing on for this block)."""
+    got: str | None
+    """The variant's arguments (None: it hands nothing on for this block)."""
+    spans: tuple[Span, ...]
+
+    @property
+    def same(self) -> bool:
+        return self.sent == self.got
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one handler made of the turn."""
+
+    handler: str
+    calls: tuple[dict[str, Any], ...]
+    """What ``finish()`` handed on: ``block``, ``call_id``, ``tool``, ``args``."""
+    message: str
+    """The message surface."""
+    error: str | None
+    """``raised <Type>: <message>`` when the handler raised."""
+    reason: str | None = None
+    """Why this differs from the correct handler; None when it does not."""
+    diffs: tuple[CallDiff, ...] = ()
+    message_diff: tuple[Span, ...] = ()
+
+    @property
+    def broken(self) -> bool:
+        return self.reason is not None
+
+
+@dataclass(frozen=True)
+class Result:
+    """The turn as sent and every handler's outcome."""
+
+    setup: Setup
+    body: bytes
+    reads: tuple[bytes, ...]
+    fragments: tuple[str, ...]
+    correct: Outcome
+    faults: dict[str, Outcome] = field(default_factory=dict)
+
+    def broken(self) -> list[str]:
+        """The faults whose outcome differs from the correct one."""
+        return [name for name, out in self.faults.items() if out.broken]
+
+    def summary(self) -> pd.DataFrame:
+        """One row per handler: what it handed on and why it differs."""
+        rows = [{"handler": out.handler, "broken": out.broken, "reason": out.reason or "",
+                 "calls": len(out.calls),
+                 "args": " | ".join(str(c["args"]) for c in out.calls),
+                 "message": out.message}
+                for out in (self.correct, *self.faults.values())]
+        return pd.DataFrame(rows).astype({"handler": "str", "reason": "str", "args": "str",
+                                          "message": "str"})
+
+
+# -- the turn -----------------------------------------------------------------------------
+def _call_id(provider: str, n: int) -> str:
+    return f"toolu_break{n:02d}" if provider == "anthropic-messages" else f"call_break{n:02d}"
+
+
+def _prose(text: str) -> Text:
+    return Text(tuple(_WORDS.findall(text)))
+
+
+def segments(setup: Setup) -> list[Segment]:
+    """The turn as the builder's segments: prose, the earlier call, the call, prose."""
+    out: list[Segment] = []
+    if setup.before:
+        out.append(_prose(setup.before))
+    if setup.earlier is not None:
+        pieces = cut_at(setup.earlier, range(EARLIER_PIECE, len(setup.earlier), EARLIER_PIECE))
+        out.append(Call(setup.tool, _call_id(setup.provider, 1), tuple(pieces)))
+    out.append(Call(setup.tool, _call_id(setup.provider, 2), setup.fragments()))
+    if setup.after and not setup.cut_off:
+        out.append(_prose(setup.after))
+    return out
+
+
+def turn_body(setup: Setup) -> bytes:
+    """The SSE body of the turn ``setup`` describes."""
+    if setup.provider not in FORMATS:
+        raise ValueError(f"unknown wire format {setup.provider!r}; known: {', '.join(FORMATS)}")
+    bad = [c for c in (*setup.cuts, *([setup.split] if setup.split is not None else []))
+           if not 0 <= c <= len(setup.args)]
+    if bad:
+        raise ValueError(f"cuts {bad} lie outside the {len(setup.args)}-character arguments")
+    return turn_bytes(setup.provider, segments(setup), cut=setup.cut_off)
+
+
+def split_reads(body: bytes, read_size: int | None) -> tuple[bytes, ...]:
+    """The body as socket reads of ``read_size`` bytes (one read when None)."""
+    if read_size is None:
+        return (body,)
+    if read_size < 1:
+        raise ValueError("read_size must be at least 1")
+    return tuple(body[i : i + read_size] for i in range(0, len(body), read_size))
+
+
+# -- the diff -----------------------------------------------------------------------------
+def char_diff(sent: str, got: str) -> tuple[Span, ...]:
+    """Character-level difference (difflib, no junk heuristic), as spans a view can mark."""
+    matcher = difflib.SequenceMatcher(None, sent, got, autojunk=False)
+    return tuple(Span(op, sent[a0:a1], got[b0:b1])
+                 for op, a0, a1, b0, b1 in matcher.get_opcodes())
+
+
+def _call_diffs(correct: Sequence[Mapping[str, Any]],
+                got: Sequence[Mapping[str, Any]]) -> tuple[CallDiff, ...]:
+    want = {c["block"]: c for c in correct}
+    have = {c["block"]: c for c in got}
+    out = []
+    for block in [*want, *(b for b in have if b not in want)]:
+        w, h = want.get(block), have.get(block)
+        sent = None if w is None else str(w["args"])
+        args = None if h is None else str(h["args"])
+        tool = (w or h or {}).get("tool")
+        out.append(CallDiff(block, tool, sent, args, char_diff(sent or "", args or "")))
+    return tuple(out)
+
+
+# -- running ------------------------------------------------------------------------------
+def _feed(name: str, cls: type[Accumulator],
+          reads: Sequence[bytes]) -> tuple[Outcome, Snapshot]:
+    handler = cls()
+    calls: list[dict[str, Any]] = []
+    error = None
+    try:
+        for chunk in reads:
+            handler.feed_bytes(chunk)
+        calls = handler.finish()
+    except Exception as e:  # a faulty handler raising is one of the outcomes shown
+        error = f"raised {type(e).__name__}: {e}"
+    kept = tuple({k: c.get(k) for k in ("block", "call_id", "tool", "args")} for c in calls)
+    return Outcome(name, kept, handler.message, error), handler.snapshot()
+
+
+def compare(
+    reads: Sequence[bytes], faults: Mapping[str, type[Accumulator]] | None = None
+) -> tuple[Outcome, dict[str, Outcome]]:
+    """Feed the same socket reads to the correct handler and to each fault; compare them."""
+    correct, want = _feed(CORRECT, Accumulator, reads)
+    out = {}
+    for name, cls in (FAULTS if faults is None else faults).items():
+        got, snap = _feed(name, cls, reads)
+        reason = diverge(want, VariantState(snap, got.error))
+        out[name] = replace(got, reason=reason, diffs=_call_diffs(correct.calls, got.calls),
+                            message_diff=char_diff(correct.message, got.message))
+    return correct, out
+
+
+def run(setup: Setup, faults: Mapping[str, type[Accumulator]] | None = None) -> Result:
+    """Write the turn, feed it to every handler, and compare each with the correct one."""
+    body = turn_body(setup)
+    reads = split_reads(body, setup.read_size)
+    correct, outcomes = compare(reads, faults)
+    return Result(setup, body, reads, setup.fragments(), correct, outcomes)
+
+
+def catches(source: Source, *, read_size: int | None = None) -> pd.DataFrame:
+    """Which faults each captured turn catches: a fault is caught when its outcome differs.
+
+    Each turn is fed in its recorded reads (or in ``read_size``-byte reads), so
+    ``decode_chunks`` is caught only where a read really ends inside a character.
+    One row per turn: ``turn``, ``provider``, a bool per fault, and ``caught`` (how many).
+    """
+    rows = []
+    for cap in resolve(source):
+        chunks = [c[1] if isinstance(c, tuple) else bytes(c) for c in cap.chunks]
+        body = b"".join(chunks)
+        reads = split_reads(body, read_size) if read_size is not None else tuple(chunks)
+        _, outcomes = compare(reads)
+        events = load(body, name=cap.name, strict=False)
+        provider = str(events["provider"].iloc[0]) if len(events) else "unknown"
+        row: dict[str, Any] = {"turn": cap.name, "provider": provider}
+        row |= {name: out.broken for name, out in outcomes.items()}
+        row["caught"] = sum(out.broken for out in outcomes.values())
+        rows.append(row)
+    columns = ["turn", "provider", *FAULTS, "caught"]
+    return pd.DataFrame(rows, columns=columns).astype(
+        {"turn": "str", "provider": "str", "caught": "int64"} | dict.fromkeys(FAULTS, bool))
+
+
+# -- places worth cutting -------------------------------------------------------------------
+def in_string(args: str) -> list[bool]:
+    """For each character: is it inside a JSON string literal (between its quotes)?"""
+    inside, escaped, out = False, False, []
+    for ch in args:
+        if inside and not escaped and ch == '"':
+            inside = False
+            out.append(False)
+            continue
+        out.append(inside)
+        if not inside and ch == '"':
+            inside = True
+        escaped = inside and not escaped and ch == "\\"
+    return out
+
+
+def landmarks(args: str, per_kind: int = 2) -> list[tuple[str, int]]:
+    """Labelled boundaries where a split bites: inside escapes, before spaces in strings,
+    between digits, before Markdown syntax in values; at most ``per_kind`` of each."""
+    inside = in_string(args)
+    found: list[tuple[str, int]] = []
+    for start, end in escape_spans(args)[:per_kind]:
+        at = start + (4 if args[start + 1 : start + 2] == "u" and end - start == 6 else 1)
+        found.append((f"inside the escape {args[start:end]} ({args[start:at]} | "
+                      f"{args[at:end]})", at))
+    kinds = (
+        ("before a space inside a string", lambda i: args[i] == " " and inside[i]),
+        ("between two digits", lambda i: args[i - 1].isdigit() and args[i].isdigit()
+         and not inside[i]),
+        ("before Markdown syntax in a value", lambda i: args[i] in _MARKDOWN and inside[i]
+         and args[i] != "\\"),
+    )
+    for label, test in kinds:
+        hits = [i for i in range(1, len(args)) if test(i)][:per_kind]
+        found += [(f"{label} (at {i})", i) for i in hits]
+    close = args.rstrip().rfind("}")
+    if close > 0:
+        found.append((f"just before the closing brace (at {close})", close))
+    seen: set[int] = set()
+    out = []
+    for label, at in sorted(found, key=lambda x: x[1]):
+        if at not in seen:
+            seen.add(at)
+            out.append((label, at))
+    return out
+
+
+# -- one setup per fault, each chosen so that fault bites -----------------------------------
+PRESETS: dict[str, Setup] = {
+    # The chapter's mangled ticket summary: a boundary right before a space inside the value.
+    "trim": Setup('{"summary": "urgent request from ops about the March invoice run"}',
+                  split=27),
+    # A boundary inside the \\n escape: the backslash ends one fragment, n starts the next.
+    "decode_each": Setup('{"text": "line one\\nline two", "quote": "say \\"hi\\""}',
+                         split=19),
+    # The stream ends right after the closing brace: no stop ever arrives.
+    "parse_to_finish": Setup('{"limit": 20, "status": "refunded"}', every=6, cut_off=True),
+    # {"limit": 2 reads as a finished object to a partial parser; 20 is what was sent.
+    "lenient_parse": Setup('{"limit": 20, "status": "refunded"}', split=11),
+    # Two calls to one tool in one turn.
+    "key_by_name": Setup('{"order_id": "B-2093"}', split=14, tool="lookup_order",
+                         earlier='{"order_id": "A-4471"}'),
+    # Small socket reads: some end inside a character's UTF-8 bytes.
+    "decode_chunks": Setup('{"city": "Zürich", "note": "naïve café 👍🏽"}', split=20,
+                           read_size=7),
+    # The chapter's note field, with prose around the call.
+    "markdown_bubble": Setup('{"note": "see *both* attachments", "code": "`x` > 2"}',
+                             split=16, before="Let me open a ticket.", after=" Done."),
+}
+"""A setup per ``FAULTS`` name in which that fault gives a wrong result."""

@@ -1,0 +1,271 @@
+"""Breaking a stream: controls over a :class:`~streamcalls_lab.breaker.Setup`, results as HTML.
+
+:func:`render` turns a :class:`~streamcalls_lab.breaker.Result` into escaped HTML (the
+static form, and what the live view shows); :class:`BreakerView` only maps widget values
+to a ``Setup`` and ``render``'s output to an ``HTML`` widget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import ipywidgets as w
+
+from .. import breaker
+from ..breaker import CallDiff, Outcome, Result, Setup
+from ..display import SafeHTML, escape
+from ..faults import FAULTS
+from ..providers import FORMATS
+from . import render as r
+
+OWN = "your own"
+NO_BOUNDARY = -1
+MAX_EVERY = 40
+MAX_READ = 64
+
+
+def _label(diff: CallDiff) -> str:
+    tool = f" · {escape(diff.tool)}" if diff.tool is not None else ""
+    return f'<span class="scl-note">block {escape(diff.block)}{tool}</span> '
+
+
+def _sides(out: Outcome) -> tuple[str, str]:
+    """The correct side (what this handler lost, marked) and this handler's side."""
+    sent, got = [], []
+    for diff in out.diffs:
+        label = _label(diff)
+        if diff.sent is None:
+            sent.append(f'{label}<span class="scl-note">held back: its stop never came</span>')
+        else:
+            sent.append(label + r.marked(diff.spans, "sent"))
+        if diff.got is None:
+            got.append(f'{label}<span class="scl-bad">not handed on</span>')
+        else:
+            got.append(label + r.marked(diff.spans, "got"))
+    if any(s.op != "equal" for s in out.message_diff):
+        sent.append('<span class="scl-note">message</span> ' + r.marked(out.message_diff, "sent"))
+        got.append('<span class="scl-note">message</span> ' + r.marked(out.message_diff, "got"))
+    return "<br>".join(sent), "<br>".join(got)
+
+
+def _verdict(out: Outcome) -> str:
+    if out.reason is None:
+        return '<span class="scl-ok">✓ same as correct</span>'
+    return f'<span class="scl-bad">✗ {escape(out.reason)}</span>'
+
+
+def _sent(result: Result) -> str:
+    s = result.setup
+    n = len(result.fragments)
+    end = ("the stream stops here: no stop event, no end of turn" if s.cut_off
+           else "then the stop event")
+    parts = [f"{escape(s.provider)}", f"{escape(s.tool)}", f"{len(s.args)} characters",
+             f"{n} fragment{'s' * (n != 1)}",
+             f"{len(result.reads)} socket read{'s' * (len(result.reads) != 1)}"
+             + (f" of {s.read_size} bytes" if s.read_size else "")]
+    extra = []
+    if s.earlier is not None:
+        extra.append(f"an earlier {escape(s.tool)} call: {r.code(s.earlier)}")
+    if s.before:
+        extra.append(f"prose before: {r.code(s.before)}")
+    if s.after and not s.cut_off:
+        extra.append(f"prose after: {r.code(s.after)}")
+    more = "".join(f"<div class=\"scl-note\">{e}</div>" for e in extra)
+    return (f'<h4>Sent</h4><div class="scl-note">{" · ".join(parts)}</div>{more}'
+            f'<div class="scl-pieces">{r.pieces(result.fragments)}</div>'
+            f'<div class="scl-note">{end}</div>')
+
+
+def render(result: Result, show: Sequence[str] | None = None,
+           focus: str | None = None) -> SafeHTML:
+    """The turn as sent, then each handler's result beside the correct one's, differences
+    in ``<mark>``; ``show`` picks the faults (all by default), ``focus`` shades one row."""
+    names = list(result.faults) if show is None else [n for n in show if n in result.faults]
+    correct = result.correct
+    handed = "<br>".join(
+        f'<span class="scl-note">block {escape(c["block"])} · {escape(c["tool"])}</span> '
+        + r.code(c["args"]) for c in correct.calls
+    ) or '<span class="scl-note">nothing: no call got its stop event</span>'
+    if correct.message:
+        handed += '<br><span class="scl-note">message</span> ' + r.code(correct.message)
+    rows = [r.row(["<b>correct</b>", '<span class="scl-note">the reference</span>', handed,
+                   '<span class="scl-note">—</span>'], "scl-correct")]
+    for name in names:
+        out = result.faults[name]
+        sent, got = _sides(out) if out.broken else (
+            '<span class="scl-note">same</span>', '<span class="scl-note">same</span>')
+        cls = " ".join(c for c in ("scl-fault", "scl-focus" if name == focus else "") if c)
+        rows.append(r.row([f"<b>{escape(name)}</b>", _verdict(out), sent, got], cls))
+    head = ["handler", "verdict", "correct (what this one lost or changed)", "this handler"]
+    results = r.table(head, rows, "scl-results")
+    return SafeHTML(r.view(_sent(result) + "<h4>Handed on</h4>" + results, "scl-breaker"))
+
+
+def _error(message: str) -> SafeHTML:
+    return SafeHTML(r.view(f'<span class="scl-bad">{escape(message)}</span>', "scl-breaker"))
+
+
+class BreakerView:
+    """Move a split through a document, edit it, pick the format; see every handler's result.
+
+    ``preset`` is a ``FAULTS`` name (its :data:`~streamcalls_lab.breaker.PRESETS` setup,
+    and its row shaded) or a :class:`Setup`; ``show`` limits the faults shown. The controls
+    hold one movable split plus an even spacing, so a setup's extra ``cuts`` are not kept,
+    and a split at 0 means no split.
+    """
+
+    def __init__(self, preset: str | Setup = "trim",
+                 show: Sequence[str] | None = None) -> None:
+        self.show = None if show is None else list(show)
+        self.focus: str | None = None
+        self.result: Result | None = None
+        self._holding = False
+        self._tool = "create_ticket"
+        style = {"description_width": "9em"}
+        wide = w.Layout(width="98%")
+        self.preset = w.Dropdown(options=[*breaker.PRESETS, OWN], value=OWN,
+                                 description="start from", style=style)
+        self.provider = w.ToggleButtons(options=list(FORMATS), description="wire format",
+                                        style=style)
+        self.args = w.Textarea(description="arguments", rows=3, layout=wide, style=style)
+        self.split = w.IntSlider(0, min=0, max=1, description="split at", style=style,
+                                 layout=wide)
+        self.boundary = w.Dropdown(description="jump to", style=style, layout=wide,
+                                   options=[("a place where a split bites…", NO_BOUNDARY)])
+        self.every = w.IntSlider(0, min=0, max=MAX_EVERY, description="also cut every",
+                                 style=style)
+        self.read_size = w.IntSlider(0, min=0, max=MAX_READ, description="read size (bytes)",
+                                     style=style)
+        self.cut_off = w.Checkbox(False, description="the stream stops at the split",
+                                  indent=False, layout=w.Layout(width="auto",
+                                                                margin="0 0 0 9.5em"))
+        self.earlier = w.Text(description="earlier call", placeholder="(none)", style=style,
+                              layout=wide)
+        self.before = w.Text(description="prose before", style=style, layout=wide)
+        self.after = w.Text(description="prose after", style=style, layout=wide)
+        self.output = w.HTML()
+        for control in (self.args, self.split, self.every, self.read_size, self.cut_off,
+                        self.earlier, self.before, self.after, self.provider):
+            control.observe(self._changed, "value")
+        self.preset.observe(self._preset_changed, "value")
+        self.boundary.observe(self._boundary_changed, "value")
+        self.args.observe(self._args_changed, "value")
+        hint = w.HTML('<span style="color:#555">0 means: no such cut, or one read for the '
+                      "whole body</span>")
+        self.widget = w.VBox([
+            w.HBox([self.preset, self.provider]), self.args, self.split, self.boundary,
+            w.HBox([self.every, self.read_size, hint]), self.cut_off, self.earlier,
+            self.before, self.after, self.output,
+        ])
+        self.widget.add_class("scl-breaker-view")
+        self.output.add_class("scl-breaker-output")
+        self.load(preset)
+
+    # -- from widgets to the model and back ---------------------------------------------
+    def setup(self) -> Setup:
+        """The setup the controls describe now."""
+        return Setup(
+            args=self.args.value, split=self.split.value or None, every=self.every.value,
+            provider=self.provider.value, tool=self._tool,
+            earlier=self.earlier.value or None, before=self.before.value,
+            after=self.after.value, cut_off=self.cut_off.value,
+            read_size=self.read_size.value or None,
+        )
+
+    def load(self, preset: str | Setup) -> None:
+        """Set every control from a preset name or a setup, then show its result."""
+        setup = breaker.PRESETS[preset] if isinstance(preset, str) else preset
+        name = preset if isinstance(preset, str) else OWN
+        self._holding = True
+        try:
+            self.focus = name if name in breaker.PRESETS else self.focus
+            self._tool = setup.tool
+            self.preset.value = name
+            self.provider.value = setup.provider
+            self.args.value = setup.args
+            self._bounds(setup.args)
+            self.split.value = setup.split or 0
+            self.every.value = min(setup.every, MAX_EVERY)
+            self.read_size.value = min(setup.read_size or 0, MAX_READ)
+            self.cut_off.value = setup.cut_off
+            self.earlier.value = setup.earlier or ""
+            self.before.value = setup.before
+            self.after.value = setup.after
+        finally:
+            self._holding = False
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Run the model on the current setup and show the result."""
+        try:
+            self.result = breaker.run(self.setup())
+        except ValueError as e:
+            self.result = None
+            self.output.value = _error(str(e)).html
+            return
+        self.output.value = render(self.result, self.show, self.focus).html
+
+    def static(self) -> SafeHTML:
+        """The current result as escaped HTML, for where no kernel runs."""
+        if self.result is None:
+            return _error("no result: the setup above is not valid")
+        return render(self.result, self.show, self.focus)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle["text/html"] = self.static().html
+        return bundle
+
+    # -- reacting -----------------------------------------------------------------------
+    def _bounds(self, args: str) -> None:
+        self.split.max = max(len(args), 1)
+        self.split.value = min(self.split.value, len(args))
+        marks = breaker.landmarks(args)
+        self.boundary.options = [("a place where a split bites…", NO_BOUNDARY),
+                                 *((label, at) for label, at in marks)]
+        self.boundary.value = NO_BOUNDARY
+
+    def _changed(self, change: dict[str, Any]) -> None:
+        if self._holding:
+            return
+        if change["owner"] is self.split and self.boundary.value not in (
+                NO_BOUNDARY, change["new"]):
+            self._holding = True
+            self.boundary.value = NO_BOUNDARY
+            self._holding = False
+        self.refresh()
+
+    def _args_changed(self, change: dict[str, Any]) -> None:
+        if self._holding:
+            return
+        self._holding = True
+        try:
+            self._bounds(change["new"])
+        finally:
+            self._holding = False
+        self.refresh()
+
+    def _preset_changed(self, change: dict[str, Any]) -> None:
+        if not self._holding and change["new"] in breaker.PRESETS:
+            self.load(change["new"])
+
+    def _boundary_changed(self, change: dict[str, Any]) -> None:
+        if not self._holding and change["new"] != NO_BOUNDARY:
+            self.split.value = change["new"]
+
+
+def overview(presets: dict[str, Setup] | None = None,
+             provider: str | None = None) -> SafeHTML:
+    """A static table: for each preset, which faults give a wrong result and why."""
+    rows = []
+    for name, setup in (breaker.PRESETS if presets is None else presets).items():
+        result = breaker.run(setup if provider is None else replace(setup, provider=provider))
+        cells = [f"<b>{escape(name)}</b>", r.code(setup.args)]
+        cells += [f'<span class="scl-bad" title="{escape(o.reason)}">✗</span>'
+                  if o.broken else '<span class="scl-ok">✓</span>'
+                  for o in result.faults.values()]
+        rows.append(r.row(cells, "scl-overview"))
+    return SafeHTML(r.view(r.table(["preset", "arguments", *FAULTS], rows, "scl-overview"),
+                           "scl-breaker-overview"))

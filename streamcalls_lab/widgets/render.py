@@ -1,0 +1,80 @@
+"""HTML pieces the views share; every captured or typed string goes through ``display.visible``.
+
+The markup is fixed here and the text inside it is escaped, so a value holding ``<script>``
+or ``onerror=`` shows those characters and runs nothing, in a live widget, in a Voila app
+and in a saved notebook alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..breaker import Span
+from ..display import STYLE, escape, visible
+
+CSS = STYLE + """<style>
+.scl-view{font-size:13px;line-height:1.5}
+.scl-view h4{margin:8px 0 2px 0;font-size:13px}
+.scl-view mark.scl-lost{background:#f6b8b8;border-radius:2px}
+.scl-view mark.scl-got{background:#b9e6b9;border-radius:2px}
+.scl-view mark.scl-gap{background:#f6b8b8;color:#900;padding:0 1px}
+.scl-view mark.scl-new{background:#ffe08a;border-radius:2px}
+.scl-view .scl-piece{white-space:pre-wrap;word-break:break-all;font-family:monospace;
+background:#fff5d6;border-right:2px solid #c60;padding:0 1px}
+.scl-view .scl-piece.scl-alt{background:#e4edff}
+.scl-view .scl-bad{color:#a00}
+.scl-view .scl-ok{color:#070}
+.scl-view .scl-note{color:#555}
+.scl-view tr.scl-focus>td{background:#fffbe6}
+</style>"""
+
+
+def view(body: str, cls: str) -> str:
+    """A view's whole output: the style, then ``body`` (already escaped) in one div."""
+    return f'{CSS}<div class="scl-view {cls}">{body}</div>'
+
+
+def code(text: Any, cls: str = "") -> str:
+    """Captured text as code: escaped, whitespace visible."""
+    extra = f" {cls}" if cls else ""
+    return f'<code class="scl-frag{extra}">{visible(text)}</code>'
+
+
+def marked(spans: Iterable[Span], side: str) -> str:
+    """One side of a diff as code, what differs in ``<mark>``: ``sent`` marks what the
+    handler lost or changed, ``got`` what it added or changed (and a caret where it lost)."""
+    parts = []
+    for span in spans:
+        text = span.sent if side == "sent" else span.got
+        if span.op == "equal":
+            parts.append(visible(text))
+        elif text:
+            parts.append(f'<mark class="scl-{"lost" if side == "sent" else "got"}">'
+                         f"{visible(text)}</mark>")
+        elif side == "got":
+            parts.append(f'<mark class="scl-gap" title="{len(span.sent)} characters missing">'
+                         "‸</mark>")
+    return f'<code class="scl-frag">{"".join(parts)}</code>'
+
+
+def pieces(fragments: Sequence[str]) -> str:
+    """Fragments side by side, alternately shaded, so every boundary shows."""
+    if not fragments:
+        return '<span class="scl-note">(no argument fragment sent)</span>'
+    return "".join(
+        f'<code class="scl-piece{" scl-alt" if i % 2 else ""}">{visible(f)}</code>'
+        for i, f in enumerate(fragments))
+
+
+def row(cells: Iterable[str], cls: str = "") -> str:
+    """A table row of cells that are already HTML."""
+    attr = f' class="{cls}"' if cls else ""
+    return f"<tr{attr}>{''.join(f'<td>{c}</td>' for c in cells)}</tr>"
+
+
+def table(head: Iterable[str], rows: Iterable[str], cls: str) -> str:
+    """A table with escaped headings and rows made by :func:`row`."""
+    ths = "".join(f"<th>{escape(h)}</th>" for h in head)
+    return (f'<table class="scl-table {cls}"><thead><tr>{ths}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>")
