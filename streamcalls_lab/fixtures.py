@@ -99,7 +99,8 @@ def _deltas(source_or_deltas: Source | pd.DataFrame) -> pd.DataFrame:
             raise TypeError("coverage needs load()'s events, not calls(): fragment "
                             "boundaries and prose live in the events")
         return source_or_deltas
-    return load(source_or_deltas)
+    # Lenient: a capture cut mid-frame is exactly what property (e) looks for.
+    return load(source_or_deltas, strict=False)
 
 
 def _turn_facts(events: pd.DataFrame) -> dict[str, Any]:

@@ -98,6 +98,8 @@ def diverge(correct: Snapshot, variant: VariantState) -> str | None:
         if have != want:
             if have.endswith(want) and len(have) > len(want):
                 return f"block {block}: its buffer already holds another call's arguments"
+            if have.startswith(want) and len(have) > len(want) and want:
+                return f"block {block}: its buffer also holds a later call's arguments"
             at = _first_difference(want, have)
             return (f"block {block}: buffer differs at char {at}: sent "
                     f"{_short(want[at:at + 12])}, holds {_short(have[at:at + 12])}")
