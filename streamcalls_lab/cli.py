@@ -1,0 +1,232 @@
+"""``python -m streamcalls_lab``: the data path from a terminal.
+
+A subcommand is one function: decorate it with ``@command(arg(...), ...)``;
+its name is the subcommand, the first line of its docstring the help, and it
+returns an exit code. Imports happen inside the function, so ``--help``
+stays fast and one subcommand's dependencies never slow another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+Run = Callable[[argparse.Namespace], int]
+
+
+@dataclass(frozen=True)
+class Command:
+    run: Run
+    args: tuple[tuple[tuple[str, ...], dict[str, Any]], ...]
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def arg(*names: str, **options: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """One ``add_argument`` call, recorded for later."""
+    return names, options
+
+
+def command(*args: tuple[tuple[str, ...], dict[str, Any]],
+            name: str | None = None) -> Callable[[Run], Run]:
+    """Register a subcommand (its name defaults to the function's, ``_`` as ``-``)."""
+
+    def register(run: Run) -> Run:
+        COMMANDS[name or run.__name__.removeprefix("cmd_").replace("_", "-")] = Command(run, args)
+        return run
+
+    return register
+
+
+def _speed(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("speed must be > 0 (inf: no waiting)")
+    return value
+
+
+# -- subcommands -------------------------------------------------------------------------
+@command(
+    arg("capture", help="a .sse capture (its .timing.tsv sidecar sets the pace), or a HAR"),
+    arg("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: any free port)"),
+    arg("--speed", type=_speed, default=1.0, help="pace factor: 2 is twice as fast, inf no wait"),
+    arg("--delay", type=float, default=0.0,
+        help="seconds between frames when the capture has no timing (default 0)"),
+    arg("--status", type=int, default=200, help="HTTP status to answer with (default 200)"),
+)
+def cmd_serve(ns: argparse.Namespace) -> int:
+    """Stream a capture over HTTP on loopback, byte-exact, for SDK clients to read."""
+    from .serve import SSEServer
+
+    server = SSEServer(ns.capture, port=ns.port, speed=ns.speed, default_delay=ns.delay,
+                       status=ns.status)
+    print(f"serving {', '.join(server.names)} at {server.base_url} (any POST or GET path)")
+    print(f"  anthropic.Anthropic(base_url={server.base_url!r}, api_key='fake')")
+    print(f"  openai.OpenAI(base_url={server.base_url + '/v1'!r}, api_key='fake')")
+    print("Ctrl-C to stop", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    return 0
+
+
+@command(
+    arg("--url", required=True, help="endpoint, e.g. https://api.anthropic.com/v1/messages"),
+    arg("--body", required=True, help="JSON request body file ('-' reads stdin)"),
+    arg("--out", required=True, help="capture to write (X.sse; sidecars go beside it)"),
+    arg("--header", action="append", default=[], metavar="K:V",
+        help="extra request header (repeatable); credentials are refused here"),
+    arg("--key-env", default="auto",
+        help="environment variable holding the key (default: ANTHROPIC_API_KEY or "
+             "OPENAI_API_KEY by host, none elsewhere; 'none' sends no key)"),
+    arg("--auth", default="auto",
+        choices=("auto", "x-api-key", "bearer", "api-key", "x-goog-api-key", "none"),
+        help="header that carries the key (default: by host)"),
+    arg("--timeout", type=float, default=600.0, help="seconds to wait for each read"),
+)
+def cmd_record(ns: argparse.Namespace) -> int:
+    """POST a request and save the streamed response byte-exact, with read timing; keys
+    come from the environment and are never written."""
+    from pathlib import Path
+
+    from .record import record
+
+    body = sys.stdin.buffer.read() if ns.body == "-" else Path(ns.body).read_bytes()
+    key_env = None if ns.key_env == "none" else ns.key_env
+    rec = record(ns.url, body, ns.out, headers=ns.header, key_env=key_env, auth=ns.auth,
+                 timeout=ns.timeout)
+    print(f"saved {rec.nbytes} bytes in {rec.nreads} reads to {rec.path} "
+          f"(timing: {rec.timing.name}, provenance: {rec.meta.name})")
+    if "event-stream" not in rec.content_type:
+        print(f"warning: the response was {rec.content_type or 'untyped'}, not an event stream",
+              file=sys.stderr)
+    return 0
+
+
+@command(
+    arg("files", nargs="+", help="HAR (.har), VCR cassettes (.yaml/.yml/.json), "
+                                 "JSON-lines chunk logs (.jsonl)"),
+    arg("--out", required=True, help="directory for the .sse captures"),
+)
+def cmd_import(ns: argparse.Namespace) -> int:
+    """Extract event streams from HAR, VCR and JSON-lines recordings as .sse captures."""
+    from .importers import import_paths
+
+    written = import_paths(ns.files, ns.out)
+    print(f"wrote {len(written)} capture(s) to {ns.out}")
+    return 0
+
+
+@command(
+    arg("paths", nargs="+", help=".sse captures or directories of them"),
+    arg("--out", required=True, help="directory for the redacted copies"),
+    arg("--salt", default=None,
+        help="fixes the id mapping, so reruns give the same output (default: random)"),
+)
+def cmd_redact(ns: argparse.Namespace) -> int:
+    """Replace values with same-size filler, keeping every length, split and escape."""
+    from .redact import redact_paths
+
+    written = redact_paths(ns.paths, ns.out, salt=ns.salt)
+    print(f"redacted {len(written)} capture(s) into {ns.out}")
+    return 0
+
+
+@command(
+    arg("capture", help="a .sse capture"),
+    arg("--speed", type=_speed, default=1.0, help="pace factor (inf: all at once)"),
+    arg("--delay", type=float, default=0.0,
+        help="seconds between frames when the capture has no timing"),
+)
+def cmd_replay(ns: argparse.Namespace) -> int:
+    """Write a capture to stdout at its recorded pace, like watching it arrive."""
+    from .replay import replay
+
+    out = sys.stdout.buffer
+    try:
+        for data in replay(ns.capture, speed=ns.speed, default_delay=ns.delay):
+            out.write(data)
+            out.flush()
+    except (KeyboardInterrupt, BrokenPipeError):
+        pass
+    return 0
+
+
+@command(
+    arg("--out", required=True, help="capture to write (X.sse; X.sse.timing.tsv beside it)"),
+    arg("--call", action="append", default=[], metavar="TOOL=ARGS",
+        help="a call (repeatable, in order): ARGS is the JSON text sent verbatim, "
+             "or @FILE to read it"),
+    arg("--format", default="anthropic-messages",
+        choices=("anthropic-messages", "openai-chat", "openai-responses")),
+    arg("--before", default="", help="prose before the calls"),
+    arg("--after", default="", help="prose after the calls"),
+    arg("--seed", default="0", help="same seed, same bytes (default 0)"),
+    arg("--truncate", type=float, default=None,
+        help="stop at this share (0-1) of the last call's arguments, with no stop event"),
+)
+def cmd_generate(ns: argparse.Namespace) -> int:
+    """Write a realistic streamed turn (calibrated fragments, assumed timing) as a capture."""
+    from pathlib import Path
+
+    from .generate import generate
+
+    calls = []
+    for spec in ns.call:
+        tool, sep, args = spec.partition("=")
+        if not sep or not tool:
+            raise ValueError(f"--call expects TOOL=ARGS, got {spec!r}")
+        calls.append((tool, Path(args[1:]).read_text("utf-8") if args[:1] == "@" else args))
+    seed = int(ns.seed) if ns.seed.lstrip("-").isdigit() else ns.seed  # as generate(seed=0)
+    turn = generate(calls, provider=ns.format, before=ns.before, after=ns.after,
+                    seed=seed, truncate=ns.truncate)
+    path = turn.write(ns.out)
+    print(f"wrote {len(turn.body)} bytes in {len(turn.reads)} reads to {path}")
+    return 0
+
+
+@command(arg("source", help="a capture, a directory or a glob of them"))
+def cmd_coverage(ns: argparse.Namespace) -> int:
+    """Which of the five fixture properties a set of captures covers, per format."""
+    from .deltas import load
+    from .fixtures import coverage
+
+    print(coverage(load(ns.source, strict=False)).to_string())
+    return 0
+
+
+# -- entry point ---------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m streamcalls_lab",
+        description="Replay, serve, record, import and redact streamed LLM tool calls.",
+    )
+    subs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, cmd in COMMANDS.items():
+        doc = (cmd.run.__doc__ or "").strip()
+        sub = subs.add_parser(name, help=doc.split("\n\n")[0].replace("\n", " "),
+                              description=doc)
+        for names, options in cmd.args:
+            sub.add_argument(*names, **options)
+        sub.set_defaults(run=cmd.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    from .errors import CaptureError
+    from .record import RecordError
+
+    try:
+        return ns.run(ns)
+    except (CaptureError, RecordError, ValueError, OSError) as e:
+        print(f"{parser.prog} {ns.command}: error: {e}", file=sys.stderr)
+        return 1

@@ -1,0 +1,124 @@
+"""HAR archives (browser DevTools, mitmproxy, proxies): entries whose response is an event stream.
+
+The body is ``response.content.text``, base64-decoded when ``encoding`` says
+so; it is what the browser received after undoing any compression, which is
+what a capture is. HAR's standard ``timings`` only give the total receive
+time, which cannot place reads, so no sidecar comes from them. When an entry
+carries per-event times (Chrome's ``_eventSourceMessages``, ``time`` in
+seconds) and they line up one-to-one with the body's frames, each frame
+becomes one timed read. An entry with messages but no body text is rebuilt
+from the messages (framing not as sent; the provenance says so).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .. import provenance
+from ..errors import CaptureError
+from .stream import Stream, frame_reads
+from .vcr import is_event_stream
+
+REBUILT = "framing rebuilt from the HAR's _eventSourceMessages: not as sent"
+
+
+def _pairs(headers: Any) -> list[tuple[str, str]]:
+    if not isinstance(headers, list):
+        return []
+    return [(str(h.get("name", "")), str(h.get("value", ""))) for h in headers
+            if isinstance(h, dict)]
+
+
+def _header(pairs: list[tuple[str, str]], name: str) -> str:
+    return ", ".join(v for k, v in pairs if k.lower() == name)
+
+
+def _text(content: dict[str, Any], where: str) -> bytes | None:
+    text = content.get("text")
+    if not isinstance(text, str):
+        return None
+    if content.get("encoding") == "base64":
+        try:
+            return base64.b64decode(text, validate=True)
+        except binascii.Error:
+            raise CaptureError(where, 0, "content.text is not valid base64") from None
+    return text.encode("utf-8")
+
+
+def _messages(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    found = entry.get("_eventSourceMessages")
+    return [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
+
+
+def _from_messages(messages: list[dict[str, Any]]) -> bytes:
+    out = []
+    for m in messages:
+        lines = []
+        name = m.get("eventName") or m.get("type")
+        if name and name != "message":
+            lines.append(f"event: {name}")
+        if m.get("eventId"):
+            lines.append(f"id: {m['eventId']}")
+        lines += [f"data: {d}" for d in str(m.get("data", "")).split("\n")]
+        out.append("\n".join(lines) + "\n\n")
+    return "".join(out).encode("utf-8")
+
+
+def _times(messages: list[dict[str, Any]]) -> list[float] | None:
+    times = [m.get("time") for m in messages]
+    if not times or not all(isinstance(t, int | float) for t in times):
+        return None
+    return [float(t) for t in times]  # type: ignore[arg-type]
+
+
+def streams(path: Path) -> Iterator[Stream]:
+    """One :class:`Stream` per entry whose response is ``text/event-stream``."""
+    try:
+        har = json.loads(path.read_bytes())
+        entries = har["log"]["entries"]
+    except (ValueError, KeyError, TypeError):
+        raise CaptureError(str(path), 0, "not a HAR file: no log.entries") from None
+    stem = path.name.removesuffix(path.suffix)
+    for i, entry in enumerate(entries):
+        request = entry.get("request") or {}
+        response = entry.get("response") or {}
+        content = response.get("content") or {}
+        resp_headers = _pairs(response.get("headers"))
+        req_headers = _pairs(request.get("headers"))
+        ctype = _header(resp_headers, "content-type") or str(content.get("mimeType") or "")
+        if not is_event_stream(ctype, b""):
+            continue
+        body = _text(content, f"{path} entry {i}")
+        messages = _messages(entry)
+        rebuilt = not body and bool(messages)
+        if rebuilt:
+            body = _from_messages(messages)
+        if not body:
+            continue
+        times = _times(messages)
+        reads = frame_reads(body, times) if times else None
+        secrets = provenance.secret_values(req_headers) + provenance.secret_values(resp_headers)
+        for cookie in (request.get("cookies") or []) + (response.get("cookies") or []):
+            if isinstance(cookie, dict):
+                secrets.append(str(cookie.get("value", "")))
+        meta: dict[str, Any] = {
+            "source": "har",
+            "origin": path.name,
+            "entry": f"log/entries/{i}",
+            "method": request.get("method"),
+            "url": provenance.scrub_url(str(request.get("url", "")), secrets),
+            "status": response.get("status"),
+            "started": entry.get("startedDateTime"),
+            "request_headers": provenance.scrub_headers(req_headers, secrets),
+            "response_headers": provenance.scrub_headers(resp_headers, secrets),
+        }
+        if isinstance(entry.get("timings"), dict):
+            meta["receive_ms"] = entry["timings"].get("receive")
+        if rebuilt:
+            meta["note"] = REBUILT
+        yield Stream(f"{stem}__e{i}", body, reads, meta, secrets)

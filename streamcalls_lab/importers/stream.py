@@ -1,0 +1,63 @@
+"""What every importer yields, and how it lands on disk as a loadable capture."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import provenance, timing
+from ..sse import SSEDecoder
+
+
+@dataclass
+class Stream:
+    """One event-stream body found in a recording file."""
+
+    name: str
+    """File stem for the capture (``<recording>__i<n>`` and the like)."""
+    body: bytes
+    reads: list[tuple[float, int]] | None = None
+    """``(t, nbytes)`` per read when the recording kept timing; sizes add up to ``body``."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """Provenance: origin file and entry, URL, status, headers (already scrubbed)."""
+    secrets: list[str] = field(default_factory=list, repr=False)
+    """Credential values seen in the recording: checked absent from what is written."""
+
+
+def frame_reads(body: bytes, times: list[float]) -> list[tuple[float, int]] | None:
+    """Reads at frame granularity: frame ``i`` of ``body`` arrived at ``times[i]``.
+
+    For recordings that timed each event rather than each socket read. None
+    when the counts disagree, because then no frame can be trusted to its time.
+    """
+    dec = SSEDecoder(strict=False)
+    ends = [f.end for f in dec.feed(body) + dec.close() if f.problem is None]
+    if not ends or len(ends) != len(times):
+        return None
+    t0 = times[0]
+    reads, at = [], 0
+    for end, t in zip(ends, times, strict=True):
+        reads.append((max(0.0, t - t0), end - at))
+        at = end
+    if at < len(body):  # trailing bytes after the last event arrive with it
+        t, n = reads[-1]
+        reads[-1] = (t, n + len(body) - at)
+    # Clocks of different events can disagree by rounding; replay needs them non-decreasing.
+    for i in range(1, len(reads)):
+        if reads[i][0] < reads[i - 1][0]:
+            reads[i] = (reads[i - 1][0], reads[i][1])
+    return reads
+
+
+def write(stream: Stream, out_dir: Path) -> Path:
+    """Write ``<name>.sse`` (bytes as found), its timing sidecar if any, and its provenance."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{stream.name}.sse"
+    path.write_bytes(stream.body)
+    if stream.reads is not None:
+        timing.write(path, stream.reads)
+    else:
+        timing.sidecar(path).unlink(missing_ok=True)  # a stale one would no longer add up
+    provenance.write(path, stream.meta, stream.secrets)
+    return path

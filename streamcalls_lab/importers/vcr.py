@@ -1,0 +1,138 @@
+"""VCR cassettes (vcrpy's YAML or JSON): the streamed response bodies, byte-exact.
+
+A cassette is ``interactions[]``, each a ``request`` and a ``response`` whose
+body sits in ``body.string``: text, or ``!!binary`` bytes when the recorder
+kept them compressed (gzip or deflate, undone here, as the client would).
+Only interactions whose response is an event stream become captures;
+cassettes keep no timing, so no sidecar is written.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import warnings
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .. import provenance
+from ..errors import CaptureError
+from .stream import Stream
+
+EVENT_STREAM = "text/event-stream"
+_SSE_STARTS = (b"event:", b"data:", b"id:", b":", b"retry:")
+
+
+def _headers(raw: Any) -> dict[str, list[str]]:
+    """vcrpy keeps ``name: [values]``; some recorders a plain value."""
+    out: dict[str, list[str]] = {}
+    if isinstance(raw, dict):
+        for name, value in raw.items():
+            values = value if isinstance(value, list) else [value]
+            out.setdefault(str(name).lower(), []).extend(str(v) for v in values)
+    return out
+
+
+def _body(response: dict[str, Any]) -> bytes | None:
+    body = response.get("body", response.get("content"))
+    if isinstance(body, dict):
+        body = body.get("string", body.get("base64_string"))
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    if isinstance(body, bytes):
+        return body
+    return None
+
+
+def decode_content(body: bytes, encoding: str) -> bytes | None:
+    """Undo a ``content-encoding`` the recorder kept; None for ones this kit cannot undo.
+
+    The header often outlives the encoding (many recorders store decoded
+    text under ``content-encoding: gzip``), so the bytes decide, not the header.
+    """
+    if body[:2] == b"\x1f\x8b":
+        return gzip.decompress(body)
+    if _is_text(body):
+        return body
+    if encoding.strip().lower() == "deflate":
+        try:
+            return zlib.decompress(body)
+        except zlib.error:
+            return zlib.decompress(body, -15)  # raw deflate, as some servers send it
+    return None
+
+
+def _is_text(body: bytes) -> bool:
+    head = body[:256]
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < len(head) - 3:  # not just a character cut at the window's edge
+            return False
+    return b"\0" not in head
+
+
+def is_event_stream(content_type: str, body: bytes) -> bool:
+    """By the content type, or, where a recorder dropped the headers, by the first line."""
+    if content_type:
+        return content_type.split(";")[0].strip().lower() == EVENT_STREAM
+    return body.lstrip(b"\xef\xbb\xbf\r\n").startswith(_SSE_STARTS)
+
+
+def _load(path: Path) -> Any:
+    text = path.read_bytes()
+    if path.suffix.lower() == ".json":
+        return json.loads(text)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
+    try:
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise CaptureError(str(path), 0, f"not a YAML cassette ({mark or e})") from None
+
+
+def streams(path: Path) -> Iterator[Stream]:
+    """One :class:`Stream` per interaction whose response is an event stream."""
+    data = _load(path)
+    interactions = data.get("interactions") if isinstance(data, dict) else None
+    if not isinstance(interactions, list):
+        raise CaptureError(str(path), 0, "not a VCR cassette: no 'interactions' list")
+    stem = path.name.removesuffix(path.suffix)
+    for i, interaction in enumerate(interactions):
+        request = interaction.get("request") or {}
+        response = interaction.get("response") or {}
+        headers = _headers(response.get("headers"))
+        body = _body(response)
+        if body is None:
+            continue
+        content_type = ", ".join(headers.get("content-type", []))
+        if content_type and not is_event_stream(content_type, b""):
+            continue
+        encoding = ", ".join(headers.get("content-encoding", []))
+        decoded = decode_content(body, encoding)
+        if decoded is None:
+            warnings.warn(f"{path} interaction {i}: cannot undo content-encoding {encoding!r}",
+                          stacklevel=2)
+            continue
+        if not is_event_stream(content_type, decoded):
+            continue
+        req_headers = _headers(request.get("headers"))
+        secrets = provenance.secret_values(req_headers) + provenance.secret_values(headers)
+        status = response.get("status")
+        meta = {
+            "source": "vcr",
+            "origin": path.name,
+            "entry": f"interactions/{i}/response/body/string",
+            "method": request.get("method"),
+            "url": provenance.scrub_url(str(request.get("uri", "")), secrets),
+            "status": status.get("code") if isinstance(status, dict) else status,
+            "request_headers": provenance.scrub_headers(req_headers, secrets),
+            "response_headers": provenance.scrub_headers(headers, secrets),
+        }
+        if decoded is not body:
+            meta["decoded_from"] = encoding or "gzip"
+        yield Stream(f"{stem}__i{i}", decoded, None, meta, secrets)

@@ -1,0 +1,141 @@
+"""Replay a capture read by read: all at once, at the recorded pace, or faster or slower.
+
+A capture with a timing sidecar replays its recorded socket reads at their
+recorded times. One without is cut into its SSE frames (each frame one read)
+spaced by a chosen ``default_delay``, the closest stand-in for a live stream.
+The bytes are the capture's bytes either way; only the pace is chosen.
+
+Pacing is scheduled from one start time, so a slow consumer does not push
+every later read back. ``clock`` and ``sleep`` are parameters so tests (and
+notebooks stepping through a stream) never have to wait for real.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from .sources import Source, resolve
+from .sse import SSEDecoder
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], object]
+AsyncSleep = Callable[[float], Awaitable[object]]
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """One socket read to hand out: its bytes and when it is due (seconds after the first)."""
+
+    t: float
+    data: bytes
+
+
+def reads(source: Source, *, default_delay: float = 0.0, name: str | None = None) -> list[Read]:
+    """The reads of one capture: recorded ones when timed, else one per frame.
+
+    Untimed reads are due at ``i * default_delay``; a trailing piece that is
+    not a whole frame (a truncated capture) is one more read.
+    """
+    if default_delay < 0 or not math.isfinite(default_delay):
+        raise ValueError(f"default_delay must be a finite number >= 0, not {default_delay}")
+    caps = resolve(source, name)
+    if len(caps) != 1:
+        raise ValueError(f"replay needs exactly one capture, the source holds {len(caps)}")
+    chunks = list(caps[0].chunks)
+    if chunks and all(isinstance(c, tuple) for c in chunks):
+        return [Read(t, bytes(b)) for t, b in chunks]  # type: ignore[misc]
+    body = b"".join(c[1] if isinstance(c, tuple) else bytes(c) for c in chunks)
+    pieces = _frame_pieces(body)
+    return [Read(i * default_delay, p) for i, p in enumerate(pieces)]
+
+
+def _frame_pieces(body: bytes) -> list[bytes]:
+    """``body`` cut just after each frame's blank line (leading comments ride with the frame)."""
+    dec = SSEDecoder(strict=False)
+    ends = [f.end for f in dec.feed(body) + dec.close() if f.problem is None]
+    pieces, at = [], 0
+    for end in ends:
+        pieces.append(body[at:end])
+        at = end
+    if at < len(body):
+        pieces.append(body[at:])
+    return pieces
+
+
+def due_times(chunks: Sequence[Read], speed: float = 1.0) -> list[float]:
+    """When each read is due, in seconds after the first, at ``speed`` (``inf``: all at once)."""
+    if not speed > 0:
+        raise ValueError(f"speed must be > 0 (math.inf for no waiting), not {speed}")
+    if not chunks or math.isinf(speed):
+        return [0.0] * len(chunks)
+    t0 = chunks[0].t
+    return [(r.t - t0) / speed for r in chunks]
+
+
+def paced(
+    chunks: Sequence[Read],
+    *,
+    speed: float = 1.0,
+    clock: Clock = time.monotonic,
+    sleep: Sleep = time.sleep,
+) -> Iterator[bytes]:
+    """Yield each read's bytes no earlier than its due time."""
+    due = due_times(chunks, speed)
+    start: float | None = None
+    for when, read in zip(due, chunks, strict=True):
+        if start is None:
+            start = clock()
+        wait = when - (clock() - start)
+        if wait > 0:
+            sleep(wait)
+        yield read.data
+
+
+async def apaced(
+    chunks: Sequence[Read],
+    *,
+    speed: float = 1.0,
+    clock: Clock = time.monotonic,
+    sleep: AsyncSleep = asyncio.sleep,
+) -> AsyncIterator[bytes]:
+    """:func:`paced` for asyncio: awaits instead of blocking the event loop."""
+    due = due_times(chunks, speed)
+    start: float | None = None
+    for when, read in zip(due, chunks, strict=True):
+        if start is None:
+            start = clock()
+        wait = when - (clock() - start)
+        if wait > 0:
+            await sleep(wait)
+        yield read.data
+
+
+def replay(
+    source: Source,
+    *,
+    speed: float = 1.0,
+    default_delay: float = 0.0,
+    clock: Clock = time.monotonic,
+    sleep: Sleep = time.sleep,
+) -> Iterator[bytes]:
+    """A capture's bytes, read by read, at the recorded pace times ``speed``."""
+    yield from paced(reads(source, default_delay=default_delay), speed=speed, clock=clock,
+                     sleep=sleep)
+
+
+async def areplay(
+    source: Source,
+    *,
+    speed: float = 1.0,
+    default_delay: float = 0.0,
+    clock: Clock = time.monotonic,
+    sleep: AsyncSleep = asyncio.sleep,
+) -> AsyncIterator[bytes]:
+    """:func:`replay` for asyncio."""
+    async for data in apaced(reads(source, default_delay=default_delay), speed=speed,
+                             clock=clock, sleep=sleep):
+        yield data
