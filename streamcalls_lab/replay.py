@@ -76,6 +76,21 @@ def due_times(chunks: Sequence[Read], speed: float = 1.0) -> list[float]:
     return [(r.t - t0) / speed for r in chunks]
 
 
+def _schedule(
+    chunks: Sequence[Read], speed: float, clock: Clock
+) -> Iterator[tuple[float, bytes]]:
+    """Each read with how long to wait before it, measured from one start time.
+
+    The clock is read when the consumer asks for the next read, so a slow
+    consumer never pushes later reads further back.
+    """
+    start: float | None = None
+    for when, read in zip(due_times(chunks, speed), chunks, strict=True):
+        if start is None:
+            start = clock()
+        yield when - (clock() - start), read.data
+
+
 def paced(
     chunks: Sequence[Read],
     *,
@@ -84,15 +99,10 @@ def paced(
     sleep: Sleep = time.sleep,
 ) -> Iterator[bytes]:
     """Yield each read's bytes no earlier than its due time."""
-    due = due_times(chunks, speed)
-    start: float | None = None
-    for when, read in zip(due, chunks, strict=True):
-        if start is None:
-            start = clock()
-        wait = when - (clock() - start)
+    for wait, data in _schedule(chunks, speed, clock):
         if wait > 0:
             sleep(wait)
-        yield read.data
+        yield data
 
 
 async def apaced(
@@ -103,15 +113,10 @@ async def apaced(
     sleep: AsyncSleep = asyncio.sleep,
 ) -> AsyncIterator[bytes]:
     """:func:`paced` for asyncio: awaits instead of blocking the event loop."""
-    due = due_times(chunks, speed)
-    start: float | None = None
-    for when, read in zip(due, chunks, strict=True):
-        if start is None:
-            start = clock()
-        wait = when - (clock() - start)
+    for wait, data in _schedule(chunks, speed, clock):
         if wait > 0:
             await sleep(wait)
-        yield read.data
+        yield data
 
 
 def replay(
