@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+import orjson
 import pandas as pd
 
+from . import columns
 from .accumulate import Accumulator
-from .deltas import load
+from .deltas import gc_paused, load
 from .sources import Source
 
 CALL_COLUMNS = (
@@ -17,12 +20,27 @@ CALL_COLUMNS = (
 _FED = ["kind", "block", "call_id", "tool", "fragment", "wire_chars", "final"]
 
 
+# The kinds that change a call; text and other rows never do, so they are not fed.
+_CALL_KINDS = frozenset(("call_start", "args_delta", "block_stop", "args_done", "turn_stop"))
+
+
 def _valid(args: str) -> bool:
+    """A strict parse succeeds (orjson first: it is fast, and what it accepts json does)."""
+    try:
+        orjson.loads(args)
+    except orjson.JSONDecodeError:
+        pass
+    else:
+        return True
     try:
         json.loads(args)
     except ValueError:
         return False
     return True
+
+
+def _missing(value: object) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
 
 
 def calls(source_or_deltas: Source | pd.DataFrame, **load_options: object) -> pd.DataFrame:
@@ -32,38 +50,66 @@ def calls(source_or_deltas: Source | pd.DataFrame, **load_options: object) -> pd
     dataframe ``load`` returned. ``complete`` is True only when the call's
     stop or done event arrived; ``final_matches`` compares the fragments with
     the whole string a done event repeats (NA where none does).
+
+    One :class:`Accumulator` per (turn, provider), in order of first appearance, is fed
+    the rows that concern calls; the columns are read once as lists, never row by row
+    through pandas, so a million calls take seconds.
     """
     if isinstance(source_or_deltas, pd.DataFrame):
         deltas = source_or_deltas
     else:
         deltas = load(source_or_deltas, **load_options)  # type: ignore[arg-type]
-    rows: list[dict[str, object]] = []
-    for (turn, provider), group in deltas.groupby(["turn", "provider"], sort=False,
-                                                  observed=True):
-        acc = Accumulator()
-        for event in group[_FED].to_dict("records"):
-            acc.feed(event)
+    with gc_paused():
+        return _table(_accumulate(deltas))
+
+
+def _accumulate(deltas: pd.DataFrame) -> dict[tuple[str, str], Accumulator]:
+    kinds = deltas["kind"].tolist()
+    wanted = [i for i, kind in enumerate(kinds) if kind in _CALL_KINDS]
+    rows = deltas.take(wanted)
+    turns, providers = rows["turn"].tolist(), rows["provider"].tolist()
+    fed = zip(*(rows[c].tolist() for c in _FED), strict=True)
+    accs: dict[tuple[str, str], Accumulator] = {}
+    for turn, provider, values in zip(turns, providers, fed, strict=True):
+        if _missing(turn) or _missing(provider):
+            continue  # groupby drops a row without a key
+        acc = accs.get((turn, provider))
+        if acc is None:
+            acc = accs[(turn, provider)] = Accumulator()
+        acc.feed(dict(zip(_FED, values, strict=True)))
+    return accs
+
+
+def _table(accs: dict[tuple[str, str], Accumulator]) -> pd.DataFrame:
+    cols: dict[str, list[object]] = {c: [] for c in CALL_COLUMNS}
+    for (turn, provider), acc in accs.items():
         for buf in acc.calls:
             args = buf.args
-            rows.append({
-                "turn": turn,
-                "provider": provider,
-                "block": buf.block,
-                "call_id": buf.call_id,
-                "tool": buf.tool,
-                "args": args,
-                "n_deltas": buf.n_deltas,
-                "chars": len(args),
-                "wire_chars": buf.wire_chars,
-                "complete": buf.complete,
-                "valid_json": _valid(args),
-                "final_matches": None if buf.final is None else buf.final == args,
-                "problem": "; ".join(buf.problems) or None,
-            })
-    table = pd.DataFrame(rows, columns=list(CALL_COLUMNS))
-    return table.astype({
-        "turn": "str", "provider": "category", "block": "Int64", "call_id": "str",
-        "tool": "str", "args": "str", "n_deltas": "int64", "chars": "int64",
-        "wire_chars": "int64", "complete": "bool", "valid_json": "bool",
-        "final_matches": "boolean", "problem": "str",
+            cols["turn"].append(turn)
+            cols["provider"].append(provider)
+            cols["block"].append(buf.block)
+            cols["call_id"].append(buf.call_id)
+            cols["tool"].append(buf.tool)
+            cols["args"].append(args)
+            cols["n_deltas"].append(buf.n_deltas)
+            cols["chars"].append(len(args))
+            cols["wire_chars"].append(buf.wire_chars)
+            cols["complete"].append(buf.complete)
+            cols["valid_json"].append(_valid(args))
+            cols["final_matches"].append(None if buf.final is None else buf.final == args)
+            cols["problem"].append("; ".join(buf.problems) or None)
+    return pd.DataFrame({
+        "turn": columns.strings(cols["turn"]),
+        "provider": columns.category(cols["provider"]),
+        "block": columns.ints(cols["block"]),
+        "call_id": columns.strings(cols["call_id"]),
+        "tool": columns.strings(cols["tool"]),
+        "args": columns.strings(cols["args"]),
+        "n_deltas": np.array(cols["n_deltas"], dtype="int64"),
+        "chars": np.array(cols["chars"], dtype="int64"),
+        "wire_chars": np.array(cols["wire_chars"], dtype="int64"),
+        "complete": np.array(cols["complete"], dtype="bool"),
+        "valid_json": np.array(cols["valid_json"], dtype="bool"),
+        "final_matches": pd.array(cols["final_matches"], dtype="boolean"),
+        "problem": columns.strings(cols["problem"]),
     })

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import gc
 import math
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from operator import attrgetter
+from typing import Any, NamedTuple
 
+import numpy as np
 import orjson
 import pandas as pd
 
+from . import columns
 from .errors import CaptureError
 from .providers import DONE, FORMATS, KINDS, Ev, sniff
 from .sources import Capture, Source, resolve
-from .sse import Frame, decode_frames
+from .sse import Frame, SSEDecoder, decode_frames
 
+_new = tuple.__new__  # a Decoded from a tuple, without the Python-level __new__
+_PAYLOAD_ERRORS = (KeyError, TypeError, AttributeError, IndexError)
+_OFFSET, _T, _DATA = attrgetter("offset"), attrgetter("t"), attrgetter("data")
 UNKNOWN = "unknown"
 COLUMNS = (
     "turn", "seq", "offset", "t", "provider", "event", "kind", "block", "call_id",
@@ -28,57 +36,72 @@ def frames(source: Source, *, strict: bool = True, name: str | None = None) -> I
 
 
 class _Columns:
-    """Column lists grown row by row, turned into a dataframe once at the end."""
+    """Rows gathered turn by turn, typed into columns once at the end.
+
+    Each turn's :class:`Decoded` tuples are unzipped in C as the turn ends, and only what
+    the columns need is kept: the frames (with their whole ``data`` text) are let go then,
+    so a long load holds little more than its result.
+    """
 
     def __init__(self, raw: bool) -> None:
-        self.cols: dict[str, list[Any]] = {c: [] for c in COLUMNS if c != "chars"}
-        self.raw: list[str | None] | None = [] if raw else None
+        self.raw = raw
+        self.turns: list[str] = []
+        self.counts: list[int] = []
+        self.offset: list[int] = []
+        self.t: list[float] = []
+        self.data: list[str] = []
+        self.numbers: list[int] = []
+        self.providers: list[str] = []
+        self.evs: list[Ev] = []
 
-    def add(self, turn: str, seq: int, fr: Frame, n: int, provider: str, ev: Ev) -> None:
-        c = self.cols
-        c["turn"].append(turn)
-        c["seq"].append(seq)
-        c["offset"].append(fr.offset)
-        c["t"].append(fr.t)
-        c["provider"].append(provider)
-        c["event"].append(ev.event)
-        c["kind"].append(ev.kind)
-        c["block"].append(ev.block)
-        c["call_id"].append(ev.call_id)
-        c["tool"].append(ev.tool)
-        c["fragment"].append(ev.fragment)
-        c["wire_chars"].append(ev.wire_chars)
-        c["frame"].append(n)
-        c["final"].append(ev.final)
-        c["problem"].append(ev.problem)
-        if self.raw is not None:
-            self.raw.append(fr.data)
+    def add(self, turn: str, decoded: list[Decoded]) -> None:
+        """The rows of one whole turn."""
+        self.turns.append(turn)
+        self.counts.append(len(decoded))
+        if not decoded:
+            return
+        frames, numbers, providers, evs = zip(*decoded, strict=True)
+        self.offset += map(_OFFSET, frames)
+        self.t += map(_T, frames)
+        if self.raw:
+            self.data += map(_DATA, frames)
+        self.numbers += numbers
+        self.providers += providers
+        self.evs += evs
 
     def frame(self) -> pd.DataFrame:
-        c = self.cols
-        fragment = pd.array(c["fragment"], dtype="str")
+        n = len(self.evs)
+        if n:
+            event, kind, block, call_id, tool, fragment, wire, final, problem = zip(
+                *self.evs, strict=True
+            )
+        else:
+            event = kind = block = call_id = tool = fragment = wire = final = problem = ()
+        counts = np.array(self.counts, dtype="int64")
+        firsts = np.repeat(np.cumsum(counts) - counts, counts)  # each row's turn starts here
+        frag = columns.strings(fragment)
         df = pd.DataFrame(
             {
-                "turn": pd.array(c["turn"], dtype="str"),
-                "seq": pd.array(c["seq"], dtype="int64"),
-                "offset": pd.array(c["offset"], dtype="int64"),
-                "t": pd.array(c["t"], dtype="float64"),
-                "provider": pd.Categorical(c["provider"]),
-                "event": pd.array(c["event"], dtype="str"),
-                "kind": pd.Categorical(c["kind"], categories=KINDS),
-                "block": pd.array(c["block"], dtype="Int64"),
-                "call_id": pd.array(c["call_id"], dtype="str"),
-                "tool": pd.array(c["tool"], dtype="str"),
-                "fragment": fragment,
-                "chars": pd.Series(fragment).str.len().astype("Int64"),
-                "wire_chars": pd.array(c["wire_chars"], dtype="Int64"),
-                "frame": pd.array(c["frame"], dtype="int64"),
-                "final": pd.array(c["final"], dtype="str"),
-                "problem": pd.array(c["problem"], dtype="str"),
+                "turn": columns.repeated(self.turns, counts),
+                "seq": np.arange(n, dtype="int64") - firsts,
+                "offset": np.array(self.offset, dtype="int64"),
+                "t": np.array(self.t, dtype="float64"),
+                "provider": columns.category(self.providers),
+                "event": columns.strings(event),
+                "kind": columns.category(kind, KINDS),
+                "block": columns.ints(block),
+                "call_id": columns.strings(call_id),
+                "tool": columns.strings(tool),
+                "fragment": frag,
+                "chars": columns.lengths(frag),
+                "wire_chars": columns.ints(wire),
+                "frame": np.array(self.numbers, dtype="int64"),
+                "final": columns.strings(final),
+                "problem": columns.strings(problem),
             }
         )
-        if self.raw is not None:
-            df["data"] = pd.array(self.raw, dtype="str")
+        if self.raw:
+            df["data"] = columns.strings(self.data)
         return df
 
 
@@ -91,60 +114,154 @@ def _undetected(event: str, payload: Any) -> Ev:
     return Ev(event, "other")
 
 
-def _load_one(cap: Capture, provider: str, strict: bool, out: _Columns) -> None:
-    if provider != "auto" and provider not in FORMATS:
-        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(FORMATS)}")
-    fmt = FORMATS[provider]() if provider != "auto" else None
-    pending: list[tuple[Frame, int, Any]] = []
-    seq = 0
+class Decoded(NamedTuple):
+    """One normalised event with the frame it came from."""
 
-    def emit(fr: Frame, n: int, evs: list[Ev]) -> None:
-        nonlocal seq
-        name = fmt.name if fmt is not None else UNKNOWN
+    frame: Frame
+    n: int
+    """The frame's number in the turn (problem frames count too)."""
+    provider: str
+    ev: Ev
+
+
+class EventDecoder:
+    """Bytes in any chunking to normalised events: the incremental half of :func:`load`.
+
+    ``feed(chunk)`` returns the events the chunk completed, ``close()`` those the end of
+    the stream releases. Frames that arrive before the format shows itself (a ping) are
+    held back and come out, with the format's name, once it does.
+    """
+
+    def __init__(self, source: str = "<bytes>", *, provider: str = "auto",
+                 strict: bool = True) -> None:
+        if provider != "auto" and provider not in FORMATS:
+            raise ValueError(f"unknown provider {provider!r}; known: {', '.join(FORMATS)}")
+        self.source = source
+        self.strict = strict
+        self.fmt = FORMATS[provider]() if provider != "auto" else None
+        self._sse = SSEDecoder(source, strict=strict)
+        self._pending: list[tuple[Frame, int, Any]] = []
+        self._frames = 0
+        self._out: list[Decoded] = []
+
+    @property
+    def provider(self) -> str:
+        return self.fmt.name if self.fmt is not None else UNKNOWN
+
+    def feed(self, chunk: bytes, t: float = math.nan) -> list[Decoded]:
+        self._run(self._sse.feed(chunk, t))
+        return self._take()
+
+    def close(self) -> list[Decoded]:
+        self._run(self._sse.close())
+        for fr, n, payload in self._pending:  # the format never showed itself
+            self._emit(fr, n, [_undetected(fr.event, payload)])
+        self._pending.clear()
+        return self._take()
+
+    def _take(self) -> list[Decoded]:
+        out, self._out = self._out, []
+        return out
+
+    def _emit(self, fr: Frame, n: int, evs: list[Ev]) -> None:
+        name = self.provider
+        out = self._out
         for ev in evs:
-            out.add(cap.name, seq, fr, n, name, ev)
-            seq += 1
+            out.append(_new(Decoded, (fr, n, name, ev)))
 
-    def problem(fr: Frame, n: int, reason: str) -> None:
-        if strict:
-            raise CaptureError(cap.name, fr.offset, reason)
-        emit(fr, n, [Ev(fr.event, "error", problem=reason)])
+    def _problem(self, fr: Frame, n: int, reason: str) -> None:
+        if self.strict:
+            raise CaptureError(self.source, fr.offset, reason)
+        self._emit(fr, n, [Ev(fr.event, "error", problem=reason)])
 
-    def interpret(fr: Frame, n: int, payload: Any) -> None:
+    def _interpret(self, fr: Frame, n: int, payload: Any) -> None:
         if payload is DONE:  # the end-of-stream sentinel, whatever the format
-            emit(fr, n, [Ev("[DONE]", "turn_stop")])
+            self._emit(fr, n, [Ev("[DONE]", "turn_stop")])
             return
+        fmt = self.fmt
+        assert fmt is not None
         try:
             evs = fmt.normalize(fr.event, payload, fr.data)
-        except (KeyError, TypeError, AttributeError, IndexError) as e:
-            problem(fr, n, f"unexpected {fmt.name} payload: {type(e).__name__}: {e}")
+        except _PAYLOAD_ERRORS as e:
+            self._unexpected(fr, n, e)
             return
-        emit(fr, n, evs)
+        self._emit(fr, n, evs)
 
-    for n, fr in enumerate(decode_frames(cap.chunks, cap.name, strict=strict)):
+    def _unexpected(self, fr: Frame, n: int, e: Exception) -> None:
+        name = self.provider
+        self._problem(fr, n, f"unexpected {name} payload: {type(e).__name__}: {e}")
+
+    def _run(self, frames: list[Frame]) -> None:
+        """:meth:`_frame` for each frame, with the usual one (format known, JSON data that
+        normalises) done inline: a long capture is hundreds of thousands of these."""
+        out = self._out
+        loads = orjson.loads
+        fmt = self.fmt
+        normalize = fmt.normalize if fmt is not None else None
+        name = self.provider
+        n = self._frames
+        for fr in frames:
+            _, _, event, data, _, _, _, problem = fr
+            if normalize is not None and problem is None and data != "[DONE]":
+                try:
+                    payload = loads(data)
+                except orjson.JSONDecodeError:
+                    pass  # _frame says why, or raises
+                else:
+                    try:
+                        evs = normalize(event, payload, data)
+                    except _PAYLOAD_ERRORS as e:
+                        self._frames = n + 1
+                        self._unexpected(fr, n, e)
+                    else:
+                        for ev in evs:
+                            out.append(_new(Decoded, (fr, n, name, ev)))
+                    n += 1
+                    continue
+            self._frames = n
+            self._frame(fr)
+            n = self._frames
+            fmt = self.fmt
+            normalize = fmt.normalize if fmt is not None else None
+            name = self.provider
+        self._frames = n
+
+    def _frame(self, fr: Frame) -> None:
+        n = self._frames
+        self._frames += 1
         if fr.problem is not None:
-            emit(fr, n, [Ev(fr.event, "error", problem=fr.problem)])
-            continue
+            self._emit(fr, n, [Ev(fr.event, "error", problem=fr.problem)])
+            return
         if fr.data == "[DONE]":
             payload: Any = DONE
         else:
             try:
                 payload = orjson.loads(fr.data)
             except orjson.JSONDecodeError as e:
-                problem(fr, n, f"invalid JSON in data: {e}")
-                continue
-        if fmt is None:
+                self._problem(fr, n, f"invalid JSON in data: {e}")
+                return
+        if self.fmt is None:
             found = sniff(fr.event, payload)
             if found is None:
-                pending.append((fr, n, payload))
-                continue
-            fmt = FORMATS[found]()
-            for held in pending:
-                interpret(*held)
-            pending.clear()
-        interpret(fr, n, payload)
-    for fr, n, payload in pending:  # the format never showed itself
-        emit(fr, n, [_undetected(fr.event, payload)])
+                self._pending.append((fr, n, payload))
+                return
+            self.fmt = FORMATS[found]()
+            for held in self._pending:
+                self._interpret(*held)
+            self._pending.clear()
+        self._interpret(fr, n, payload)
+
+
+def _load_one(cap: Capture, provider: str, strict: bool, out: _Columns) -> None:
+    dec = EventDecoder(cap.name, provider=provider, strict=strict)
+    rows: list[Decoded] = []
+    for chunk in cap.chunks:
+        if isinstance(chunk, tuple):
+            rows += dec.feed(chunk[1], chunk[0])
+        else:
+            rows += dec.feed(chunk)
+    rows += dec.close()
+    out.add(cap.name, rows)
 
 
 def load(
@@ -161,10 +278,36 @@ def load(
     ``problem`` says what and ``offset`` where) and keeps every good row.
     ``raw=True`` adds the frame's ``data`` text as a column.
     """
-    out = _Columns(raw)
-    for cap in resolve(source, name):
-        _load_one(cap, provider, strict, out)
-    return out.frame()
+    return load_captures(resolve(source, name), provider=provider, strict=strict, raw=raw)
+
+
+def load_captures(
+    captures: Iterable[Capture], *, provider: str = "auto", strict: bool = True,
+    raw: bool = False,
+) -> pd.DataFrame:
+    """:func:`load` of captures already resolved (a parallel or Dask worker's share)."""
+    with gc_paused():
+        out = _Columns(raw)
+        for cap in captures:
+            _load_one(cap, provider, strict, out)
+        return out.frame()
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside the block.
+
+    A load keeps hundreds of thousands of small tuples alive until the columns are built;
+    none of them form cycles, but their number alone makes the collector run over and over
+    (it was most of the time of a large load). Reference counting still frees everything.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def nan_to_none(value: Any) -> Any:

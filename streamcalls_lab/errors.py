@@ -15,3 +15,7 @@ class CaptureError(ValueError):
         self.offset = offset
         self.reason = reason
         super().__init__(f"{source}: byte {offset}: {reason}")
+
+    def __reduce__(self) -> tuple[type, tuple[str, int, str]]:
+        # Rebuilt from its three parts, so it survives a worker process or a Dask cluster.
+        return (type(self), (self.source, self.offset, self.reason))

@@ -33,10 +33,23 @@ def _is_glob(text: str) -> bool:
 
 
 def _from_file(path: Path, name: str) -> Capture:
-    body = path.read_bytes()
-    reads = timing.read(path)
-    chunks = [body] if reads is None else timing.chunked(body, reads, str(path))
-    return Capture(name, chunks, path)
+    return Capture(name, _FileChunks(path, timing.read(path)), path)
+
+
+class _FileChunks:
+    """A file's body, read only when iterated: a directory's captures are not all held
+    in memory at once, only the one being loaded."""
+
+    def __init__(self, path: Path, reads: list[tuple[float, int]] | None) -> None:
+        self.path, self.reads = path, reads
+
+    def __iter__(self) -> Iterator[bytes | tuple[float, bytes]]:
+        with open(self.path, "rb", buffering=0) as f:  # one read, no buffer copy
+            body = f.read()
+        if self.reads is None:
+            yield body
+        else:
+            yield from timing.chunked(body, self.reads, str(self.path))
 
 
 def resolve(source: Source, name: str | None = None) -> list[Capture]:
@@ -46,6 +59,10 @@ def resolve(source: Source, name: str | None = None) -> list[Capture]:
     if isinstance(source, (str, PathLike)):
         text = str(source)
         path = Path(text)
+        if path.is_file() and path.suffix.lower() == ".har":
+            from .importers import captures  # a HAR holds any number of streams
+
+            return captures(path)
         if path.is_file():
             return [_from_file(path, name or path.name.removesuffix(path.suffix))]
         if path.is_dir():

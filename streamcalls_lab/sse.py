@@ -13,22 +13,27 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import TypeAlias
+from itertools import accumulate, repeat
+from operator import add, itemgetter
+from typing import NamedTuple
 
 from .errors import CaptureError
 
 _EOL = re.compile(rb"\r\n|\r|\n")
 _BOM = b"\xef\xbb\xbf"
 _FIELDS = frozenset((b"data", b"event", b"id", b"retry"))
+_new = tuple.__new__  # builds a Frame from a tuple without the Python-level __new__
+_AFTER_DATA = itemgetter(slice(6, None))  # b"data: " + value
+_AFTER_EVENT = itemgetter(slice(7, None))  # b"event: " + value
+_FIRST, _THIRD = itemgetter(0), itemgetter(2)
 
-FrameRow: TypeAlias = tuple[int, int, str, str, str, "int | None", float, "str | None"]
-"""A frame as a plain tuple, in :class:`Frame`'s field order (cheap for bulk readers)."""
 
+class Frame(NamedTuple):
+    """One dispatched event, or (lenient mode) one problem found in the bytes.
 
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One dispatched event, or (lenient mode) one problem found in the bytes."""
+    A named tuple rather than a dataclass: a long capture has hundreds of thousands of
+    frames, and a tuple is built several times faster (and unpacks into columns in C).
+    """
 
     offset: int
     """Byte offset of the frame's first line in the capture."""
@@ -69,19 +74,11 @@ class SSEDecoder:
         self._retry: int | None = None
         self._seen = 0
         self._t = math.nan
-        self._out: list[FrameRow] = []
+        self._out: list[Frame] = []
 
     # -- public -----------------------------------------------------------------
     def feed(self, chunk: bytes, t: float = math.nan) -> list[Frame]:
         """Consume one chunk (a socket read); return the frames it completed."""
-        return [Frame(*row) for row in self.feed_rows(chunk, t)]
-
-    def close(self) -> list[Frame]:
-        """End of stream: a pending, undispatched block is reported, never emitted."""
-        return [Frame(*row) for row in self.close_rows()]
-
-    def feed_rows(self, chunk: bytes, t: float = math.nan) -> list[FrameRow]:
-        """:meth:`feed`, with each frame as a :data:`FrameRow` tuple instead of an object."""
         if not chunk:
             return []
         self._seen += len(chunk)
@@ -100,8 +97,8 @@ class SSEDecoder:
         self._pos += last + 1
         return self._take()
 
-    def close_rows(self) -> list[FrameRow]:
-        """:meth:`close`, with each frame as a :data:`FrameRow` tuple."""
+    def close(self) -> list[Frame]:
+        """End of stream: a pending, undispatched block is reported, never emitted."""
         buf = self._buf
         if buf.endswith(b"\r"):
             self._lines(buf, len(buf))
@@ -123,7 +120,7 @@ class SSEDecoder:
         return self._take()
 
     # -- internals --------------------------------------------------------------
-    def _take(self) -> list[FrameRow]:
+    def _take(self) -> list[Frame]:
         out, self._out = self._out, []
         return out
 
@@ -137,7 +134,8 @@ class SSEDecoder:
     def _problem(self, offset: int, reason: str) -> None:
         if self.strict:
             raise CaptureError(self.source, offset, reason)
-        self._out.append((offset, offset, "", "", self._last_id, None, self._t, reason))
+        row = (offset, offset, "", "", self._last_id, None, self._t, reason)
+        self._out.append(_new(Frame, row))
 
     def _lines(self, buf: bytes, stop: int) -> None:
         """Interpret every complete line in buf[:stop]."""
@@ -173,34 +171,34 @@ class SSEDecoder:
         blocks = region.split(eol + eol)
         tail = blocks.pop()  # lines after the last blank line: a frame not yet ended
         out = self._out
+        if blocks and self._start < 0:
+            frames = self._uniform(blocks, at, eol)
+            if frames is not None:
+                out += frames
+                self._junk = False
+                at = frames[-1].end
+                blocks = []
         for blk in blocks:
             end = at + len(blk) + 2 * step
-            if self._start < 0 and eol not in blk:
-                if blk.startswith(b"data: "):
-                    try:
-                        data = blk[6:].decode("utf-8")
-                    except UnicodeDecodeError:
-                        pass  # _line and _dispatch say where
-                    else:
-                        out.append((at, end, "message", data, self._last_id, None, self._t, None))
-                        self._junk = False
-                        at = end
-                        continue
-            elif self._start < 0 and blk.startswith(b"event: "):
-                nl = blk.find(eol)
-                if blk.startswith(b"data: ", nl + step) and blk.find(eol, nl + step) < 0:
-                    try:
-                        event = blk[7:nl].decode("utf-8")
-                        data = blk[nl + step + 6 :].decode("utf-8")
-                    except UnicodeDecodeError:
-                        pass
-                    else:
-                        out.append(
-                            (at, end, event or "message", data, self._last_id, None, self._t, None)
-                        )
-                        self._junk = False
-                        at = end
-                        continue
+            if self._start < 0:  # no frame pending from an earlier chunk
+                event = data = None
+                try:
+                    if eol not in blk:
+                        if blk.startswith(b"data: "):
+                            event, data = "message", blk[6:].decode("utf-8")
+                    elif blk.startswith(b"event: "):
+                        nl = blk.find(eol)
+                        if blk.startswith(b"data: ", nl + step) and blk.find(eol, nl + step) < 0:
+                            event = blk[7:nl].decode("utf-8") or "message"
+                            data = blk[nl + step + 6 :].decode("utf-8")
+                except UnicodeDecodeError:
+                    data = None  # _line and _dispatch say where
+                if data is not None:
+                    row = (at, end, event, data, self._last_id, None, self._t, None)
+                    out.append(_new(Frame, row))
+                    self._junk = False
+                    at = end
+                    continue
             for line in blk.split(eol):
                 nxt = at + len(line) + step
                 self._line(line, at, nxt)
@@ -214,6 +212,43 @@ class SSEDecoder:
                 nxt = at + len(line) + step
                 self._line(line, at, nxt)
                 at = nxt
+
+    def _uniform(self, blocks: list[bytes], at: int, eol: bytes) -> list[Frame] | None:
+        """Frames from blocks that all have one usual shape, or None for any other mix.
+
+        All ``data: …``, or all ``event: …`` then ``data: …`` (a stream nearly always is
+        one or the other): each field then comes out of a C-level ``map`` over the blocks,
+        with no Python code run per frame.
+        """
+        n = len(blocks)
+        inner = sum(map(bytes.count, blocks, repeat(eol)))  # line ends inside the blocks
+        try:
+            if inner == 0:  # one line each
+                if sum(map(bytes.startswith, blocks, repeat(b"data: "))) != n:
+                    return None
+                events: Iterable[str] = repeat("message")
+                datas = list(map(bytes.decode, map(_AFTER_DATA, blocks)))
+            elif inner == n:  # two lines each (every block needs one, so none has more)
+                if sum(map(bytes.startswith, blocks, repeat(b"event: "))) != n:
+                    return None
+                parts = list(map(bytes.partition, blocks, repeat(eol)))
+                rests = list(map(_THIRD, parts))
+                if sum(map(bytes.startswith, rests, repeat(b"data: "))) != n:
+                    return None
+                events = list(map(bytes.decode, map(_AFTER_EVENT, map(_FIRST, parts))))
+                if "" in events:
+                    return None  # a bare "event:" means "message": the block-at-a-time way
+                datas = list(map(bytes.decode, map(_AFTER_DATA, rests)))
+            else:
+                return None
+        except UnicodeDecodeError:
+            return None  # _line and _dispatch say where
+        bounds = list(accumulate(map(add, map(len, blocks), repeat(2 * len(eol))), initial=at))
+        fields = zip(
+            bounds, bounds[1:], events, datas,
+            repeat(self._last_id), repeat(None), repeat(self._t), repeat(None),
+        )
+        return list(map(_new, repeat(Frame), fields))
 
     def _line(self, line: bytes, at: int, nxt: int) -> None:
         if not line:
@@ -280,7 +315,8 @@ class SSEDecoder:
         except UnicodeDecodeError:
             data = raw.decode("utf-8", "replace")
             problem = self._bad_utf8()
-        self._out.append((start, end, event, data, self._last_id, self._retry, self._t, problem))
+        row = (start, end, event, data, self._last_id, self._retry, self._t, problem)
+        self._out.append(_new(Frame, row))
         self._reset()
 
     def _bad_utf8(self) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import Ev
-from .wire import wire_lengths
+from .wire import wire_length
 
 _TYPES = frozenset(
     (
@@ -21,11 +21,7 @@ _TYPES = frozenset(
     )
 )
 _CALL_BLOCKS = frozenset(("tool_use", "server_tool_use", "mcp_tool_use"))
-
-
-def _one(data: str, key: str) -> int | None:
-    lengths = wire_lengths(data, key)
-    return lengths[0] if lengths else None
+_new = tuple.__new__  # an Ev without NamedTuple's keyword handling, for the per-delta rows
 
 
 class AnthropicMessages:
@@ -43,12 +39,12 @@ class AnthropicMessages:
             dtype = delta.get("type")
             if dtype == "input_json_delta":
                 frag = delta["partial_json"]
-                return [Ev(kind, "args_delta", block, fragment=frag,
-                           wire_chars=_one(data, "partial_json"))]
+                wire = wire_length(data, "partial_json", frag)
+                return [_new(Ev, (kind, "args_delta", block, None, None, frag, wire, None, None))]
             if dtype == "text_delta":
                 frag = delta["text"]
-                return [Ev(kind, "text_delta", block, fragment=frag,
-                           wire_chars=_one(data, "text"))]
+                wire = wire_length(data, "text", frag)
+                return [_new(Ev, (kind, "text_delta", block, None, None, frag, wire, None, None))]
             return [Ev(kind, "other", block)]  # thinking, signature, citations
         if kind == "content_block_start":
             block = payload["index"]

@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from . import DONE, Ev
-from .wire import wire_lengths
+from .wire import wire_length, wire_lengths
 
 EVENT = "chat.completion.chunk"
+_new = tuple.__new__  # an Ev without NamedTuple's keyword handling, for the per-delta rows
 
 
 class OpenAIChat:
@@ -41,22 +42,27 @@ class OpenAIChat:
             return [Ev(name, "error", problem=f"provider error: {msg}")]
         out: list[Ev] = []
         arg_lengths: list[int] | None = None
+        nargs = 0  # argument strings seen in this chunk
         for choice in payload.get("choices") or ():
             delta = choice.get("delta") or {}
             content = delta.get("content")
             if content:
                 self._text_open = True
                 out.append(Ev(name, "text_delta", fragment=content,
-                              wire_chars=_first(wire_lengths(data, "content"))))
+                              wire_chars=wire_length(data, "content", content)))
             for pos, tc in enumerate(delta.get("tool_calls") or ()):
                 index = tc.get("index", pos)
                 fn = tc.get("function") or {}
                 cid, tool, args = tc.get("id"), fn.get("name"), fn.get("arguments")
                 wire = None
                 if isinstance(args, str):
-                    if arg_lengths is None:
-                        arg_lengths = wire_lengths(data, "arguments")
-                    wire = arg_lengths.pop(0) if arg_lengths else None
+                    if nargs == 0:
+                        wire = wire_length(data, "arguments", args)
+                    else:  # several calls in one chunk: count the tokens
+                        if arg_lengths is None:
+                            arg_lengths = wire_lengths(data, "arguments")
+                        wire = arg_lengths[nargs] if nargs < len(arg_lengths) else None
+                    nargs += 1
                 new = (cid is not None and cid != self._ids.get(index)) or (
                     index not in self._ids and tool is not None
                 )
@@ -69,8 +75,8 @@ class OpenAIChat:
                         out.append(Ev(name, "args_delta", index, fragment=args,
                                       wire_chars=wire))
                 else:
-                    out.append(Ev(name, "args_delta", index, cid, tool, args,
-                                  wire if args is not None else None))
+                    out.append(_new(Ev, (name, "args_delta", index, cid, tool, args,
+                                         wire if args is not None else None, None, None)))
             if choice.get("finish_reason"):
                 out.extend(self._stop_all(name))
         return out or [Ev(name, "other")]
@@ -82,7 +88,3 @@ class OpenAIChat:
             stops.insert(0, Ev(name, "block_stop"))
         self._open, self._text_open = [], False
         return stops
-
-
-def _first(lengths: list[int]) -> int | None:
-    return lengths[0] if lengths else None

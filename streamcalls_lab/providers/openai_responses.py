@@ -8,14 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from . import Ev
-from .wire import wire_lengths
+from .wire import wire_length
 
 _TURN_STOPS = frozenset(("response.completed", "response.incomplete", "response.failed"))
-
-
-def _one(data: str, key: str) -> int | None:
-    lengths = wire_lengths(data, key)
-    return lengths[0] if lengths else None
+_new = tuple.__new__  # an Ev without NamedTuple's keyword handling, for the per-delta rows
 
 
 class OpenAIResponses:
@@ -29,11 +25,13 @@ class OpenAIResponses:
         kind = payload.get("type", event)
         block = payload.get("output_index")
         if kind == "response.function_call_arguments.delta":
-            return [Ev(kind, "args_delta", block, fragment=payload["delta"],
-                       wire_chars=_one(data, "delta"))]
+            frag = payload["delta"]
+            wire = wire_length(data, "delta", frag)
+            return [_new(Ev, (kind, "args_delta", block, None, None, frag, wire, None, None))]
         if kind == "response.output_text.delta":
-            return [Ev(kind, "text_delta", block, fragment=payload["delta"],
-                       wire_chars=_one(data, "delta"))]
+            frag = payload["delta"]
+            wire = wire_length(data, "delta", frag)
+            return [_new(Ev, (kind, "text_delta", block, None, None, frag, wire, None, None))]
         if kind == "response.function_call_arguments.done":
             return [Ev(kind, "args_done", block, tool=payload.get("name"),
                        final=payload["arguments"])]
@@ -42,8 +40,9 @@ class OpenAIResponses:
             if item.get("type") == "function_call":
                 out = [Ev(kind, "call_start", block, item.get("call_id"), item.get("name"))]
                 if item.get("arguments"):
-                    out.append(Ev(kind, "args_delta", block, fragment=item["arguments"],
-                                  wire_chars=_one(data, "arguments")))
+                    frag = item["arguments"]
+                    out.append(Ev(kind, "args_delta", block, fragment=frag,
+                                  wire_chars=wire_length(data, "arguments", frag)))
                 return out
             if item.get("type") == "message":
                 return [Ev(kind, "text_start", block)]

@@ -1,0 +1,293 @@
+"""How fast and how big: load() against its peers, memory, and the per-call analyses' curve.
+
+    python benchmarks/bench_load.py                  # the whole run (a few minutes)
+    python benchmarks/bench_load.py --mb 20 --max-calls 100000   # a quicker look
+
+Every figure that matters is a ratio measured in this one run, so a slow or busy machine
+shifts all of them together. Throughput is CPU time (``time.process_time``, best of
+``--repeat``): the machine may be shared, and another process's work should not count.
+
+1. A corpus of at least ``--mb`` megabytes is built in a temporary directory by looping
+   over the real recordings of the three formats (each copy a turn of its own; nothing is
+   written into the repository).
+2. Throughput, every contender reading the same files: ``load()``; the official
+   ``anthropic`` SDK's ``SSEDecoder.iter_bytes`` + ``json.loads``; ``sseclient-py`` +
+   ``json.loads`` when installed; and a bare bound that only splits frames on blank lines
+   and ``orjson.loads`` each data line, building nothing.
+3. Memory: tracemalloc's peak during ``load()`` against the corpus size, and the
+   dataframe's own bytes per row and per delta.
+4. Scale out: ``load_parallel`` on the local cores, and ``load_dask`` on a
+   ``distributed.LocalCluster`` (wall time: several processes).
+5. The per-call analyses from 1k to 1M calls on synthetic turns: ``calls()``, the
+   fragment-size statistics, and ``check_handler``'s per-case work; linear means the
+   time per call stays flat down the column.
+
+On a real cluster: see docs/scale.md (``load_dask`` with ``Client("tcp://scheduler:8786")``,
+the captures on a disk every worker sees).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from itertools import cycle, pairwise
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pandas as pd
+
+# Imported before any clock starts: importing the SDK takes longer than decoding a corpus.
+from anthropic._streaming import SSEDecoder
+
+import streamcalls_lab as scl
+from streamcalls_lab import columns, scale, stats
+from streamcalls_lab.providers import KINDS
+
+try:
+    import sseclient
+except ImportError:  # optional peer: pip install sseclient-py
+    sseclient = None
+
+REPO = Path(__file__).resolve().parents[1]
+CAPTURES = Path(os.environ.get("STREAMCALLS_CAPTURES", REPO.parent / "shared" / "captures"))
+FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
+
+
+# -- the corpus ----------------------------------------------------------------------------------
+def build_corpus(root: Path, megabytes: float) -> tuple[list[Path], int]:
+    """Copies of every well-formed recording of the three formats until the size is reached."""
+    sources = []
+    for fmt in FORMATS:
+        for path in sorted((CAPTURES / fmt).glob("*.sse")):
+            try:
+                scl.load(path)
+            except scl.CaptureError:
+                continue  # every contender must be able to read every file
+            sources.append(path)
+    if not sources:
+        sys.exit(f"no recordings under {CAPTURES} (set STREAMCALLS_CAPTURES)")
+    files, total, loop = [], 0, 0
+    while total < megabytes * 1e6:
+        folder = root / f"loop{loop:03d}"
+        folder.mkdir()
+        for src in sources:
+            dest = folder / f"{src.parent.name}__{src.name}"
+            shutil.copyfile(src, dest)
+            files.append(dest)
+            total += dest.stat().st_size
+        loop += 1
+    return sorted(files), total
+
+
+# -- the contenders ----------------------------------------------------------------------------
+def read(path: Path) -> bytes:
+    with open(path, "rb", buffering=0) as f:
+        return f.read()
+
+
+def sdk(files: list[Path]) -> int:
+    n = 0
+    for path in files:
+        for sse in SSEDecoder().iter_bytes(iter([read(path)])):
+            if sse.data and sse.data != "[DONE]":
+                json.loads(sse.data)
+                n += 1
+    return n
+
+
+def sseclient_py(files: list[Path]) -> int:
+    n = 0
+    for path in files:
+        for event in sseclient.SSEClient([read(path)]).events():
+            if event.data and event.data != "[DONE]":
+                json.loads(event.data)
+                n += 1
+    return n
+
+
+def bare(files: list[Path]) -> int:
+    """Split on blank lines, orjson each data line, keep nothing: no load can beat this."""
+    n = 0
+    for path in files:
+        for block in read(path).split(b"\n\n"):
+            for line in block.split(b"\n"):
+                if line.startswith(b"data:"):
+                    data = line[5:].strip()
+                    if data != b"[DONE]":
+                        orjson.loads(data)
+                        n += 1
+    return n
+
+
+def best(fn: Callable[[], object], repeat: int, clock: Callable[[], float]) -> float:
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = clock()
+        fn()
+        times.append(clock() - start)
+    return min(times)
+
+
+# -- synthetic turns for the curve --------------------------------------------------------------
+ARGS = '{"city": "Zürich", "units": "metric", "days": 3}'
+
+
+def synthetic_deltas(n_calls: int, per_turn: int = 4, pieces: int = 5) -> pd.DataFrame:
+    """``n_calls`` calls as ``load()`` rows, built column-wise (no bytes, no parsing)."""
+    cuts = np.linspace(0, len(ARGS), pieces + 1).astype(int)
+    frags = [ARGS[a:b] for a, b in pairwise(cuts)]
+    turn_rows: list[tuple] = []
+    for block in range(per_turn):
+        turn_rows.append(("call_start", block, f"call_{block}", "get_weather", None))
+        turn_rows += [("args_delta", block, None, None, f) for f in frags]
+        turn_rows.append(("block_stop", block, None, None, None))
+    turn_rows.append(("turn_stop", None, None, None, None))
+    turns = -(-n_calls // per_turn)
+    width = len(turn_rows)
+    kind, block, call_id, tool, fragment = (list(c) * turns for c in zip(*turn_rows,
+                                                                           strict=True))
+    n = width * turns
+    providers = [FORMATS[i % 3] for i in range(turns)]
+    frag = columns.strings(fragment)
+    return pd.DataFrame({
+        "turn": columns.repeated([f"t{i}" for i in range(turns)], [width] * turns),
+        "seq": np.tile(np.arange(width), turns),
+        "offset": np.tile(np.arange(width) * 120, turns),
+        "t": np.full(n, np.nan),
+        "provider": columns.category(np.repeat(providers, width).tolist()),
+        "event": columns.strings(kind),
+        "kind": columns.category(kind, KINDS),
+        "block": columns.ints(block),
+        "call_id": columns.strings(call_id),
+        "tool": columns.strings(tool),
+        "fragment": frag,
+        "chars": columns.lengths(frag),
+        "wire_chars": columns.lengths(frag),
+        "frame": np.tile(np.arange(width), turns),
+        "final": columns.strings([None] * n),
+        "problem": columns.strings([None] * n),
+    })
+
+
+def check_cases(n_calls: int) -> Callable[[], None]:
+    """check_handler's per-case work (run + explain) over enough cases for n_calls calls."""
+    from streamcalls_lab import check
+
+    pool = [c for c in check.event_cases() if c.expected]
+    todo, calls = [], 0
+    for case in cycle(pool):
+        if calls >= n_calls:
+            break
+        todo.append(case)
+        calls += len(case.expected)
+
+    def run() -> None:
+        for case in todo:
+            check._findings(case, check._run(scl.Accumulator, case))
+
+    return run
+
+
+# -- the report ----------------------------------------------------------------------------------
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mb", type=float, default=55, help="corpus size (default 55)")
+    ap.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
+    ap.add_argument("--max-calls", type=int, default=1_000_000, help="end of the curve")
+    ap.add_argument("--no-dask", action="store_true", help="skip the LocalCluster run")
+    opts = ap.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="streamcalls-bench-") as tmp:
+        root = Path(tmp)
+        files, size = build_corpus(root, opts.mb)
+        mb = size / 1e6
+        print(f"corpus: {len(files)} captures, {mb:.1f} MB in {root}")
+
+        print(f"\n== throughput (CPU seconds, best of {opts.repeat}) ==")
+        contenders: dict[str, Callable[[], object]] = {
+            "load()": lambda: scl.load(root),
+            "anthropic SDK SSEDecoder + json.loads": lambda: sdk(files),
+            "bare bound: split + orjson.loads": lambda: bare(files),
+        }
+        if sseclient is not None:
+            contenders["sseclient-py + json.loads"] = lambda: sseclient_py(files)
+        else:
+            print("(sseclient-py not installed: pip install sseclient-py)")
+        seconds = {k: best(f, opts.repeat, time.process_time) for k, f in contenders.items()}
+        for name, s in seconds.items():
+            print(f"  {name:40s} {s:7.3f} s  {mb / s:7.1f} MB/s")
+        ours = seconds["load()"]
+        sdk_s = seconds["anthropic SDK SSEDecoder + json.loads"]
+        bare_s = seconds["bare bound: split + orjson.loads"]
+        print(f"  load() vs SDK decoder:  {sdk_s / ours:5.2f}x   (target >= 3x)")
+        print(f"  load() vs bare bound:   {bare_s / ours:5.2f}x   (target >= 0.7x)")
+        if "sseclient-py + json.loads" in seconds:
+            print(f"  load() vs sseclient-py: {seconds['sseclient-py + json.loads'] / ours:5.2f}x")
+
+        print("\n== memory ==")
+        gc.collect()
+        tracemalloc.start()
+        deltas = scl.load(root)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        frame_bytes = int(deltas.memory_usage(deep=True).sum())
+        n_deltas = int(deltas["kind"].isin(["args_delta", "text_delta"]).sum())
+        print(f"  rows {len(deltas):,}, of them deltas {n_deltas:,}")
+        print(f"  load peak (tracemalloc)  {peak / 1e6:8.1f} MB = {peak / size:4.2f}x the "
+              "capture size (target < 3x; Arrow's own buffers are not traced, the next "
+              "line counts them)")
+        print(f"  dataframe                {frame_bytes / 1e6:8.1f} MB = "
+              f"{frame_bytes / size:4.2f}x; {frame_bytes / len(deltas):6.0f} B per row, "
+              f"{frame_bytes / n_deltas:6.0f} B per delta")
+
+        print("\n== scale out (wall seconds) ==")
+        wall = best(lambda: scl.load(root), opts.repeat, time.perf_counter)
+        print(f"  load()                                {wall:7.3f} s")
+        cores = scale._cores()
+        scale.load_parallel(root, progress=False)  # starts the workers, kept for later calls
+        par = best(lambda: scale.load_parallel(root, progress=False), opts.repeat,
+                   time.perf_counter)
+        scale.shutdown_workers()
+        print(f"  load_parallel() on {cores} cores          {par:7.3f} s  ({wall / par:4.2f}x)")
+        if not opts.no_dask:
+            from distributed import Client, LocalCluster
+
+            with LocalCluster(n_workers=min(2, cores), threads_per_worker=1,
+                              dashboard_address=None) as cluster, Client(cluster):
+                ddf = scale.load_dask(root)
+                dsk = best(lambda: scale.collect(ddf), 2, time.perf_counter)
+                print(f"  load_dask() on a LocalCluster ({ddf.npartitions} partitions) "
+                      f"{dsk:7.3f} s  ({wall / dsk:4.2f}x)")
+
+        del deltas
+        print(f"\n== per-call analyses, 1k to {opts.max_calls:,} calls (CPU seconds) ==")
+        print(f"  {'calls':>9} {'rows':>10} | {'calls()':>8} {'us/call':>8} | "
+              f"{'stats':>7} {'us/call':>8} | {'check':>7} {'us/call':>8}")
+        n = 1000
+        while n <= opts.max_calls:
+            table_in = synthetic_deltas(n)
+            t_calls = best(lambda d=table_in: scl.calls(d), 1, time.process_time)
+            table = scl.calls(table_in)
+            t_stats = best(lambda d=table_in, c=table: (stats.size_summary(d),
+                                                        stats.delta_fit(c)), 1,
+                           time.process_time)
+            t_check = best(check_cases(n), 1, time.process_time)
+            print(f"  {n:>9,} {len(table_in):>10,} | {t_calls:8.2f} {1e6 * t_calls / n:8.1f} | "
+                  f"{t_stats:7.2f} {1e6 * t_stats / n:8.1f} | "
+                  f"{t_check:7.2f} {1e6 * t_check / n:8.1f}")
+            del table_in, table
+            n *= 10
+
+
+if __name__ == "__main__":
+    main()

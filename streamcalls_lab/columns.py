@@ -1,0 +1,90 @@
+"""Python values to typed pandas columns, in bulk.
+
+``load()`` and ``calls()`` gather plain Python values (hundreds of thousands of them on a
+large directory) and type them once at the end. pandas 3 keeps ``str`` columns in Arrow
+when pyarrow is installed, so building the Arrow array directly skips pandas' per-value
+checks; without pyarrow every helper falls back to the plain pandas constructor, which
+gives the same column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.api.extensions import ExtensionArray
+
+try:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ARROW = pd.StringDtype(na_value=np.nan).storage == "pyarrow"
+except ImportError:  # pragma: no cover - pandas 3 without pyarrow keeps str in Python
+    ARROW = False
+
+_ODD = (TypeError, ValueError, OverflowError)  # pyarrow's errors derive from these
+
+
+def strings(values: Sequence[Any]) -> ExtensionArray:
+    """A ``str`` column; None becomes missing."""
+    if ARROW and len(values):
+        try:
+            return pd.array(pa.array(values, type=pa.large_string()), dtype="str")
+        except _ODD:
+            pass  # not all str: let pandas convert the odd value as it always has
+    return pd.array(values, dtype="str")
+
+
+def ints(values: Sequence[Any]) -> ExtensionArray:
+    """A nullable ``Int64`` column; None becomes NA."""
+    if ARROW and len(values):
+        try:
+            return _int64(pa.array(values, type=pa.int64()))
+        except _ODD:
+            pass
+    return pd.array(values, dtype="Int64")
+
+
+def category(values: Sequence[str], categories: Sequence[str] | None = None) -> pd.Categorical:
+    """A categorical column: the given categories, or the values seen in sorted order.
+
+    Arrow's dictionary encoding finds the distinct values in C; only those few are mapped
+    to category codes in Python.
+    """
+    if ARROW and len(values):
+        try:
+            enc = pa.array(values, type=pa.large_string()).dictionary_encode()
+        except _ODD:
+            enc = None
+        if enc is not None and not enc.indices.null_count:
+            seen = enc.dictionary.to_pylist()
+            cats = sorted(seen) if categories is None else list(categories)
+            where = {c: i for i, c in enumerate(cats)}
+            remap = np.array([where.get(v, -1) for v in seen], dtype="int64")
+            codes = remap[enc.indices.to_numpy()]
+            return pd.Categorical.from_codes(codes, categories=pd.Index(cats, dtype="str"))
+    return pd.Categorical(list(values), categories=categories)
+
+
+def repeated(names: Sequence[str], counts: Sequence[int]) -> ExtensionArray:
+    """A ``str`` column holding ``names[i]`` ``counts[i]`` times, in order."""
+    index = np.repeat(np.arange(len(names)), np.asarray(counts, dtype="int64"))
+    if ARROW and len(index):
+        return pd.array(pc.take(pa.array(names, type=pa.large_string()), index), dtype="str")
+    return pd.array([names[i] for i in index], dtype="str")
+
+
+def lengths(column: ExtensionArray) -> ExtensionArray:
+    """``len()`` of each string in code points, as ``Int64`` (NA where the string is missing)."""
+    dtype = column.dtype
+    if ARROW and isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+        return _int64(pc.utf8_length(pa.array(column)))
+    return pd.Series(column).str.len().astype("Int64").array
+
+
+def _int64(arrow: Any) -> ExtensionArray:
+    values = arrow.fill_null(0).to_numpy(zero_copy_only=False).astype("int64", copy=False)
+    mask = arrow.is_null().to_numpy(zero_copy_only=False)
+    return pd.arrays.IntegerArray(values, mask)
