@@ -208,8 +208,9 @@ class Accumulator:
     def stop(self, event: Mapping[str, Any]) -> None:
         """The stop (or done) event is the only statement that a call is complete."""
         if _get(event, "block") is None:
-            # Chat's finish_reason: closes everything still open.
-            targets = [buf for buf in self.by_key.values() if not buf.complete]
+            # Chat's finish_reason ends the message: every call still open is done,
+            # including one whose key a later call took over.
+            targets = [buf for buf in self.calls if not buf.complete]
         else:
             buf = self.by_key.get(self.key(event))
             targets = [buf] if buf is not None else []

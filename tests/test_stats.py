@@ -127,12 +127,11 @@ def test_anomalies_find_a_block_index_announced_twice() -> None:
     assert anomaly_kinds(a=reused) == ["index_reuse"]
 
 
-def test_a_chat_index_reused_leaves_the_first_call_unstopped() -> None:
-    """finish_reason closes the call each index holds at the end: the first one is lost."""
+def test_a_chat_index_reused_is_flagged_and_finish_reason_still_ends_both_calls() -> None:
+    """finish_reason ends the message, so the call whose index was taken over is done too."""
     reused = turns.chat([(0, "call_1", "f", ['{"a":1}']), (0, "call_2", "g", ['{"b":2}'])])
     found = stats.anomalies(load_turns(c=reused))
-    assert found[["anomaly", "call_id"]].values.tolist() == [
-        ["missing_stop", "call_1"], ["index_reuse", "call_1"]]
+    assert found[["anomaly", "call_id"]].values.tolist() == [["index_reuse", "call_1"]]
 
 
 def test_anomalies_find_a_done_event_that_disagrees_with_the_fragments() -> None:

@@ -25,7 +25,6 @@ class OpenAIChat:
     def __init__(self) -> None:
         self._ids: dict[int, str | None] = {}  # call announced at each index
         self._open: list[int] = []
-        self._text_open = False
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
@@ -47,7 +46,6 @@ class OpenAIChat:
             delta = choice.get("delta") or {}
             content = delta.get("content")
             if content:
-                self._text_open = True
                 out.append(Ev(name, "text_delta", fragment=content,
                               wire_chars=wire_length(data, "content", content)))
             for pos, tc in enumerate(delta.get("tool_calls") or ()):
@@ -82,9 +80,12 @@ class OpenAIChat:
         return out or [Ev(name, "other")]
 
     def _stop_all(self, name: str) -> list[Ev]:
-        """finish_reason closes the text and every open call; one row each."""
-        stops = [Ev(name, "block_stop", index) for index in self._open]
-        if self._text_open or not stops:
-            stops.insert(0, Ev(name, "block_stop"))
-        self._open, self._text_open = [], False
+        """finish_reason ends the whole message: one row for the message, then one per call.
+
+        The row with no block closes everything, a call whose index was later
+        re-used by another call included; the per-call rows say which blocks were open.
+        """
+        stops = [Ev(name, "block_stop")]
+        stops += [Ev(name, "block_stop", index) for index in self._open]
+        self._open = []
         return stops
