@@ -206,7 +206,9 @@ def jupyter_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 @pytest.fixture(scope="session")
 def chromium() -> Iterator[Any]:
     if not CHROMIUM.exists():
-        pytest.skip("Debian's Chromium is missing: run `make browser`")
+        # `make test` installs it, so in CI a missing browser is a failure, not a skip.
+        missing = pytest.fail if os.environ.get("CI") else pytest.skip
+        missing("Debian's Chromium is missing: run `make browser`")
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
