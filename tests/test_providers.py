@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -248,3 +249,43 @@ def test_wire_chars_reads_the_raw_form_not_a_re_encoding() -> None:
           '"delta":{"type":"input_json_delta","partial_json":"\\u0041\\/"}}\n\n'
     row = scl.load(anthropic(START, TOOL) + raw.encode()).iloc[2]
     assert (row.fragment, row.chars, row.wire_chars) == ("A/", 2, 8)
+
+
+# -- a field of the wrong type is reported, never coerced -----------------------------
+
+WRONG_TYPES = {
+    "chat arguments as an object": (
+        sse((None, {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {
+            "tool_calls": [{"index": 0, "id": "c", "function": {"name": "f",
+                                                                  "arguments": {"a": 1}}}]}}]})),
+        "function.arguments should be a string, not dict"),
+    "chat index as a string": (
+        sse((None, {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {
+            "tool_calls": [{"index": "0", "id": "c", "function": {"name": "f"}}]}}]})),
+        "tool_calls[].index should be an integer, not str"),
+    "anthropic partial_json as a number": (
+        anthropic(START, TOOL, args_delta(5)),  # type: ignore[arg-type]
+        "partial_json should be a string, not int"),
+    "responses delta as null": (
+        responses(ADDED, {"type": "response.function_call_arguments.delta", "output_index": 0,
+                          "delta": None}),
+        "delta should be a string, not NoneType"),
+}
+
+
+@pytest.mark.parametrize("case", WRONG_TYPES)
+def test_a_field_of_the_wrong_type_is_an_error_naming_the_field(case: str) -> None:
+    body, reason = WRONG_TYPES[case]
+    with pytest.raises(scl.CaptureError, match=re.escape(reason)):
+        scl.load(body)
+    assert reason in scl.load(body, strict=False).problem.dropna().iloc[0]
+
+
+def test_responses_events_naming_only_the_item_id_find_their_block() -> None:
+    body = responses(
+        ADDED,
+        {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": "{}"},
+        {"type": "response.function_call_arguments.done", "item_id": "fc_1", "arguments": "{}"},
+    )
+    row = scl.calls(body).iloc[0]
+    assert (row.block, row.args, row.complete) == (0, "{}", True)

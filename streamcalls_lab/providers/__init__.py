@@ -47,6 +47,24 @@ class Format(Protocol):
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]: ...
 
 
+def text(value: Any, field: str) -> str:
+    """A field that must be a string; anything else is reported, never coerced."""
+    if type(value) is str:
+        return value
+    raise TypeError(f"{field} should be a string, not {type(value).__name__}")
+
+
+def maybe_text(value: Any, field: str) -> str | None:
+    return None if value is None else text(value, field)
+
+
+def index(value: Any, field: str) -> int:
+    """A block index: an integer (``True`` and ``"0"`` are not)."""
+    if type(value) is int:
+        return value
+    raise TypeError(f"{field} should be an integer, not {type(value).__name__}")
+
+
 DONE = object()
 """Stands for a ``data: [DONE]`` payload, which is not JSON."""
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import Ev
+from . import Ev, index, text
 from .wire import wire_length
 
 _TYPES = frozenset(
@@ -34,28 +34,29 @@ class AnthropicMessages:
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         kind = payload.get("type", event) if isinstance(payload, dict) else event
         if kind == "content_block_delta":
-            block = payload["index"]
+            block = index(payload["index"], "index")
             delta = payload["delta"]
             dtype = delta.get("type")
             if dtype == "input_json_delta":
-                frag = delta["partial_json"]
+                frag = text(delta["partial_json"], "partial_json")
                 wire = wire_length(data, "partial_json", frag)
                 return [_new(Ev, (kind, "args_delta", block, None, None, frag, wire, None, None))]
             if dtype == "text_delta":
-                frag = delta["text"]
+                frag = text(delta["text"], "text")
                 wire = wire_length(data, "text", frag)
                 return [_new(Ev, (kind, "text_delta", block, None, None, frag, wire, None, None))]
             return [Ev(kind, "other", block)]  # thinking, signature, citations
         if kind == "content_block_start":
-            block = payload["index"]
+            block = index(payload["index"], "index")
             cb = payload["content_block"]
             if cb.get("type") in _CALL_BLOCKS:
-                return [Ev(kind, "call_start", block, cb["id"], cb["name"])]
+                call_id, tool = text(cb["id"], "id"), text(cb["name"], "name")
+                return [Ev(kind, "call_start", block, call_id, tool)]
             if cb.get("type") == "text":
                 return [Ev(kind, "text_start", block)]
             return [Ev(kind, "other", block)]
         if kind == "content_block_stop":
-            return [Ev(kind, "block_stop", payload["index"])]
+            return [Ev(kind, "block_stop", index(payload["index"], "index"))]
         if kind == "message_stop":
             return [Ev(kind, "turn_stop")]
         if kind == "error":

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import DONE, Ev
+from . import DONE, Ev, maybe_text, text
+from . import index as block_index
 from .wire import wire_length, wire_lengths
 
 EVENT = "chat.completion.chunk"
@@ -46,12 +47,15 @@ class OpenAIChat:
             delta = choice.get("delta") or {}
             content = delta.get("content")
             if content:
+                content = text(content, "delta.content")
                 out.append(Ev(name, "text_delta", fragment=content,
                               wire_chars=wire_length(data, "content", content)))
             for pos, tc in enumerate(delta.get("tool_calls") or ()):
-                index = tc.get("index", pos)
+                index = block_index(tc.get("index", pos), "tool_calls[].index")
                 fn = tc.get("function") or {}
-                cid, tool, args = tc.get("id"), fn.get("name"), fn.get("arguments")
+                cid = maybe_text(tc.get("id"), "tool_calls[].id")
+                tool = maybe_text(fn.get("name"), "function.name")
+                args = maybe_text(fn.get("arguments"), "function.arguments")
                 wire = None
                 if isinstance(args, str):
                     if nargs == 0:
