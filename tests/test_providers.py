@@ -289,3 +289,9 @@ def test_responses_events_naming_only_the_item_id_find_their_block() -> None:
     )
     row = scl.calls(body).iloc[0]
     assert (row.block, row.args, row.complete) == (0, "{}", True)
+
+
+def test_anthropic_is_detected_from_the_event_line_when_the_payload_has_no_type() -> None:
+    body = sse(("content_block_start", {"index": 1, "content_block": TOOL["content_block"]}))
+    row = scl.load(body).iloc[0]
+    assert (row.provider, row.kind, row.call_id) == ("anthropic-messages", "call_start", "toolu_1")

@@ -29,7 +29,8 @@ class AnthropicMessages:
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
-        return isinstance(payload, dict) and payload.get("type") in _TYPES
+        # The payload's type, or the event line when a proxy dropped it from the payload.
+        return isinstance(payload, dict) and payload.get("type", event) in _TYPES
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         kind = payload.get("type", event) if isinstance(payload, dict) else event

@@ -22,7 +22,7 @@ class OpenAIResponses:
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
-        return isinstance(payload, dict) and str(payload.get("type", "")).startswith("response.")
+        return isinstance(payload, dict) and str(payload.get("type", event)).startswith("response.")
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         kind = payload.get("type", event)
