@@ -148,8 +148,8 @@ class KeyByName(Accumulator):
 class DecodeChunks(Accumulator):
     """decode_chunks: each socket read is decoded with ``bytes.decode("utf-8")`` on its own.
 
-    A read that ends inside a multi-byte character (the two bytes of ``é``, the four
-    of an emoji) raises ``UnicodeDecodeError`` on a well-formed stream. Only the
+    A read that ends inside a multi-byte character (``é`` is two bytes in UTF-8, an
+    emoji four) raises ``UnicodeDecodeError`` on a well-formed stream. Only the
     byte-level entry (``feed_bytes``) has reads to get wrong. mpetazzoni/sseclient#8
     ("Decoding too soon"), vllm-project/vllm#38732, jawah/urllib3.future#349.
     """
