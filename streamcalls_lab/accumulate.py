@@ -22,12 +22,15 @@ if TYPE_CHECKING:
     from .deltas import Decoded, EventDecoder
 
 
-def _get(event: Mapping[str, Any], key: str) -> Any:
-    """A field of an event, with NaN / NA (how dataframes spell 'missing') as None."""
-    value = event.get(key)
+def present(value: Any) -> Any:
+    """A value with NaN / NA (how dataframes spell 'missing') turned into None."""
     if value is None or value is _NA or (isinstance(value, float) and math.isnan(value)):
         return None
     return value
+
+
+def _get(event: Mapping[str, Any], key: str) -> Any:
+    return present(event.get(key))
 
 
 try:  # pandas is a dependency, but the accumulator itself should not need it

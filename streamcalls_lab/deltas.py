@@ -308,10 +308,3 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
-
-
-def nan_to_none(value: Any) -> Any:
-    """Missing values from a dataframe row (NaN, NA) as None."""
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return value

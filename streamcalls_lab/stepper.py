@@ -22,8 +22,8 @@ from typing import Any
 
 import pandas as pd
 
-from .accumulate import Accumulator, Snapshot
-from .deltas import frames, load, nan_to_none
+from .accumulate import Accumulator, Snapshot, present
+from .deltas import frames, load
 from .faults import FAULTS
 from .sources import Source, resolve
 
@@ -210,7 +210,7 @@ class Stepper:
             for fr in frames(body, strict=False):
                 frame_text[fr.offset] = body[fr.offset:fr.end].decode("utf-8", "replace")
         self.turn = str(self.events["turn"].iloc[0]) if len(self.events) else ""
-        records = [{k: nan_to_none(v) for k, v in row.items()}
+        records = [{k: present(v) for k, v in row.items()}
                    for row in self.events.to_dict("records")]
         self._records = records
         self._frames = [frame_text.get(r["offset"]) or r.get("data") for r in records]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache
 from json.encoder import encode_basestring as _quote  # the C escaper: '"' + minimal + '"'
@@ -47,7 +46,3 @@ def wire_length(data: str, key: str, fragment: object) -> int | None:
     lengths = wire_lengths(data, key)
     return lengths[0] if lengths else None
 
-
-def escaped_length(text: str) -> int:
-    """The escaped length a minimal JSON encoder would give (used when the raw form is gone)."""
-    return len(json.dumps(text, ensure_ascii=False)) - 2
