@@ -50,7 +50,7 @@ from anthropic._streaming import SSEDecoder
 
 import streamcalls_lab as scl
 from streamcalls_lab import columns, scale, stats
-from streamcalls_lab.providers import KINDS
+from streamcalls_lab.deltas import events_frame
 
 try:
     import sseclient
@@ -158,25 +158,14 @@ def synthetic_deltas(n_calls: int, per_turn: int = 4, pieces: int = 5) -> pd.Dat
                                                                            strict=True))
     n = width * turns
     providers = [FORMATS[i % 3] for i in range(turns)]
-    frag = columns.strings(fragment)
-    return pd.DataFrame({
-        "turn": columns.repeated([f"t{i}" for i in range(turns)], [width] * turns),
-        "seq": np.tile(np.arange(width), turns),
-        "offset": np.tile(np.arange(width) * 120, turns),
-        "t": np.full(n, np.nan),
-        "provider": columns.category(np.repeat(providers, width).tolist()),
-        "event": columns.strings(kind),
-        "kind": columns.category(kind, KINDS),
-        "block": columns.ints(block),
-        "call_id": columns.strings(call_id),
-        "tool": columns.strings(tool),
-        "fragment": frag,
-        "chars": columns.lengths(frag),
-        "wire_chars": columns.lengths(frag),
-        "frame": np.tile(np.arange(width), turns),
-        "final": columns.strings([None] * n),
-        "problem": columns.strings([None] * n),
-    })
+    return events_frame(
+        turn=columns.repeated([f"t{i}" for i in range(turns)], [width] * turns),
+        seq=np.tile(np.arange(width), turns), offset=np.tile(np.arange(width) * 120, turns),
+        t=np.full(n, np.nan), provider=np.repeat(providers, width).tolist(), event=kind,
+        kind=kind, block=block, call_id=call_id, tool=tool, fragment=fragment,
+        wire_chars=[None if f is None else len(f) for f in fragment],
+        frame=np.tile(np.arange(width), turns), final=[None] * n, problem=[None] * n,
+    )
 
 
 def check_cases(n_calls: int) -> Callable[[], None]:

@@ -79,30 +79,45 @@ class _Columns:
             event = kind = block = call_id = tool = fragment = wire = final = problem = ()
         counts = np.array(self.counts, dtype="int64")
         firsts = np.repeat(np.cumsum(counts) - counts, counts)  # each row's turn starts here
-        frag = columns.strings(fragment)
-        df = pd.DataFrame(
-            {
-                "turn": columns.repeated(self.turns, counts),
-                "seq": np.arange(n, dtype="int64") - firsts,
-                "offset": np.array(self.offset, dtype="int64"),
-                "t": np.array(self.t, dtype="float64"),
-                "provider": columns.category(self.providers),
-                "event": columns.strings(event),
-                "kind": columns.category(kind, KINDS),
-                "block": columns.ints(block),
-                "call_id": columns.strings(call_id),
-                "tool": columns.strings(tool),
-                "fragment": frag,
-                "chars": columns.lengths(frag),
-                "wire_chars": columns.ints(wire),
-                "frame": np.array(self.numbers, dtype="int64"),
-                "final": columns.strings(final),
-                "problem": columns.strings(problem),
-            }
+        df = events_frame(
+            turn=columns.repeated(self.turns, counts),
+            seq=np.arange(n, dtype="int64") - firsts,
+            offset=self.offset, t=self.t, provider=self.providers, event=event, kind=kind,
+            block=block, call_id=call_id, tool=tool, fragment=fragment, wire_chars=wire,
+            frame=self.numbers, final=final, problem=problem,
         )
         if self.raw:
             df["data"] = columns.strings(self.data)
         return df
+
+
+def events_frame(
+    *, turn: Any, seq: Any, offset: Any, t: Any, provider: Any, event: Any, kind: Any,
+    block: Any, call_id: Any, tool: Any, fragment: Any, wire_chars: Any, frame: Any,
+    final: Any, problem: Any,
+) -> pd.DataFrame:
+    """The ``load()`` table from its columns: the one place the schema's dtypes are set."""
+    frag = columns.strings(fragment)
+    return pd.DataFrame(
+        {
+            "turn": turn,  # already a str column: columns.repeated(names, counts)
+            "seq": np.asarray(seq, dtype="int64"),
+            "offset": np.asarray(offset, dtype="int64"),
+            "t": np.asarray(t, dtype="float64"),
+            "provider": columns.category(list(provider)),
+            "event": columns.strings(event),
+            "kind": columns.category(kind, KINDS),
+            "block": columns.ints(block),
+            "call_id": columns.strings(call_id),
+            "tool": columns.strings(tool),
+            "fragment": frag,
+            "chars": columns.lengths(frag),
+            "wire_chars": columns.ints(wire_chars),
+            "frame": np.asarray(frame, dtype="int64"),
+            "final": columns.strings(final),
+            "problem": columns.strings(problem),
+        }
+    )
 
 
 def _undetected(event: str, payload: Any) -> Ev:
