@@ -295,3 +295,11 @@ def test_anthropic_is_detected_from_the_event_line_when_the_payload_has_no_type(
     body = sse(("content_block_start", {"index": 1, "content_block": TOOL["content_block"]}))
     row = scl.load(body).iloc[0]
     assert (row.provider, row.kind, row.call_id) == ("anthropic-messages", "call_start", "toolu_1")
+
+
+def test_chat_content_as_typed_parts_keeps_text_and_marks_the_rest_other() -> None:
+    parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "hm"}]},
+             {"type": "text", "text": "Hi"}]
+    df = scl.load(chat({"content": parts}, done=False))
+    assert list(zip(df.kind.astype(str), df.fragment.fillna("-"), strict=True)) == [
+        ("other", "-"), ("text_delta", "Hi")]

@@ -46,7 +46,9 @@ class OpenAIChat:
         for choice in payload.get("choices") or ():
             delta = choice.get("delta") or {}
             content = delta.get("content")
-            if content:
+            if isinstance(content, list):
+                out += _content_parts(name, content, data)
+            elif content:
                 content = text(content, "delta.content")
                 out.append(Ev(name, "text_delta", fragment=content,
                               wire_chars=wire_length(data, "content", content)))
@@ -93,3 +95,16 @@ class OpenAIChat:
         stops += [Ev(name, "block_stop", index) for index in self._open]
         self._open = []
         return stops
+
+
+def _content_parts(name: str, parts: list[Any], data: str) -> list[Ev]:
+    """Content sent as a list of typed parts (Mistral): text parts are text, the rest other."""
+    out = []
+    for part in parts:
+        if part.get("type") == "text":
+            frag = text(part["text"], "content[].text")
+            out.append(Ev(name, "text_delta", fragment=frag,
+                          wire_chars=wire_length(data, "text", frag)))
+        else:  # thinking and other part types
+            out.append(Ev(name, "other"))
+    return out
