@@ -35,15 +35,21 @@ class AnthropicMessages:
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         kind = payload.get("type", event) if isinstance(payload, dict) else event
         if kind == "content_block_delta":
-            block = index(payload["index"], "index")
+            block = payload["index"]
+            if type(block) is not int:  # inline: this is the hot path
+                index(block, "index")
             delta = payload["delta"]
             dtype = delta.get("type")
             if dtype == "input_json_delta":
-                frag = text(delta["partial_json"], "partial_json")
+                frag = delta["partial_json"]
+                if type(frag) is not str:
+                    text(frag, "partial_json")
                 wire = wire_length(data, "partial_json", frag)
                 return [_new(Ev, (kind, "args_delta", block, None, None, frag, wire, None, None))]
             if dtype == "text_delta":
-                frag = text(delta["text"], "text")
+                frag = delta["text"]
+                if type(frag) is not str:
+                    text(frag, "text")
                 wire = wire_length(data, "text", frag)
                 return [_new(Ev, (kind, "text_delta", block, None, None, frag, wire, None, None))]
             return [Ev(kind, "other", block)]  # thinking, signature, citations

@@ -53,11 +53,16 @@ class OpenAIChat:
                 out.append(Ev(name, "text_delta", fragment=content,
                               wire_chars=wire_length(data, "content", content)))
             for pos, tc in enumerate(delta.get("tool_calls") or ()):
-                index = block_index(tc.get("index", pos), "tool_calls[].index")
+                index = tc.get("index", pos)
                 fn = tc.get("function") or {}
-                cid = maybe_text(tc.get("id"), "tool_calls[].id")
-                tool = maybe_text(fn.get("name"), "function.name")
-                args = maybe_text(fn.get("arguments"), "function.arguments")
+                cid, tool, args = tc.get("id"), fn.get("name"), fn.get("arguments")
+                if type(index) is not int or type(args) is not str or cid is not None \
+                        or tool is not None:
+                    # checked in full only off the hot path (a bare argument fragment)
+                    block_index(index, "tool_calls[].index")
+                    maybe_text(cid, "tool_calls[].id")
+                    maybe_text(tool, "function.name")
+                    maybe_text(args, "function.arguments")
                 wire = None
                 if isinstance(args, str):
                     if nargs == 0:

@@ -30,13 +30,18 @@ class OpenAIResponses:
         if block is None:
             block = self._items.get(payload.get("item_id"))  # type: ignore[arg-type]
         else:
-            block = index(block, "output_index")
+            if type(block) is not int:  # inline: this is the hot path
+                index(block, "output_index")
         if kind == "response.function_call_arguments.delta":
-            frag = text(payload["delta"], "delta")
+            frag = payload["delta"]
+            if type(frag) is not str:
+                text(frag, "delta")
             wire = wire_length(data, "delta", frag)
             return [_new(Ev, (kind, "args_delta", block, None, None, frag, wire, None, None))]
         if kind == "response.output_text.delta":
-            frag = text(payload["delta"], "delta")
+            frag = payload["delta"]
+            if type(frag) is not str:
+                text(frag, "delta")
             wire = wire_length(data, "delta", frag)
             return [_new(Ev, (kind, "text_delta", block, None, None, frag, wire, None, None))]
         if kind == "response.function_call_arguments.done":
