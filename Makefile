@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 ROOT   := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 DEMO_PORT ?= 8866
 
-.PHONY: lab demo test lint data bench browser clean
+.PHONY: lab demo test data bench browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,9 +43,10 @@ browser:
 data: $(VENV)/.lab
 	$(BIN)/python scripts/make_data.py
 
-## bench: load throughput and memory against peers, as ratios in one run
+## bench: load throughput and memory against peers, as ratios in one run; check_handler's pace
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_load.py
+	$(BIN)/python benchmarks/bench_check.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
