@@ -96,3 +96,20 @@ def test_timing_changes_t_and_nothing_else(tmp_path: Path) -> None:
     timed = load(timed_path, name="turn")
     assert timed.drop(columns="t").equals(plain.drop(columns="t"))
     assert timed["t"].notna().all()
+
+
+def test_a_directory_finds_each_sidecar_from_its_one_listing(tmp_path: Path) -> None:
+    """A directory is listed once and a capture without a sidecar costs no stat: the turns
+    and times must still be those of loading each file on its own, nested folders too."""
+    for rel in ("a.sse", "sub/b.sse", "sub/deeper/c.sse", "sub-x/d.sse"):
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(BODY)
+    timing.write(tmp_path / "sub/b.sse", [(0.5, len(BODY))])
+    timing.write(tmp_path / "sub-x/d.sse", [(0.25, 10), (0.75, len(BODY) - 10)])
+    whole = load(tmp_path)
+    assert list(whole["turn"].unique()) == ["a", "sub/b", "sub/deeper/c", "sub-x/d"]
+    for turn, rows in whole.groupby("turn", sort=False):
+        alone = load(tmp_path / f"{turn}.sse", name=turn)
+        assert rows.reset_index(drop=True).equals(alone)
+    assert whole.loc[whole["turn"] == "sub/b", "t"].eq(0.5).all()
