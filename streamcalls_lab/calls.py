@@ -9,7 +9,7 @@ import orjson
 import pandas as pd
 
 from . import columns
-from .accumulate import Accumulator
+from .accumulate import Accumulator, present
 from .deltas import gc_paused, load
 from .sources import Source
 
@@ -37,10 +37,6 @@ def _valid(args: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _missing(value: object) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
 
 
 def calls(source_or_deltas: Source | pd.DataFrame, **load_options: object) -> pd.DataFrame:
@@ -71,7 +67,7 @@ def _accumulate(deltas: pd.DataFrame) -> dict[tuple[str, str], Accumulator]:
     fed = zip(*(rows[c].tolist() for c in _FED), strict=True)
     accs: dict[tuple[str, str], Accumulator] = {}
     for turn, provider, values in zip(turns, providers, fed, strict=True):
-        if _missing(turn) or _missing(provider):
+        if present(turn) is None or present(provider) is None:
             continue  # groupby drops a row without a key
         acc = accs.get((turn, provider))
         if acc is None:

@@ -12,7 +12,6 @@ import base64
 import difflib
 import html
 import io
-import math
 import numbers
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -20,6 +19,8 @@ from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
+
+from .accumulate import present
 
 CODE_COLUMNS = ("fragment", "args", "final", "data", "so_far_text")
 TRACE_COLUMNS = ("seq", "event", "kind", "block", "call_id", "tool", "fragment", "chars")
@@ -79,9 +80,7 @@ class SafeHTML:
 
 
 def _missing(value: Any) -> bool:
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    return isinstance(value, float) and math.isnan(value)
+    return value is pd.NaT or present(value) is None
 
 
 def escape(value: Any) -> str:

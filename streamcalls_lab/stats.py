@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .accumulate import present
 from .calls import calls as _calls
 from .prefixes import strict_parses
 
@@ -289,7 +290,7 @@ def prefix_table(deltas: pd.DataFrame, turn: str) -> pd.DataFrame:
         rows["kind"], rows["block"], rows["call"], rows["fragment"], strict=True
     ):
         key = ("text", None) if kind == "text_delta" else (block, call)
-        text = buffers.get(key, "") + ("" if fragment is pd.NA else str(fragment))
+        text = buffers.get(key, "") + (present(fragment) or "")
         buffers[key] = text
         so_far.append(len(text))
         parses.append(pd.NA if kind == "text_delta" else strict_parses(text))

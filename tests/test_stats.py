@@ -13,6 +13,7 @@ from streamcalls_lab import stats, timing
 
 from . import turns
 from .conftest import CAPTURES
+from .test_providers import chat
 
 
 def load_turns(**captures: bytes) -> pd.DataFrame:
@@ -217,3 +218,14 @@ def test_tool_summary_puts_the_most_called_tool_first() -> None:
     deltas = load_turns(a=turns.anthropic([], [("f", ["{}"]), ("g", ["{}"]), ("g", ["[]"])]))
     summary = stats.tool_summary(scl.calls(deltas))
     assert summary.index.tolist() == ["g", "f"] and summary["calls"].tolist() == [2, 1]
+
+
+def test_prefix_table_skips_a_fragment_the_wire_left_out() -> None:
+    """A Chat chunk that repeats the id without arguments adds nothing to the buffer."""
+    first = {"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "f",
+                                                                       "arguments": ""}}]}
+    args = {"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}
+    again = {"tool_calls": [{"index": 0, "id": "call_1", "function": {}}]}
+    deltas = scl.load(chat(first, args, again), name="t")
+    table = stats.prefix_table(deltas, "t")
+    assert list(table.so_far) == [2, 2] and list(table.parses) == [True, True]

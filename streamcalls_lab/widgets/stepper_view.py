@@ -7,13 +7,13 @@ and how each fault variant has fared so far. :class:`StepperView` only moves the
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping
 from typing import Any
 
 import ipywidgets as w
 import pandas as pd
 
+from ..accumulate import present
 from ..display import SafeHTML, escape, visible
 from ..playback import Clock, clock, history
 from ..sources import Source
@@ -101,7 +101,7 @@ def render(stepper: Stepper, i: int, handler: str = CORRECT,
                                "scl-stepper"))
     step = stepper.state(i)
     t = times.times[i] if times is not None else step.event.get("t")
-    when = "" if t is None or (isinstance(t, float) and math.isnan(t)) else f" · t = {t:.3f} s"
+    when = "" if present(t) is None else f" · t = {t:.3f} s"
     if times is not None and not times.recorded:
         when += " (no recorded timing: evenly spaced)"
     head = (f'<div class="scl-step-head">step <b class="scl-index">{i}</b> of '
