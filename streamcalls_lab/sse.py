@@ -199,19 +199,21 @@ class SSEDecoder:
                     self._junk = False
                     at = end
                     continue
-            for line in blk.split(eol):
-                nxt = at + len(line) + step
-                self._line(line, at, nxt)
-                at = nxt
+            at = self._each_line(blk.split(eol), at, step)
             self._line(b"", at, end)  # the blank line that ended the block
             at = end
         if tail:
             lines = tail.split(eol)
             lines.pop()  # tail ends with eol
-            for line in lines:
-                nxt = at + len(line) + step
-                self._line(line, at, nxt)
-                at = nxt
+            self._each_line(lines, at, step)
+
+    def _each_line(self, lines: list[bytes], at: int, step: int) -> int:
+        """:meth:`_line` for lines that each end in ``step`` bytes; returns the offset after."""
+        for line in lines:
+            nxt = at + len(line) + step
+            self._line(line, at, nxt)
+            at = nxt
+        return at
 
     def _uniform(self, blocks: list[bytes], at: int, eol: bytes) -> list[Frame] | None:
         """Frames from blocks that all have one usual shape, or None for any other mix.
