@@ -174,3 +174,9 @@ def test_unexpected_payload_shape_is_an_error_not_a_traceback() -> None:
     body = anthropic(START, {"type": "content_block_delta", "delta": {}})  # no index
     with pytest.raises(scl.CaptureError, match="unexpected anthropic-messages payload: KeyError"):
         scl.load(body)
+
+
+def test_columns_constant_names_every_column_in_order() -> None:
+    from streamcalls_lab.deltas import COLUMNS
+
+    assert tuple(scl.load(GOOD).columns) == COLUMNS
