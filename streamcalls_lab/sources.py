@@ -9,8 +9,10 @@ a load is reproducible.
 from __future__ import annotations
 
 import glob as globlib
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from os import PathLike
 from pathlib import Path
 from typing import IO
@@ -26,6 +28,16 @@ class Capture:
     name: str
     chunks: Iterable[bytes | tuple[float, bytes]]
     path: Path | None = None
+
+    def whole(self) -> bytes | None:
+        """The capture's bytes when they are one body with no recorded timing (read now),
+        or None for chunks and timed reads, which only the incremental decoder takes."""
+        chunks = self.chunks
+        if isinstance(chunks, _FileChunks) and chunks.reads is None:
+            return chunks.body()
+        if isinstance(chunks, list) and len(chunks) == 1 and type(chunks[0]) is bytes:
+            return chunks[0]
+        return None
 
 
 def _is_glob(text: str) -> bool:
@@ -43,9 +55,12 @@ class _FileChunks:
     def __init__(self, path: Path, reads: list[tuple[float, int]] | None) -> None:
         self.path, self.reads = path, reads
 
-    def __iter__(self) -> Iterator[bytes | tuple[float, bytes]]:
+    def body(self) -> bytes:
         with open(self.path, "rb", buffering=0) as f:  # one read, no buffer copy
-            body = f.read()
+            return f.read()
+
+    def __iter__(self) -> Iterator[bytes | tuple[float, bytes]]:
+        body = self.body()
         if self.reads is None:
             yield body
         else:
@@ -66,8 +81,7 @@ def resolve(source: Source, name: str | None = None) -> list[Capture]:
         if path.is_file():
             return [_from_file(path, name or path.name.removesuffix(path.suffix))]
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.suffix in CAPTURE_SUFFIXES)
-            return [_from_file(p, _relative_stem(p, path)) for p in files]
+            return _directory(path)
         if _is_glob(text):
             files = sorted(Path(p) for p in globlib.glob(text, recursive=True))
             return [_from_file(p, p.name.removesuffix(p.suffix)) for p in files if p.is_file()]
@@ -80,9 +94,29 @@ def resolve(source: Source, name: str | None = None) -> list[Capture]:
     raise TypeError(f"not a capture source: {type(source).__name__}")
 
 
-def _relative_stem(path: Path, root: Path) -> str:
-    rel = path.relative_to(root)
-    return str(rel.with_name(rel.name.removesuffix(rel.suffix))).replace("\\", "/")
+def _directory(root: Path) -> list[Capture]:
+    """Every capture under ``root``, in the order ``sorted(root.rglob(...))`` gives (part by
+    part), from one ``os.walk``: a sidecar is found in the listing, not by a stat per file.
+    """
+    found = []
+    top = str(root)
+    for folder, dirs, files in os.walk(top):  # like rglob, never into a symlinked folder
+        rel = os.path.relpath(folder, top)
+        parts = () if rel == os.curdir else tuple(rel.split(os.sep))
+        listed = set(files)
+        for name in chain(dirs, files):
+            dot = name.rfind(".")
+            if 0 < dot < len(name) - 1 and name[dot:] in CAPTURE_SUFFIXES:
+                key = tuple(map(os.path.normcase, (*parts, name)))
+                found.append((key, parts, name, name + timing.SUFFIX in listed))
+    found.sort()
+    caps = []
+    for _, parts, name, timed in found:
+        path = root.joinpath(*parts, name)
+        reads = timing.read(path) if timed else None
+        stem = "/".join((*parts, name[: name.rfind(".")]))
+        caps.append(Capture(stem, _FileChunks(path, reads), path))
+    return caps
 
 
 def _read_all(stream: IO[bytes]) -> Iterator[bytes]:

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import streamcalls_lab as scl
+from streamcalls_lab.sources import resolve
 
 from .test_providers import START, TOOL, anthropic, args_delta
 
@@ -80,6 +81,24 @@ def test_directory_loads_every_capture_in_order(tmp_path) -> None:
     (tmp_path / "sub" / "a.sse").write_bytes(GOOD)
     (tmp_path / "notes.txt").write_text("not a capture")
     assert list(scl.load(tmp_path).turn.unique()) == ["b", "sub/a"]
+
+
+def test_directory_order_is_path_order_part_by_part(tmp_path) -> None:
+    """"a/b" before "a-c" (as Path sorts), though "-" sorts before "/" in a string."""
+    for rel in ("a-c.sse", "a/b.sse", "a.sse", "A/z.sse", ".hidden/x.sse", "q/r.s.sse"):
+        (tmp_path / rel).parent.mkdir(exist_ok=True)
+        (tmp_path / rel).write_bytes(GOOD)
+    expected = sorted(p for p in tmp_path.rglob("*") if p.suffix == ".sse")
+    assert [c.path for c in resolve(tmp_path)] == expected
+    assert [c.name for c in resolve(tmp_path)] == [
+        ".hidden/x", "A/z", "a/b", "a-c", "a", "q/r.s"]
+
+
+def test_directory_never_follows_a_symlinked_folder(tmp_path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "a.sse").write_bytes(GOOD)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert [c.name for c in resolve(tmp_path)] == ["real/a"]
 
 
 def test_glob_source(tmp_path) -> None:

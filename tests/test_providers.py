@@ -266,6 +266,13 @@ WRONG_TYPES = {
     "anthropic partial_json as a number": (
         anthropic(START, TOOL, args_delta(5)),  # type: ignore[arg-type]
         "partial_json should be a string, not int"),
+    "anthropic index beyond 64 bits": (
+        anthropic(START, TOOL, args_delta("{", index=2**63)),
+        "index should fit in 64 bits"),
+    "chat index beyond 64 bits": (
+        sse((None, {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {
+            "tool_calls": [{"index": 2**64 - 1, "function": {"arguments": "{"}}]}}]})),
+        "tool_calls[].index should fit in 64 bits"),
     "responses delta as null": (
         responses(ADDED, {"type": "response.function_call_arguments.delta", "output_index": 0,
                           "delta": None}),
@@ -289,6 +296,11 @@ def test_responses_events_naming_only_the_item_id_find_their_block() -> None:
     )
     row = scl.calls(body).iloc[0]
     assert (row.block, row.args, row.complete) == (0, "{}", True)
+
+
+def test_a_type_that_is_not_a_string_does_not_break_format_detection() -> None:
+    body = sse(("message_start", {"type": ["message_start"]})) + anthropic(START)
+    assert list(scl.load(body).provider.astype(str)) == ["anthropic-messages"] * 2
 
 
 def test_anthropic_is_detected_from_the_event_line_when_the_payload_has_no_type() -> None:

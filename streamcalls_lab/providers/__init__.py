@@ -9,7 +9,10 @@ one frame, and a per-turn ``normalize(event, payload, data)`` that returns
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, NamedTuple, Protocol
+
+import msgspec
 
 KINDS = (
     "text_start",
@@ -46,6 +49,14 @@ class Format(Protocol):
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]: ...
 
+    def hot_rows(self, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
+        """The rows of the frames that need no state, decoded together; None for the rest.
+
+        For each frame either exactly what :meth:`normalize` would return for it, or
+        None: that frame is then normalised on its own, in order with the other Nones.
+        """
+        ...
+
 
 def text(value: Any, field: str) -> str:
     """A field that must be a string; anything else is reported, never coerced."""
@@ -58,11 +69,42 @@ def maybe_text(value: Any, field: str) -> str | None:
     return None if value is None else text(value, field)
 
 
+INT64 = range(-(2**63), 2**63)
+"""What the Int64 ``block`` column holds: ``block in INT64`` is one C-level check."""
+
+
 def index(value: Any, field: str) -> int:
-    """A block index: an integer (``True`` and ``"0"`` are not)."""
+    """A block index: an integer (``True`` and ``"0"`` are not) that fits the Int64 column."""
     if type(value) is int:
-        return value
+        if value in INT64:
+            return value
+        raise TypeError(f"{field} should fit in 64 bits, not be {value}")
     raise TypeError(f"{field} should be an integer, not {type(value).__name__}")
+
+
+Index = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+"""A block index as a typed payload field: an integer that orjson also reads as one."""
+
+_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
+
+
+def decode_each(decode: Callable[[bytes], Any], raws: list[bytes]) -> list[Any]:
+    """``decode`` of every data line, None where it fails.
+
+    The typed payload structs forbid unknown fields, so every byte of a payload is parsed
+    (as orjson would), and anything unexpected leaves the frame to :meth:`normalize`.
+    """
+    try:
+        return list(map(decode, raws))  # the usual case: no Python code per frame
+    except _DECODE_ERRORS:
+        pass
+    out = []
+    for raw in raws:
+        try:
+            out.append(decode(raw))
+        except _DECODE_ERRORS:
+            out.append(None)
+    return out
 
 
 DONE = object()

@@ -5,9 +5,12 @@ https://docs.anthropic.com/en/api/messages-streaming
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
 
-from . import Ev, index, text
+import msgspec
+
+from . import INT64, Ev, Index, decode_each, index, text
 from .wire import wire_length
 
 _TYPES = frozenset(
@@ -24,19 +27,71 @@ _CALL_BLOCKS = frozenset(("tool_use", "server_tool_use", "mcp_tool_use"))
 _new = tuple.__new__  # an Ev without NamedTuple's keyword handling, for the per-delta rows
 
 
+# A content_block_delta as a typed struct, for hot_rows: every field declared, so a payload
+# that differs in any way is left to normalize(). Each delta type names its kind and key.
+class _Delta(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
+    kind: ClassVar[str] = "other"
+    key: ClassVar[str] = ""
+    fragment: ClassVar[str | None] = None
+
+
+class _JsonDelta(_Delta, tag="input_json_delta"):
+    kind, key = "args_delta", "partial_json"
+    fragment: str = msgspec.field(name="partial_json")  # type: ignore[misc]
+
+
+class _TextDelta(_Delta, tag="text_delta"):
+    kind, key = "text_delta", "text"
+    fragment: str = msgspec.field(name="text")  # type: ignore[misc]
+
+
+class _ThinkingDelta(_Delta, tag="thinking_delta"):
+    thinking: Any = None
+
+
+class _SignatureDelta(_Delta, tag="signature_delta"):
+    signature: Any = None
+
+
+class _CitationsDelta(_Delta, tag="citations_delta"):
+    citation: Any = None
+
+
+class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
+    type: Literal["content_block_delta"]
+    index: Index
+    delta: _JsonDelta | _TextDelta | _ThinkingDelta | _SignatureDelta | _CitationsDelta
+
+
+_decode_delta = msgspec.json.Decoder(_DeltaEvent).decode
+
+
 class AnthropicMessages:
     name = "anthropic-messages"
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
         # The payload's type, or the event line when a proxy dropped it from the payload.
-        return isinstance(payload, dict) and payload.get("type", event) in _TYPES
+        return isinstance(payload, dict) and str(payload.get("type", event)) in _TYPES
+
+    def hot_rows(self, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
+        """Every content_block_delta at once (all but a handful of a stream's frames)."""
+        rows: list[Sequence[Ev] | None] = [None] * len(raws)
+        at = [i for i, event in enumerate(events) if event == "content_block_delta"]
+        for i, p in zip(at, decode_each(_decode_delta, [raws[i] for i in at]), strict=True):
+            if p is not None:
+                d = p.delta
+                frag = d.fragment
+                wire = None if frag is None else wire_length(raws[i].decode(), d.key, frag)
+                rows[i] = (_new(Ev, ("content_block_delta", d.kind, p.index, None, None, frag,
+                                     wire, None, None)),)
+        return rows
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         kind = payload.get("type", event) if isinstance(payload, dict) else event
         if kind == "content_block_delta":
             block = payload["index"]
-            if type(block) is not int:  # inline: this is the hot path
+            if type(block) is not int or block not in INT64:  # inline: the hot path
                 index(block, "index")
             delta = payload["delta"]
             dtype = delta.get("type")

@@ -10,14 +10,78 @@ servers (Mistral, OpenRouter, Groq, vLLM) speak this format too.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from . import DONE, Ev, maybe_text, text
+import msgspec
+
+from . import DONE, INT64, Ev, Index, decode_each, maybe_text, text
 from . import index as block_index
 from .wire import wire_length, wire_lengths
 
 EVENT = "chat.completion.chunk"
 _new = tuple.__new__  # an Ev without NamedTuple's keyword handling, for the per-delta rows
+
+
+# A chunk as typed structs, for hot_rows. Every field a real server was seen to send is
+# declared (the others are Any, parsed and ignored), so a chunk with anything else is left
+# to normalize(); the fields hot_rows reads are Any too and are checked where it reads them.
+class _Function(msgspec.Struct, forbid_unknown_fields=True):
+    name: Any = None
+    arguments: Any = None
+
+
+class _ToolCall(msgspec.Struct, forbid_unknown_fields=True):
+    index: Index | None = None
+    id: Any = None
+    function: _Function | None = None
+    type: Any = None
+
+
+class _Delta(msgspec.Struct, forbid_unknown_fields=True):
+    content: Any = None
+    tool_calls: list[_ToolCall] | None = None
+    role: Any = None
+    refusal: Any = None
+    reasoning: Any = None
+    reasoning_content: Any = None
+    reasoning_details: Any = None
+    annotations: Any = None
+    channel: Any = None
+    token_id: Any = None
+
+
+class _Choice(msgspec.Struct, forbid_unknown_fields=True):
+    delta: _Delta | None = None
+    finish_reason: Any = None
+    index: Any = None
+    logprobs: Any = None
+    native_finish_reason: Any = None
+    content_filter_results: Any = None
+    matched_stop: Any = None
+    stop_reason: Any = None
+    token_ids: Any = None
+    text: Any = None
+    seed: Any = None
+
+
+class _Chunk(msgspec.Struct, forbid_unknown_fields=True):
+    choices: list[_Choice] | None = None
+    object: Any = None
+    error: Any = msgspec.UNSET
+    id: Any = None
+    model: Any = None
+    created: Any = None
+    usage: Any = None
+    system_fingerprint: Any = None
+    service_tier: Any = None
+    obfuscation: Any = None
+    provider: Any = None
+    prompt_filter_results: Any = None
+    x_groq: Any = None
+
+
+_decode_chunk = msgspec.json.Decoder(_Chunk).decode
 
 
 class OpenAIChat:
@@ -33,6 +97,16 @@ class OpenAIChat:
             isinstance(payload, dict)
             and (payload.get("object") == EVENT or "choices" in payload)
         )
+
+    def hot_rows(self, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
+        """Every chunk that neither opens nor closes a call: text, a bare argument
+        fragment, or nothing (a role, usage); those need none of the call state."""
+        rows: list[Sequence[Ev] | None] = [None] * len(raws)
+        at = [i for i, raw in enumerate(raws) if raw != b"[DONE]"]
+        for i, chunk in zip(at, decode_each(_decode_chunk, [raws[i] for i in at]), strict=True):
+            if chunk is not None:
+                rows[i] = _hot(chunk, events[i], raws[i])
+        return rows
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         name = payload.get("object") or event
@@ -56,8 +130,8 @@ class OpenAIChat:
                 index = tc.get("index", pos)
                 fn = tc.get("function") or {}
                 cid, tool, args = tc.get("id"), fn.get("name"), fn.get("arguments")
-                if type(index) is not int or type(args) is not str or cid is not None \
-                        or tool is not None:
+                if type(index) is not int or index not in INT64 or type(args) is not str \
+                        or cid is not None or tool is not None:
                     # checked in full only off the hot path (a bare argument fragment)
                     block_index(index, "tool_calls[].index")
                     maybe_text(cid, "tool_calls[].id")
@@ -100,6 +174,38 @@ class OpenAIChat:
         stops += [Ev(name, "block_stop", index) for index in self._open]
         self._open = []
         return stops
+
+
+def _hot(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
+    """What normalize() gives for a chunk that needs no state, or None for any other."""
+    name = chunk.object or event
+    if chunk.error is not msgspec.UNSET or type(name) is not str:
+        return None
+    choices = chunk.choices
+    if not choices:
+        return (Ev(name, "other"),)
+    if len(choices) > 1 or choices[0].finish_reason:
+        return None
+    delta = choices[0].delta
+    if delta is None:
+        return (Ev(name, "other"),)
+    rows = []
+    content = delta.content
+    if content:
+        if type(content) is not str:
+            return None  # typed parts, or a wrong type normalize() reports
+        rows.append(_new(Ev, (name, "text_delta", None, None, None, content,
+                              wire_length(raw.decode(), "content", content), None, None)))
+    calls = delta.tool_calls
+    if calls:
+        fn = calls[0].function or _Function()
+        index, args = calls[0].index, fn.arguments
+        if len(calls) > 1 or type(index) is not int or calls[0].id is not None \
+                or fn.name is not None or not (args is None or type(args) is str):
+            return None
+        wire = None if args is None else wire_length(raw.decode(), "arguments", args)
+        rows.append(_new(Ev, (name, "args_delta", index, None, None, args, wire, None, None)))
+    return tuple(rows) or (Ev(name, "other"),)
 
 
 def _content_parts(name: str, parts: list[Any], data: str) -> list[Ev]:

@@ -5,13 +5,39 @@ https://platform.openai.com/docs/api-reference/responses-streaming
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from . import Ev, index, maybe_text, text
+import msgspec
+
+from . import INT64, Ev, Index, decode_each, index, maybe_text, text
 from .wire import wire_length
 
 _TURN_STOPS = frozenset(("response.completed", "response.incomplete", "response.failed"))
 _new = tuple.__new__  # an Ev without NamedTuple's keyword handling, for the per-delta rows
+_DELTA_KINDS = {
+    "response.function_call_arguments.delta": "args_delta",
+    "response.output_text.delta": "text_delta",
+}
+
+
+class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
+    """Any ``response.*.delta`` as a typed struct, for hot_rows: every field declared, so a
+    payload that differs in any way is left to normalize()."""
+
+    type: str
+    output_index: Index
+    delta: Any = None
+    item_id: Any = None
+    content_index: Any = None
+    sequence_number: Any = None
+    obfuscation: Any = None
+    logprobs: Any = None
+    command_index: Any = None
+    summary_index: Any = None
+
+
+_decode_delta = msgspec.json.Decoder(_DeltaEvent).decode
 
 
 class OpenAIResponses:
@@ -24,13 +50,31 @@ class OpenAIResponses:
     def sniff(event: str, payload: Any) -> bool:
         return isinstance(payload, dict) and str(payload.get("type", event)).startswith("response.")
 
+    def hot_rows(self, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
+        """Every ``*.delta`` event at once: they need no item state when they carry
+        ``output_index``, and they are nearly all of a stream."""
+        rows: list[Sequence[Ev] | None] = [None] * len(raws)
+        at = [i for i, event in enumerate(events) if event.endswith(".delta")]
+        for i, p in zip(at, decode_each(_decode_delta, [raws[i] for i in at]), strict=True):
+            if p is None or p.type != events[i]:
+                continue
+            kind = _DELTA_KINDS.get(p.type)
+            frag = p.delta
+            if kind is None:
+                rows[i] = (Ev(p.type, "other", p.output_index),)
+            elif type(frag) is str:
+                wire = wire_length(raws[i].decode(), "delta", frag)
+                rows[i] = (_new(Ev, (p.type, kind, p.output_index, None, None, frag, wire,
+                                     None, None)),)
+        return rows
+
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         kind = payload.get("type", event)
         block = payload.get("output_index")
         if block is None:
             block = self._items.get(payload.get("item_id"))  # type: ignore[arg-type]
         else:
-            if type(block) is not int:  # inline: this is the hot path
+            if type(block) is not int or block not in INT64:  # inline: the hot path
                 index(block, "output_index")
         if kind == "response.function_call_arguments.delta":
             frag = payload["delta"]
