@@ -108,6 +108,7 @@ def event_dict(decoded: Decoded) -> dict[str, Any]:
     ev = decoded.ev
     return {
         "provider": decoded.provider, "event": ev.event, "kind": ev.kind, "block": ev.block,
+        "choice": ev.choice,
         "call_id": ev.call_id, "tool": ev.tool, "fragment": ev.fragment,
         "wire_chars": ev.wire_chars, "final": ev.final, "problem": ev.problem,
         "offset": decoded.frame.offset, "frame": decoded.n,

@@ -14,7 +14,7 @@ from .deltas import gc_paused, load
 from .sources import Source
 
 CALL_COLUMNS = (
-    "turn", "provider", "block", "call_id", "tool", "args", "n_deltas", "chars",
+    "turn", "provider", "block", "choice", "call_id", "tool", "args", "n_deltas", "chars",
     "wire_chars", "complete", "valid_json", "final_matches", "problem",
 )
 _FED = ["kind", "block", "call_id", "tool", "fragment", "wire_chars", "final"]
@@ -47,8 +47,9 @@ def calls(source_or_deltas: Source | pd.DataFrame, **load_options: object) -> pd
     stop or done event arrived; ``final_matches`` compares the fragments with
     the whole string a done event repeats (NA where none does).
 
-    One :class:`Accumulator` per (turn, provider), in order of first appearance, is fed
-    the rows that concern calls; the columns are read once as lists, never row by row
+    One :class:`Accumulator` per (turn, provider, choice), in order of first appearance,
+    is fed the rows that concern calls (a row of no choice, like Chat's ``[DONE]``, goes
+    to every choice of its turn); the columns are read once as lists, never row by row
     through pandas, so a million calls take seconds.
     """
     if isinstance(source_or_deltas, pd.DataFrame):
@@ -59,31 +60,42 @@ def calls(source_or_deltas: Source | pd.DataFrame, **load_options: object) -> pd
         return _table(_accumulate(deltas))
 
 
-def _accumulate(deltas: pd.DataFrame) -> dict[tuple[str, str], Accumulator]:
+def _accumulate(deltas: pd.DataFrame) -> dict[tuple[str, str, int | None], Accumulator]:
     kinds = deltas["kind"].tolist()
     wanted = [i for i, kind in enumerate(kinds) if kind in _CALL_KINDS]
     rows = deltas.take(wanted)
     turns, providers = rows["turn"].tolist(), rows["provider"].tolist()
+    choices = rows["choice"].tolist() if "choice" in rows else [None] * len(rows)
     fed = zip(*(rows[c].tolist() for c in _FED), strict=True)
-    accs: dict[tuple[str, str], Accumulator] = {}
-    for turn, provider, values in zip(turns, providers, fed, strict=True):
+    accs: dict[tuple[str, str, int | None], Accumulator] = {}
+    of_turn: dict[tuple[str, str], list[Accumulator]] = {}
+    for turn, provider, choice, values in zip(turns, providers, choices, fed, strict=True):
         if present(turn) is None or present(provider) is None:
             continue  # groupby drops a row without a key
-        acc = accs.get((turn, provider))
-        if acc is None:
-            acc = accs[(turn, provider)] = Accumulator()
-        acc.feed(dict(zip(_FED, values, strict=True)))
+        key = (turn, provider, present(choice))
+        if key[2] is None and (turn, provider) in of_turn:
+            targets = of_turn[(turn, provider)]  # no choice: it concerns them all
+        else:
+            acc = accs.get(key)
+            if acc is None:
+                acc = accs[key] = Accumulator()
+                of_turn.setdefault((turn, provider), []).append(acc)
+            targets = [acc]
+        event = dict(zip(_FED, values, strict=True))
+        for acc in targets:
+            acc.feed(event)
     return accs
 
 
-def _table(accs: dict[tuple[str, str], Accumulator]) -> pd.DataFrame:
+def _table(accs: dict[tuple[str, str, int | None], Accumulator]) -> pd.DataFrame:
     cols: dict[str, list[object]] = {c: [] for c in CALL_COLUMNS}
-    for (turn, provider), acc in accs.items():
+    for (turn, provider, choice), acc in accs.items():
         for buf in acc.calls:
             args = buf.args
             cols["turn"].append(turn)
             cols["provider"].append(provider)
             cols["block"].append(buf.block)
+            cols["choice"].append(choice)
             cols["call_id"].append(buf.call_id)
             cols["tool"].append(buf.tool)
             cols["args"].append(args)
@@ -98,6 +110,7 @@ def _table(accs: dict[tuple[str, str], Accumulator]) -> pd.DataFrame:
         "turn": columns.strings(cols["turn"]),
         "provider": columns.category(cols["provider"]),
         "block": columns.ints(cols["block"]),
+        "choice": columns.ints(cols["choice"]),
         "call_id": columns.strings(cols["call_id"]),
         "tool": columns.strings(cols["tool"]),
         "args": columns.strings(cols["args"]),

@@ -26,7 +26,7 @@ _PAYLOAD_ERRORS = (KeyError, TypeError, AttributeError, IndexError)
 _OFFSET, _T, _DATA = attrgetter("offset"), attrgetter("t"), attrgetter("data")
 UNKNOWN = "unknown"
 COLUMNS = (
-    "turn", "seq", "offset", "t", "provider", "event", "kind", "block", "call_id",
+    "turn", "seq", "offset", "t", "provider", "event", "kind", "block", "choice", "call_id",
     "tool", "fragment", "chars", "wire_chars", "frame", "final", "problem",
 )
 
@@ -96,19 +96,20 @@ class _Columns:
     def frame(self) -> pd.DataFrame:
         n = len(self.evs)
         if n:
-            event, kind, block, call_id, tool, fragment, wire, final, problem = zip(
+            event, kind, block, call_id, tool, fragment, wire, final, problem, choice = zip(
                 *self.evs, strict=True
             )
         else:
             event = kind = block = call_id = tool = fragment = wire = final = problem = ()
+            choice = ()
         counts = np.array(self.counts, dtype="int64")
         firsts = np.repeat(np.cumsum(counts) - counts, counts)  # each row's turn starts here
         df = events_frame(
             turn=columns.repeated(self.turns, counts),
             seq=np.arange(n, dtype="int64") - firsts,
             offset=self.offset, t=self.t, provider=self.providers, event=event, kind=kind,
-            block=block, call_id=call_id, tool=tool, fragment=fragment, wire_chars=wire,
-            frame=self.numbers, final=final, problem=problem,
+            block=block, choice=choice, call_id=call_id, tool=tool, fragment=fragment,
+            wire_chars=wire, frame=self.numbers, final=final, problem=problem,
         )
         if self.raw:
             df["data"] = columns.strings(self.data)
@@ -118,7 +119,7 @@ class _Columns:
 def events_frame(
     *, turn: Any, seq: Any, offset: Any, t: Any, provider: Any, event: Any, kind: Any,
     block: Any, call_id: Any, tool: Any, fragment: Any, wire_chars: Any, frame: Any,
-    final: Any, problem: Any,
+    final: Any, problem: Any, choice: Any = None,
 ) -> pd.DataFrame:
     """The ``load()`` table from its columns: the one place the schema's dtypes are set."""
     frag = columns.strings(fragment)
@@ -132,6 +133,7 @@ def events_frame(
             "event": columns.strings(event),
             "kind": columns.category(kind, KINDS),
             "block": columns.ints(block),
+            "choice": columns.ints([None] * len(block) if choice is None else choice),
             "call_id": columns.strings(call_id),
             "tool": columns.strings(tool),
             "fragment": frag,

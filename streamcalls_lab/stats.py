@@ -45,14 +45,14 @@ def with_call_numbers(deltas: pd.DataFrame) -> pd.DataFrame:
     """``deltas`` plus ``call``: which announcement of its block a row follows (0 = none yet).
 
     This is the accumulator's keying rule (by block; a re-announced block starts a new call)
-    written as a column, so rows can be grouped per call without replaying the turn.
+    written as a column, so rows can be grouped per call without replaying the turn. Each
+    of a Chat stream's ``n`` choices counts its own (``choice`` is NA for other formats).
     """
     out = deltas.copy()
     starts = (out["kind"] == "call_start").astype("int64")
     keyed = out["block"].notna()
-    numbers = starts[keyed].groupby(
-        [out.loc[keyed, "turn"], out.loc[keyed, "block"]], sort=False
-    ).cumsum()
+    keys = [out.loc[keyed, c] for c in ("turn", "choice", "block") if c in out]
+    numbers = starts[keyed].groupby(keys, sort=False, dropna=False).cumsum()
     out["call"] = pd.array(np.zeros(len(out), dtype="int64"), dtype="Int64")
     out.loc[keyed, "call"] = numbers.astype("Int64")
     out.loc[~keyed, "call"] = pd.NA
@@ -259,7 +259,9 @@ def anomalies(deltas: pd.DataFrame, table: pd.DataFrame | None = None) -> pd.Dat
             add(row, "unannounced", row["problem"])
 
     starts = deltas[deltas["kind"] == "call_start"]
-    for (_turn, block), group in starts.groupby(["turn", "block"], sort=False):
+    keys = [c for c in ("turn", "choice", "block") if c in starts]  # each choice its own
+    for key, group in starts.groupby(keys, sort=False, dropna=False):
+        block = key[-1]
         if len(group) > 1:
             ids = ", ".join(str(v) for v in group["call_id"].fillna("?"))
             first = group.iloc[0]
@@ -286,10 +288,13 @@ def prefix_table(deltas: pd.DataFrame, turn: str) -> pd.DataFrame:
     rows = rows[rows["kind"].isin(FRAGMENT_KINDS)]
     buffers: dict[object, str] = {}
     so_far, parses = [], []
-    for kind, block, call, fragment in zip(
-        rows["kind"], rows["block"], rows["call"], rows["fragment"], strict=True
+    choices = rows["choice"] if "choice" in rows else [None] * len(rows)
+    for kind, choice, block, call, fragment in zip(
+        rows["kind"], choices, rows["block"], rows["call"], rows["fragment"], strict=True
     ):
-        key = ("text", None) if kind == "text_delta" else (block, call)
+        # one buffer for each choice's text, and one for each call
+        choice = present(choice)
+        key = ("text", choice) if kind == "text_delta" else (choice, block, call)
         text = buffers.get(key, "") + (present(fragment) or "")
         buffers[key] = text
         so_far.append(len(text))

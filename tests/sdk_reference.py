@@ -154,6 +154,18 @@ def _run_openai_chat(body: bytes) -> SdkResult:
     return SdkResult(calls, error)
 
 
+def sdk_chat_texts(body: bytes) -> tuple[dict[int, str], Exception | None]:
+    """Each choice's message content as the openai SDK's stream state assembles it."""
+    client = _openai_client(body)
+    with client, client.chat.completions.stream(model="reference", messages=_USER) as stream:
+        error = _drain(stream)
+        try:
+            snapshot = stream.current_completion_snapshot
+        except AssertionError:  # no chunk got through
+            return {}, error
+    return {c.index: c.message.content or "" for c in snapshot.choices}, error
+
+
 def _run_openai_responses(body: bytes) -> SdkResult:
     client = _openai_client(body)
     with client, client.responses.stream(model="reference", input="x") as stream:

@@ -25,6 +25,7 @@ from streamcalls_lab.sources import Capture, resolve
 from streamcalls_lab.sse import SSEDecoder, split_whole
 
 from .conftest import capture_files
+from .test_providers import N2
 
 
 def _outcome(body: bytes, *, bulk: bool, strict: bool, provider: str = "auto"):
@@ -182,6 +183,13 @@ def test_small_and_odd_bodies_load_the_same_either_way(body: bytes) -> None:
     assert_same(body)
     for provider in FORMATS:
         assert_same(body, provider)
+
+
+def test_a_chat_stream_of_two_choices_loads_the_same_either_way() -> None:
+    body = N2.replace(b"data: [DONE]", b'data: {"choices": [{"index": 1, "delta": {}, '
+                      b'"finish_reason": "stop"}]}\n\ndata: [DONE]')
+    assert normalise_whole(body) is not None
+    assert_same(body)
 
 
 # -- the pieces --------------------------------------------------------------------------------

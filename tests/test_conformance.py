@@ -12,7 +12,7 @@ import pytest
 import streamcalls_lab as scl
 
 from .conftest import capture_files
-from .sdk_reference import sdk_run
+from .sdk_reference import sdk_chat_texts, sdk_run
 
 CAPTURES = capture_files()
 
@@ -66,3 +66,27 @@ def test_done_events_repeat_the_fragments_exactly() -> None:
     table = scl.calls(scl.load(capture_files("openai-responses")[0].parent))
     checked = table.final_matches.dropna()
     assert len(checked) > 100 and checked.all()
+
+
+CHAT = capture_files("openai-chat")
+
+
+@pytest.mark.captures
+@pytest.mark.skipif(not CHAT, reason="real captures not available")
+def test_each_choice_text_agrees_with_the_sdk() -> None:
+    """Chat streams with n > 1 choices interleave them chunk by chunk: the text of each
+    choice, keyed by the ``choice`` column, is what the SDK assembles for that choice."""
+    compared = several = 0
+    for path in CHAT:
+        if path.name in KNOWN_PROBLEMS:
+            continue
+        reference, error = sdk_chat_texts(path.read_bytes())
+        if error is not None or not reference:
+            continue
+        deltas = scl.load(path)
+        text = deltas[deltas.kind == "text_delta"]
+        ours = {int(k): "".join(g.fragment) for k, g in text.groupby("choice")}
+        assert ours == {k: v for k, v in reference.items() if v or k in ours}, path.name
+        compared += 1
+        several += len(reference) > 1
+    assert compared > 200 and several >= 4, (compared, several)

@@ -139,6 +139,43 @@ def test_chat_repeated_id_does_not_start_a_new_call() -> None:
     assert kinds(chat(ANNOUNCE, again, done=False)) == ["call_start", "args_delta"]
 
 
+def _choice(k: int, delta: dict, finish: str | None = None) -> dict:
+    return {"object": "chat.completion.chunk",
+            "choices": [{"index": k, "delta": delta, "finish_reason": finish}]}
+
+
+def _tool(index: int, args: str, call_id: str | None = None) -> dict:
+    call: dict = {"index": index, "function": {"arguments": args}}
+    if call_id:
+        call.update(id=call_id, type="function")
+        call["function"]["name"] = "lookup"
+    return {"tool_calls": [call]}
+
+
+N2 = sse(*((None, c) for c in (
+    _choice(0, _tool(0, '{"q":', "call_a")), _choice(1, _tool(0, '{"q":', "call_b")),
+    _choice(0, _tool(0, '"a"}')), _choice(1, _tool(0, '"b"}')),
+    _choice(0, {}, "tool_calls"),
+))) + b"data: [DONE]\n\n"
+
+
+def test_chat_rows_say_which_of_n_choices_they_belong_to() -> None:
+    rows = scl.load(N2)
+    assert rows.choice.tolist()[:5] == [0, 0, 1, 1, 0]
+    assert rows.choice.isna().iloc[-1]  # [DONE] ends the whole response
+
+
+def test_chat_calls_of_n_choices_are_kept_apart_though_they_share_an_index() -> None:
+    table = scl.calls(N2)
+    assert table[["choice", "call_id", "args"]].values.tolist() == [
+        [0, "call_a", '{"q":"a"}'], [1, "call_b", '{"q":"b"}']]
+
+
+def test_chat_finish_reason_closes_only_its_own_choice() -> None:
+    table = scl.calls(N2)
+    assert table.complete.tolist() == [True, False]  # choice 1 never finished
+
+
 def test_chat_new_id_at_a_used_index_starts_a_new_call() -> None:
     other = {"tool_calls": [{"index": 0, "id": "call_9", "function": {"name": "lookup",
                                                                        "arguments": ""}}]}

@@ -39,6 +39,18 @@ class Ev(NamedTuple):
     wire_chars: int | None = None
     final: str | None = None
     problem: str | None = None
+    choice: int | None = None
+    """Chat only: which of the ``n`` choices the row belongs to (``choices[].index``)."""
+
+
+_new = tuple.__new__
+
+
+def delta_row(event: str, kind: str, block: int | None, fragment: str | None,
+              wire_chars: int | None, choice: int | None = None) -> Ev:
+    """A text or argument fragment's row, built without NamedTuple's keyword handling
+    (most rows of a stream are these)."""
+    return _new(Ev, (event, kind, block, None, None, fragment, wire_chars, None, None, choice))
 
 
 class Format(Protocol):

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from . import INT64, Ev, Index, decode_each, index, text
+from . import INT64, Ev, Index, decode_each, delta_row, index, text
 from .wire import wire_length
 
 _TYPES = frozenset(
@@ -24,7 +24,6 @@ _TYPES = frozenset(
     )
 )
 _CALL_BLOCKS = frozenset(("tool_use", "server_tool_use", "mcp_tool_use"))
-_new = tuple.__new__  # an Ev without NamedTuple's keyword handling, for the per-delta rows
 
 
 # A content_block_delta as a typed struct, for hot_rows: every field declared, so a payload
@@ -83,8 +82,7 @@ class AnthropicMessages:
                 d = p.delta
                 frag = d.fragment
                 wire = None if frag is None else wire_length(raws[i].decode(), d.key, frag)
-                rows[i] = (_new(Ev, ("content_block_delta", d.kind, p.index, None, None, frag,
-                                     wire, None, None)),)
+                rows[i] = (delta_row("content_block_delta", d.kind, p.index, frag, wire),)
         return rows
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
@@ -100,13 +98,13 @@ class AnthropicMessages:
                 if type(frag) is not str:
                     text(frag, "partial_json")
                 wire = wire_length(data, "partial_json", frag)
-                return [_new(Ev, (kind, "args_delta", block, None, None, frag, wire, None, None))]
+                return [delta_row(kind, "args_delta", block, frag, wire)]
             if dtype == "text_delta":
                 frag = delta["text"]
                 if type(frag) is not str:
                     text(frag, "text")
                 wire = wire_length(data, "text", frag)
-                return [_new(Ev, (kind, "text_delta", block, None, None, frag, wire, None, None))]
+                return [delta_row(kind, "text_delta", block, frag, wire)]
             return [Ev(kind, "other", block)]  # thinking, signature, citations
         if kind == "content_block_start":
             block = index(payload["index"], "index")

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from . import DONE, INT64, Ev, Index, decode_each, maybe_text, text
+from . import DONE, INT64, Ev, Index, decode_each, delta_row, maybe_text, text
 from . import index as block_index
 from .wire import wire_length, wire_lengths
 
@@ -54,7 +54,7 @@ class _Delta(msgspec.Struct, forbid_unknown_fields=True):
 class _Choice(msgspec.Struct, forbid_unknown_fields=True):
     delta: _Delta | None = None
     finish_reason: Any = None
-    index: Any = None
+    index: Index | None = None
     logprobs: Any = None
     native_finish_reason: Any = None
     content_filter_results: Any = None
@@ -88,8 +88,10 @@ class OpenAIChat:
     name = "openai-chat"
 
     def __init__(self) -> None:
-        self._ids: dict[int, str | None] = {}  # call announced at each index
-        self._open: list[int] = []
+        # Per (choice, index): with n > 1 each choice is a message of its own, whose
+        # tool_calls count their indexes from 0 again.
+        self._ids: dict[tuple[int, int], str | None] = {}  # call announced at each key
+        self._open: list[tuple[int, int]] = []
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
@@ -117,15 +119,17 @@ class OpenAIChat:
         out: list[Ev] = []
         arg_lengths: list[int] | None = None
         nargs = 0  # argument strings seen in this chunk
-        for choice in payload.get("choices") or ():
+        for number, choice in enumerate(payload.get("choices") or ()):
+            k = choice.get("index")
+            k = number if k is None else block_index(k, "choices[].index")
             delta = choice.get("delta") or {}
             content = delta.get("content")
             if isinstance(content, list):
-                out += _content_parts(name, content, data)
+                out += _content_parts(name, content, data, k)
             elif content:
                 content = text(content, "delta.content")
-                out.append(Ev(name, "text_delta", fragment=content,
-                              wire_chars=wire_length(data, "content", content)))
+                out.append(delta_row(name, "text_delta", None, content,
+                                     wire_length(data, "content", content), k))
             for pos, tc in enumerate(delta.get("tool_calls") or ()):
                 index = tc.get("index", pos)
                 fn = tc.get("function") or {}
@@ -146,33 +150,34 @@ class OpenAIChat:
                             arg_lengths = wire_lengths(data, "arguments")
                         wire = arg_lengths[nargs] if nargs < len(arg_lengths) else None
                     nargs += 1
-                new = (cid is not None and cid != self._ids.get(index)) or (
-                    index not in self._ids and tool is not None
+                key = (k, index)
+                new = (cid is not None and cid != self._ids.get(key)) or (
+                    key not in self._ids and tool is not None
                 )
                 if new:
-                    self._ids[index] = cid
-                    if index not in self._open:
-                        self._open.append(index)
-                    out.append(Ev(name, "call_start", index, cid, tool))
+                    self._ids[key] = cid
+                    if key not in self._open:
+                        self._open.append(key)
+                    out.append(Ev(name, "call_start", index, cid, tool, choice=k))
                     if args:  # some servers send the whole call in its first chunk
-                        out.append(Ev(name, "args_delta", index, fragment=args,
-                                      wire_chars=wire))
+                        out.append(delta_row(name, "args_delta", index, args, wire, k))
                 else:
                     out.append(_new(Ev, (name, "args_delta", index, cid, tool, args,
-                                         wire if args is not None else None, None, None)))
+                                         wire if args is not None else None, None, None, k)))
             if choice.get("finish_reason"):
-                out.extend(self._stop_all(name))
+                out.extend(self._stop_all(name, k))
         return out or [Ev(name, "other")]
 
-    def _stop_all(self, name: str) -> list[Ev]:
-        """finish_reason ends the whole message: one row for the message, then one per call.
+    def _stop_all(self, name: str, choice: int) -> list[Ev]:
+        """finish_reason ends the choice's message: one row for it, then one per call.
 
-        The row with no block closes everything, a call whose index was later
-        re-used by another call included; the per-call rows say which blocks were open.
+        The row with no block closes everything of that choice, a call whose index was
+        later re-used by another call included; the per-call rows say which were open.
         """
-        stops = [Ev(name, "block_stop")]
-        stops += [Ev(name, "block_stop", index) for index in self._open]
-        self._open = []
+        stops = [Ev(name, "block_stop", choice=choice)]
+        stops += [Ev(name, "block_stop", index, choice=choice)
+                  for k, index in self._open if k == choice]
+        self._open = [key for key in self._open if key[0] != choice]
         return stops
 
 
@@ -189,13 +194,14 @@ def _hot(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
     delta = choices[0].delta
     if delta is None:
         return (Ev(name, "other"),)
+    k = choices[0].index or 0  # a missing index is the first choice's position
     rows = []
     content = delta.content
     if content:
         if type(content) is not str:
             return None  # typed parts, or a wrong type normalize() reports
-        rows.append(_new(Ev, (name, "text_delta", None, None, None, content,
-                              wire_length(raw.decode(), "content", content), None, None)))
+        rows.append(delta_row(name, "text_delta", None, content,
+                              wire_length(raw.decode(), "content", content), k))
     calls = delta.tool_calls
     if calls:
         fn = calls[0].function or _Function()
@@ -204,18 +210,18 @@ def _hot(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
                 or fn.name is not None or not (args is None or type(args) is str):
             return None
         wire = None if args is None else wire_length(raw.decode(), "arguments", args)
-        rows.append(_new(Ev, (name, "args_delta", index, None, None, args, wire, None, None)))
+        rows.append(delta_row(name, "args_delta", index, args, wire, k))
     return tuple(rows) or (Ev(name, "other"),)
 
 
-def _content_parts(name: str, parts: list[Any], data: str) -> list[Ev]:
+def _content_parts(name: str, parts: list[Any], data: str, choice: int) -> list[Ev]:
     """Content sent as a list of typed parts (Mistral): text parts are text, the rest other."""
     out = []
     for part in parts:
         if part.get("type") == "text":
             frag = text(part["text"], "content[].text")
-            out.append(Ev(name, "text_delta", fragment=frag,
-                          wire_chars=wire_length(data, "text", frag)))
+            out.append(delta_row(name, "text_delta", None, frag,
+                                 wire_length(data, "text", frag), choice))
         else:  # thinking and other part types
-            out.append(Ev(name, "other"))
+            out.append(Ev(name, "other", choice=choice))
     return out

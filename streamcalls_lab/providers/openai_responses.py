@@ -10,11 +10,10 @@ from typing import Any
 
 import msgspec
 
-from . import INT64, Ev, Index, decode_each, index, maybe_text, text
+from . import INT64, Ev, Index, decode_each, delta_row, index, maybe_text, text
 from .wire import wire_length
 
 _TURN_STOPS = frozenset(("response.completed", "response.incomplete", "response.failed"))
-_new = tuple.__new__  # an Ev without NamedTuple's keyword handling, for the per-delta rows
 _DELTA_KINDS = {
     "response.function_call_arguments.delta": "args_delta",
     "response.output_text.delta": "text_delta",
@@ -64,8 +63,7 @@ class OpenAIResponses:
                 rows[i] = (Ev(p.type, "other", p.output_index),)
             elif type(frag) is str:
                 wire = wire_length(raws[i].decode(), "delta", frag)
-                rows[i] = (_new(Ev, (p.type, kind, p.output_index, None, None, frag, wire,
-                                     None, None)),)
+                rows[i] = (delta_row(p.type, kind, p.output_index, frag, wire),)
         return rows
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
@@ -81,13 +79,13 @@ class OpenAIResponses:
             if type(frag) is not str:
                 text(frag, "delta")
             wire = wire_length(data, "delta", frag)
-            return [_new(Ev, (kind, "args_delta", block, None, None, frag, wire, None, None))]
+            return [delta_row(kind, "args_delta", block, frag, wire)]
         if kind == "response.output_text.delta":
             frag = payload["delta"]
             if type(frag) is not str:
                 text(frag, "delta")
             wire = wire_length(data, "delta", frag)
-            return [_new(Ev, (kind, "text_delta", block, None, None, frag, wire, None, None))]
+            return [delta_row(kind, "text_delta", block, frag, wire)]
         if kind == "response.function_call_arguments.done":
             return [Ev(kind, "args_done", block, tool=maybe_text(payload.get("name"), "name"),
                        final=text(payload["arguments"], "arguments"))]
