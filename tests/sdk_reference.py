@@ -129,15 +129,20 @@ def _openai_client(body: bytes) -> openai.OpenAI:
     )
 
 
-def _run_openai_chat(body: bytes) -> SdkResult:
+def _chat_snapshot(body: bytes) -> tuple[Any, Exception | None]:
+    """The SDK's accumulated completion (None when no chunk got through) and its error."""
     client = _openai_client(body)
     with client, client.chat.completions.stream(model="reference", messages=_USER) as stream:
         error = _drain(stream)
         # get_final_completion() would also parse arguments; the raw snapshot is what we want.
         try:
-            snapshot = stream.current_completion_snapshot
+            return stream.current_completion_snapshot, error
         except AssertionError:  # no chunk got through
-            snapshot = None
+            return None, error
+
+
+def _run_openai_chat(body: bytes) -> SdkResult:
+    snapshot, error = _chat_snapshot(body)
     choices = [c for c in (snapshot.choices if snapshot else []) if c.index == 0]
     tool_calls = (choices[0].message.tool_calls or []) if choices else []
     calls = [
@@ -156,14 +161,9 @@ def _run_openai_chat(body: bytes) -> SdkResult:
 
 def sdk_chat_texts(body: bytes) -> tuple[dict[int, str], Exception | None]:
     """Each choice's message content as the openai SDK's stream state assembles it."""
-    client = _openai_client(body)
-    with client, client.chat.completions.stream(model="reference", messages=_USER) as stream:
-        error = _drain(stream)
-        try:
-            snapshot = stream.current_completion_snapshot
-        except AssertionError:  # no chunk got through
-            return {}, error
-    return {c.index: c.message.content or "" for c in snapshot.choices}, error
+    snapshot, error = _chat_snapshot(body)
+    choices = snapshot.choices if snapshot else []
+    return {c.index: c.message.content or "" for c in choices}, error
 
 
 def _run_openai_responses(body: bytes) -> SdkResult:

@@ -24,6 +24,10 @@ _TYPES = frozenset(
     )
 )
 _CALL_BLOCKS = frozenset(("tool_use", "server_tool_use", "mcp_tool_use"))
+_FRAGMENTS = {  # delta type -> the row's kind, and the field holding the fragment
+    "input_json_delta": ("args_delta", "partial_json"),
+    "text_delta": ("text_delta", "text"),
+}
 
 
 # A content_block_delta as a typed struct, for hot_rows: every field declared, so a payload
@@ -35,12 +39,12 @@ class _Delta(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
 
 
 class _JsonDelta(_Delta, tag="input_json_delta"):
-    kind, key = "args_delta", "partial_json"
+    kind, key = _FRAGMENTS["input_json_delta"]
     fragment: str = msgspec.field(name="partial_json")  # type: ignore[misc]
 
 
 class _TextDelta(_Delta, tag="text_delta"):
-    kind, key = "text_delta", "text"
+    kind, key = _FRAGMENTS["text_delta"]
     fragment: str = msgspec.field(name="text")  # type: ignore[misc]
 
 
@@ -92,20 +96,12 @@ class AnthropicMessages:
             if type(block) is not int or block not in INT64:  # inline: the hot path
                 index(block, "index")
             delta = payload["delta"]
-            dtype = delta.get("type")
-            if dtype == "input_json_delta":
-                frag = delta["partial_json"]
-                if type(frag) is not str:
-                    text(frag, "partial_json")
-                wire = wire_length(data, "partial_json", frag)
-                return [delta_row(kind, "args_delta", block, frag, wire)]
-            if dtype == "text_delta":
-                frag = delta["text"]
-                if type(frag) is not str:
-                    text(frag, "text")
-                wire = wire_length(data, "text", frag)
-                return [delta_row(kind, "text_delta", block, frag, wire)]
-            return [Ev(kind, "other", block)]  # thinking, signature, citations
+            found = _FRAGMENTS.get(delta.get("type"))
+            if found is None:
+                return [Ev(kind, "other", block)]  # thinking, signature, citations
+            row_kind, key = found
+            frag = text(delta[key], key)
+            return [delta_row(kind, row_kind, block, frag, wire_length(data, key, frag))]
         if kind == "content_block_start":
             block = index(payload["index"], "index")
             cb = payload["content_block"]

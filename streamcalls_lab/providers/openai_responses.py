@@ -74,18 +74,10 @@ class OpenAIResponses:
         else:
             if type(block) is not int or block not in INT64:  # inline: the hot path
                 index(block, "output_index")
-        if kind == "response.function_call_arguments.delta":
-            frag = payload["delta"]
-            if type(frag) is not str:
-                text(frag, "delta")
-            wire = wire_length(data, "delta", frag)
-            return [delta_row(kind, "args_delta", block, frag, wire)]
-        if kind == "response.output_text.delta":
-            frag = payload["delta"]
-            if type(frag) is not str:
-                text(frag, "delta")
-            wire = wire_length(data, "delta", frag)
-            return [delta_row(kind, "text_delta", block, frag, wire)]
+        row_kind = _DELTA_KINDS.get(kind)
+        if row_kind is not None:
+            frag = text(payload["delta"], "delta")
+            return [delta_row(kind, row_kind, block, frag, wire_length(data, "delta", frag))]
         if kind == "response.function_call_arguments.done":
             return [Ev(kind, "args_done", block, tool=maybe_text(payload.get("name"), "name"),
                        final=text(payload["arguments"], "arguments"))]
