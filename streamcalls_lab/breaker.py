@@ -24,12 +24,11 @@ from typing import Any
 import pandas as pd
 
 from .accumulate import Accumulator, Snapshot
-from .check import Call, Segment, Text, turn_bytes
+from .check import FORMATS, Call, Segment, Text, turn_bytes  # the formats a turn is written in
 from .deltas import load
 from .faults import FAULTS
 from .fixtures import escape_spans
 from .generate import cut_at
-from .providers import FORMATS
 from .sources import Source, resolve
 from .stepper import VariantState, diverge
 

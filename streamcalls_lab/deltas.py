@@ -17,9 +17,10 @@ import pandas as pd
 from . import columns
 from .bulk import Whole, normalise_whole
 from .errors import CaptureError
+from .eventstream import AutoDecoder, decode_any
 from .providers import DONE, FORMATS, KINDS, Ev, sniff
 from .sources import Capture, Source, resolve
-from .sse import Frame, SSEDecoder, decode_frames
+from .sse import Frame
 
 _new = tuple.__new__  # a Decoded from a tuple, without the Python-level __new__
 _PAYLOAD_ERRORS = (KeyError, TypeError, AttributeError, IndexError)
@@ -32,9 +33,10 @@ COLUMNS = (
 
 
 def frames(source: Source, *, strict: bool = True, name: str | None = None) -> Iterator[Frame]:
-    """SSE frames of a source, in order (all captures of a directory, one after another)."""
+    """Frames of a source, in order (all captures of a directory, one after another); each
+    capture is SSE or AWS event-stream, whichever its first byte shows."""
     for cap in resolve(source, name):
-        yield from decode_frames(cap.chunks, cap.name, strict=strict)
+        yield from decode_any(cap.chunks, cap.name, strict=strict)
 
 
 class _Columns:
@@ -180,7 +182,7 @@ class EventDecoder:
         self.source = source
         self.strict = strict
         self.fmt = FORMATS[provider]() if provider != "auto" else None
-        self._sse = SSEDecoder(source, strict=strict)
+        self._sse = AutoDecoder(source, strict=strict)  # SSE or AWS event-stream
         self._pending: list[tuple[Frame, int, Any]] = []
         self._frames = 0
         self._out: list[Decoded] = []

@@ -37,7 +37,7 @@ import pandas as pd
 
 from .accumulate import Accumulator, CallBuffer
 from .deltas import load
-from .providers import FORMATS
+from .generate import FORMATS as GENERATED
 from .sources import Source, resolve
 from .sse import Frame, decode_frames
 
@@ -169,7 +169,8 @@ def coverage(source_or_deltas: Source | pd.DataFrame) -> pd.DataFrame:
     by_turn = coverage_by_turn(source_or_deltas)
     table = by_turn.groupby("provider")[list(PROPERTIES)].any()
     table["turns"] = by_turn.groupby("provider").size()
-    order = list(FORMATS) + sorted(set(table.index) - set(FORMATS))
+    # The formats fixtures are made in always show, covered or not; others when present.
+    order = list(GENERATED) + sorted(set(table.index) - set(GENERATED))
     table = table.reindex(order)
     table[list(PROPERTIES)] = table[list(PROPERTIES)].fillna(False).astype(bool)
     table["turns"] = table["turns"].fillna(0).astype("int64")

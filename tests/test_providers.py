@@ -260,7 +260,7 @@ def test_frames_before_detection_are_kept_in_order() -> None:
 
 
 def test_an_undetectable_stream_loads_as_unknown_other_rows() -> None:
-    df = scl.load(sse((None, {"candidates": []})))
+    df = scl.load(sse((None, {"result": []})))
     assert (list(df.provider), list(df.kind)) == (["unknown"], ["other"])
 
 
@@ -270,8 +270,8 @@ def test_explicit_provider_skips_detection() -> None:
 
 
 def test_unknown_provider_name_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown provider 'gemini'"):
-        scl.load(anthropic(START), provider="gemini")
+    with pytest.raises(ValueError, match="unknown provider 'no-such-format'"):
+        scl.load(anthropic(START), provider="no-such-format")
 
 
 def test_wire_chars_counts_the_escaped_form() -> None:

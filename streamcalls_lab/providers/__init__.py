@@ -124,11 +124,13 @@ DONE = object()
 
 
 from .anthropic import AnthropicMessages  # noqa: E402
+from .bedrock import BedrockConverse  # noqa: E402
+from .gemini import Gemini  # noqa: E402
 from .openai_chat import OpenAIChat  # noqa: E402
 from .openai_responses import OpenAIResponses  # noqa: E402
 
 FORMATS: dict[str, type] = {
-    f.name: f for f in (AnthropicMessages, OpenAIChat, OpenAIResponses)
+    f.name: f for f in (AnthropicMessages, OpenAIChat, OpenAIResponses, Gemini, BedrockConverse)
 }
 
 

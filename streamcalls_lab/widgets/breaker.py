@@ -15,9 +15,9 @@ import ipywidgets as w
 
 from .. import breaker
 from ..breaker import CallDiff, Outcome, Result, Setup
+from ..check import FORMATS  # the formats a turn can be written in, not all it reads
 from ..display import SafeHTML, escape
 from ..faults import FAULTS
-from ..providers import FORMATS
 from . import render as r
 
 OWN = "your own"

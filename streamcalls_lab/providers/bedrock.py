@@ -1,0 +1,89 @@
+"""Amazon Bedrock ConverseStream: content blocks by index, tool input as string fragments.
+
+https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html
+
+The stream is AWS event-stream, not SSE (:mod:`streamcalls_lab.eventstream`): the event name
+is the message's ``:event-type`` header and the payload holds only that event's fields
+(plus ``p``, random-length padding). A text block has no start event: its first delta is the
+first sign of it. An exception message arrives as an event named by its ``:exception-type``
+(``throttlingException``, ``modelStreamErrorException``: AWS names every modelled exception
+``…Exception``), with ``{"message": …}`` as payload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from . import Ev, delta_row, index, text
+from .wire import wire_length
+
+_TYPES = frozenset(
+    (
+        "messageStart",
+        "contentBlockStart",
+        "contentBlockDelta",
+        "contentBlockStop",
+        "messageStop",
+        "metadata",
+    )
+)
+_EXCEPTIONS = frozenset(  # the exception members of ConverseStreamOutput
+    (
+        "internalServerException",
+        "modelStreamErrorException",
+        "validationException",
+        "throttlingException",
+        "serviceUnavailableException",
+    )
+)
+
+
+class BedrockConverse:
+    name = "bedrock-converse"
+
+    @staticmethod
+    def sniff(event: str, payload: Any) -> bool:
+        return isinstance(payload, dict) and (event in _TYPES or event in _EXCEPTIONS)
+
+    def hot_rows(self, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
+        """None throughout: the fast path reads SSE captures only, so it never gets here."""
+        return [None] * len(raws)
+
+    def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
+        if event == "contentBlockDelta":
+            block = index(payload["contentBlockIndex"], "contentBlockIndex")
+            delta = _object(payload["delta"], "delta")
+            if "toolUse" in delta:
+                frag = text(delta["toolUse"]["input"], "input")
+                return [delta_row(event, "args_delta", block, frag,
+                                  wire_length(data, "input", frag))]
+            if "text" in delta:
+                frag = text(delta["text"], "text")
+                return [delta_row(event, "text_delta", block, frag,
+                                  wire_length(data, "text", frag))]
+            return [Ev(event, "other", block)]  # reasoning, citations, tool results
+        if event == "contentBlockStart":
+            block = index(payload["contentBlockIndex"], "contentBlockIndex")
+            start = _object(payload["start"], "start")
+            if "toolUse" in start:
+                use = start["toolUse"]
+                call_id, tool = text(use["toolUseId"], "toolUseId"), text(use["name"], "name")
+                return [Ev(event, "call_start", block, call_id, tool)]
+            return [Ev(event, "other", block)]  # a server tool's result
+        if event == "contentBlockStop":
+            return [Ev(event, "block_stop", index(payload["contentBlockIndex"],
+                                                  "contentBlockIndex"))]
+        if event == "messageStop":
+            return [Ev(event, "turn_stop")]
+        if event.endswith("Exception"):
+            message = payload.get("message") if isinstance(payload, dict) else payload
+            return [Ev(event, "error", problem=f"provider error: {event}: {message}")]
+        return [Ev(event, "other")]  # messageStart, metadata
+
+
+def _object(value: Any, field: str) -> dict[str, Any]:
+    """A field that must be a JSON object (``"text" in "some text"`` would not fail)."""
+    if type(value) is dict:
+        return value
+    raise TypeError(f"{field} should be an object, not {type(value).__name__}")
