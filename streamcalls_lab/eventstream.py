@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from zlib import crc32
 
 from .errors import CaptureError
-from .sse import Frame, SSEDecoder
+from .sse import Frame, SSEDecoder, decode_frames
 
 PRELUDE = 12
 """Bytes before the headers: total length, headers length, prelude CRC."""
@@ -275,10 +275,4 @@ def decode_any(
     chunks: Iterable[bytes | tuple[float, bytes]], source: str = "<bytes>", *, strict: bool = True
 ) -> Iterator[Frame]:
     """:func:`~.sse.decode_frames` with the framing chosen by :class:`AutoDecoder`."""
-    dec = AutoDecoder(source, strict=strict)
-    for chunk in chunks:
-        if isinstance(chunk, tuple):
-            yield from dec.feed(chunk[1], chunk[0])
-        else:
-            yield from dec.feed(chunk)
-    yield from dec.close()
+    return decode_frames(chunks, source, strict=strict, framing=AutoDecoder)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, repeat
 from operator import add, itemgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .errors import CaptureError
 
@@ -386,9 +386,13 @@ def decode_frames(
     source: str = "<bytes>",
     *,
     strict: bool = True,
+    framing: Callable[..., Any] = SSEDecoder,
 ) -> Iterator[Frame]:
-    """Frames from an iterable of chunks; a chunk may be ``(t, bytes)`` to carry its time."""
-    dec = SSEDecoder(source, strict=strict)
+    """Frames from an iterable of chunks; a chunk may be ``(t, bytes)`` to carry its time.
+
+    ``framing`` is the decoder class: anything with this decoder's ``feed`` and ``close``.
+    """
+    dec = framing(source, strict=strict)
     for chunk in chunks:
         if isinstance(chunk, tuple):
             yield from dec.feed(chunk[1], chunk[0])
