@@ -347,14 +347,19 @@ def split_whole(buf: bytes) -> tuple[list[int], list[str], list[bytes]] | None:
 
     Gives each frame's byte offset (and, last, the end of the capture), its event name and
     its data line's bytes: what :class:`SSEDecoder` gives for the same bytes when every
-    frame is ``data: …`` alone, or every frame ``event: …`` then ``data: …``, with LF line
-    ends and nothing unterminated. None for anything else, which the decoder then reads
-    line by line. Checked a column at a time, in C. The data is not checked for UTF-8
-    here: whoever parses it must (``msgspec`` and ``orjson`` both do).
+    frame is ``data: …`` alone, or every frame ``event: …`` then ``data: …``, with one kind
+    of line end (LF, or CRLF throughout) and nothing unterminated. None for anything else,
+    which the decoder then reads line by line. Checked a column at a time, in C. The data
+    is not checked for UTF-8 here: whoever parses it must (``msgspec`` and ``orjson`` do).
     """
-    if not buf.endswith(b"\n\n") or b"\r" in buf or buf.startswith(_BOM):
+    eol = b"\n"
+    if b"\r" in buf:  # CRLF throughout, or the decoder's way
+        if not buf.count(b"\r") == buf.count(b"\r\n") == buf.count(b"\n"):
+            return None
+        eol = b"\r\n"
+    if not buf.endswith(eol + eol) or buf.startswith(_BOM):
         return None
-    lines = buf.split(b"\n")
+    lines = buf.split(eol)
     del lines[-1]  # after the last line end; the list now ends with the last blank line
     step = 3 if lines[0].startswith(b"event: ") else 2  # lines per frame, the blank included
     n, odd = divmod(len(lines), step)
@@ -377,7 +382,7 @@ def split_whole(buf: bytes) -> tuple[list[int], list[str], list[bytes]] | None:
         if "" in events:
             return None  # a bare "event:" means "message": the decoder's way
         sizes = map(add, sizes, map(len, event_lines))
-    bounds = list(accumulate(map(add, sizes, repeat(step)), initial=0))
+    bounds = list(accumulate(map(add, sizes, repeat(step * len(eol))), initial=0))
     return bounds, events, list(map(_AFTER_DATA, data_lines))
 
 

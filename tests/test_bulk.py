@@ -202,14 +202,16 @@ def _decoded(body: bytes) -> tuple[list[int], list[str], list[bytes]]:
 
 @pytest.mark.parametrize("body", [
     b"data: a\n\ndata: b\n\n", b"event: x\ndata: a\n\nevent: y\ndata: \xc3\xa9\n\n",
-    b"data: \n\n", b"data:  two spaces\n\n",
+    b"data: \n\n", b"data:  two spaces\n\n", b"data: a\r\n\r\ndata: b\r\n\r\n",
+    b"event: x\r\ndata: a\r\n\r\nevent: y\r\ndata: \xc3\xa9\r\n\r\n",
 ])
 def test_split_whole_gives_what_the_decoder_gives(body: bytes) -> None:
     assert split_whole(body) == _decoded(body)
 
 
 @pytest.mark.parametrize("body", [
-    b"", b"data: a\n", b"data: a\n\n\n", b"data: a\r\n\r\n", b"\xef\xbb\xbfdata: a\n\n",
+    b"", b"data: a\n", b"data: a\n\n\n", b"data: a\r\n\n", b"data: a\r\n\r\n\r\n",
+    b"data: a\r\r", b"data: \ra\r\n\r\n", b"\xef\xbb\xbfdata: a\n\n",
     b"data: a\n\nevent: x\ndata: b\n\n", b"event: x\ndata: a\n\ndata: b\n\n",
     b"data: a\ndata: b\n\n", b": comment\n\n", b"id: 1\ndata: a\n\n", b"event:\ndata: a\n\n",
     b"event: \xff\ndata: a\n\n", b"data:a\n\n", b"event: x\nid: 2\n\n",
