@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from . import timing
+from .eventstream import is_eventstream
 from .sse import SSEDecoder
 
 FILLERS = {1: "x", 2: "ø", 3: "░", 4: "𝕩"}
@@ -368,7 +369,14 @@ class Redactor:
 
     # -- a whole capture ----------------------------------------------------------------
     def capture(self, body: bytes) -> bytes:
-        """The capture with every ``data`` line redacted; same length, same line layout."""
+        """The capture with every ``data`` line redacted; same length, same line layout.
+
+        SSE only: an AWS event-stream message carries CRCs over its payload, so a rewrite
+        would need new ones. Refused rather than handed back with its text untouched.
+        """
+        if is_eventstream(body[:1]):
+            raise ValueError("redacting an AWS event-stream capture (Bedrock) is not supported: "
+                             "its messages carry CRCs over the payload")
         out = bytearray(body)
         turn = _Turn()
         dec = SSEDecoder(strict=False)

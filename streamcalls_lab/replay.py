@@ -18,8 +18,8 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from .eventstream import AutoDecoder
 from .sources import Source, resolve
-from .sse import SSEDecoder
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], object]
@@ -54,8 +54,9 @@ def reads(source: Source, *, default_delay: float = 0.0, name: str | None = None
 
 
 def _frame_pieces(body: bytes) -> list[bytes]:
-    """``body`` cut just after each frame's blank line (leading comments ride with the frame)."""
-    dec = SSEDecoder(strict=False)
+    """``body`` cut just after each frame (SSE: its blank line, leading comments riding with
+    it; AWS event-stream: each message)."""
+    dec = AutoDecoder(strict=False)
     ends = [f.end for f in dec.feed(body) + dec.close() if f.problem is None]
     pieces, at = [], 0
     for end in ends:

@@ -24,10 +24,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from . import provenance
+from .eventstream import is_eventstream
 from .replay import Clock, Read, Sleep, paced, reads
 from .sources import Source, resolve
 
 EVENT_STREAM = "text/event-stream"
+AWS_EVENT_STREAM = "application/vnd.amazon.eventstream"  # what Bedrock sends
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ class SSEServer:
         speed: float = 1.0,
         default_delay: float = 0.0,
         status: int = 200,
-        content_type: str = EVENT_STREAM,
+        content_type: str | None = None,
         sleep: Sleep = time.sleep,
         clock: Clock = time.monotonic,
     ) -> None:
@@ -83,6 +85,7 @@ class SSEServer:
         self.speed = speed
         self.status = status
         self.content_type = content_type
+        """The content-type header; None: each capture's own framing says (SSE or AWS)."""
         self.sleep = sleep
         self.clock = clock
         self.requests: list[Request] = []
@@ -171,9 +174,10 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         owner._remember(method, self.path, self.headers, body)
         turn = owner._take_turn()
+        content_type = owner.content_type or _content_type(turn)
         self.close_connection = True
         self.send_response(owner.status)
-        self.send_header("content-type", owner.content_type)
+        self.send_header("content-type", content_type)
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
         self.send_header("connection", "close")
@@ -185,6 +189,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client hung up mid-stream, as clients do
+
+
+def _content_type(turn: list[Read]) -> str:
+    first = next((r.data for r in turn if r.data), b"")
+    return AWS_EVENT_STREAM if is_eventstream(first) else EVENT_STREAM
 
 
 @contextlib.contextmanager

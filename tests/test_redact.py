@@ -230,3 +230,10 @@ def test_logprob_byte_values_do_not_spell_the_token_out() -> None:
     body = (b'data: {"choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":{"content":'
             b'[{"token":"Hi","logprob":-0.1,"bytes":[72,105]}]}}]}\n\n')
     assert b'"bytes":[11,111]' in redact_bytes(body, salt=SALT)
+
+
+def test_an_aws_event_stream_capture_is_refused_not_returned_unredacted() -> None:
+    from .test_eventstream import event
+
+    with pytest.raises(ValueError, match="event-stream"):
+        Redactor("salt").capture(event("messageStart", '{"role": "assistant"}'))

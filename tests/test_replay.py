@@ -56,6 +56,13 @@ def test_an_untimed_capture_replays_one_frame_per_read(tmp_path: Path) -> None:
     assert [r.t for r in got] == pytest.approx([0.1 * i for i in range(len(got))])
 
 
+def test_an_untimed_aws_event_stream_replays_one_message_per_read() -> None:
+    from .test_eventstream import event
+
+    messages = [event("messageStart", '{"role": "assistant"}'), event("messageStop", "{}")]
+    assert [r.data for r in reads(b"".join(messages))] == messages
+
+
 def test_replayed_bytes_are_the_capture_bytes() -> None:
     assert b"".join(replay(BODY, speed=math.inf)) == BODY
 

@@ -38,6 +38,16 @@ def test_streams_the_capture_byte_exact_as_an_event_stream() -> None:
     assert resp.content == BODY
 
 
+def test_an_aws_event_stream_capture_is_served_as_one() -> None:
+    from .test_eventstream import event
+
+    body = event("messageStart", '{"role": "assistant"}') + event("messageStop", "{}")
+    with serve(body, speed=math.inf) as base_url:
+        resp = _get(base_url + "/model/m/converse-stream")
+    assert resp.headers["content-type"] == "application/vnd.amazon.eventstream"
+    assert resp.content == body
+
+
 def test_any_path_and_get_are_answered() -> None:
     with serve(BODY, speed=math.inf) as base_url:
         assert _get(base_url + "/v1/responses").content == BODY

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import provenance, timing
-from ..sse import SSEDecoder
+from ..eventstream import AutoDecoder
 
 
 @dataclass
@@ -31,7 +31,7 @@ def frame_reads(body: bytes, times: list[float]) -> list[tuple[float, int]] | No
     For recordings that timed each event rather than each socket read. None
     when the counts disagree, because then no frame can be trusted to its time.
     """
-    dec = SSEDecoder(strict=False)
+    dec = AutoDecoder(strict=False)  # SSE or AWS event-stream
     ends = [f.end for f in dec.feed(body) + dec.close() if f.problem is None]
     if not ends or len(ends) != len(times):
         return None
