@@ -19,10 +19,10 @@ from typing import NamedTuple
 
 import orjson
 
-from .providers import DONE, FORMATS, Ev, sniff
+from .providers import DONE, FORMATS, PAYLOAD_ERRORS, Ev, sniff
 from .sse import split_whole
 
-_PAYLOAD_ERRORS = (KeyError, TypeError, AttributeError, IndexError, orjson.JSONDecodeError)
+_COLD_ERRORS = (*PAYLOAD_ERRORS, orjson.JSONDecodeError)
 _DONE_ROWS = (Ev("[DONE]", "turn_stop"),)
 
 
@@ -65,6 +65,6 @@ def normalise_whole(body: bytes, provider: str = "auto") -> Whole | None:
         try:
             payload = parsed.pop(i) if i in parsed else orjson.loads(raw)
             rows[i] = normalize(events[i], payload, raw.decode())
-        except _PAYLOAD_ERRORS:
+        except _COLD_ERRORS:
             return None  # the decoder says why, in strict or lenient mode
     return Whole(bounds, fmt.name, rows, raws)

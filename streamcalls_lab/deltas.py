@@ -18,12 +18,11 @@ from . import columns
 from .bulk import Whole, normalise_whole
 from .errors import CaptureError
 from .eventstream import AutoDecoder, decode_any
-from .providers import DONE, FORMATS, KINDS, Ev, sniff
+from .providers import DONE, FORMATS, KINDS, PAYLOAD_ERRORS, Ev, sniff
 from .sources import Capture, Source, resolve
 from .sse import Frame
 
 _new = tuple.__new__  # a Decoded from a tuple, without the Python-level __new__
-_PAYLOAD_ERRORS = (KeyError, TypeError, AttributeError, IndexError)
 _OFFSET, _T, _DATA = attrgetter("offset"), attrgetter("t"), attrgetter("data")
 UNKNOWN = "unknown"
 COLUMNS = (
@@ -225,7 +224,7 @@ class EventDecoder:
         assert fmt is not None
         try:
             evs = fmt.normalize(fr.event, payload, fr.data)
-        except _PAYLOAD_ERRORS as e:
+        except PAYLOAD_ERRORS as e:
             self._unexpected(fr, n, e)
             return
         self._emit(fr, n, evs)
@@ -253,7 +252,7 @@ class EventDecoder:
                 else:
                     try:
                         evs = normalize(event, payload, data)
-                    except _PAYLOAD_ERRORS as e:
+                    except PAYLOAD_ERRORS as e:
                         self._frames = n + 1
                         self._unexpected(fr, n, e)
                     else:

@@ -44,6 +44,8 @@ class Ev(NamedTuple):
 
 
 _new = tuple.__new__
+PAYLOAD_ERRORS = (KeyError, TypeError, AttributeError, IndexError)
+"""What ``normalize`` raises for a payload of an unexpected shape (the reader reports it)."""
 
 
 def delta_row(event: str, kind: str, block: int | None, fragment: str | None,
