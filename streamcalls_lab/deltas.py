@@ -147,6 +147,11 @@ def events_frame(
     )
 
 
+def _check_provider(provider: str) -> None:
+    if provider != "auto" and provider not in FORMATS:
+        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(FORMATS)}")
+
+
 def _undetected(event: str, payload: Any) -> Ev:
     """A frame of a stream whose format never showed itself."""
     if event == "error" or (isinstance(payload, dict) and "error" in payload):
@@ -176,8 +181,7 @@ class EventDecoder:
 
     def __init__(self, source: str = "<bytes>", *, provider: str = "auto",
                  strict: bool = True) -> None:
-        if provider != "auto" and provider not in FORMATS:
-            raise ValueError(f"unknown provider {provider!r}; known: {', '.join(FORMATS)}")
+        _check_provider(provider)
         self.source = source
         self.strict = strict
         self.fmt = FORMATS[provider]() if provider != "auto" else None
@@ -341,8 +345,7 @@ def load_captures(
     ``bulk=False`` reads every capture with the incremental decoder alone, as the
     reference the fast path (:mod:`.bulk`) is tested against.
     """
-    if provider != "auto" and provider not in FORMATS:
-        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(FORMATS)}")
+    _check_provider(provider)  # here too: the fast path makes no EventDecoder
     with gc_paused():
         out = _Columns(raw)
         for cap in captures:

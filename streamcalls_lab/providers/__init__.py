@@ -79,6 +79,13 @@ def text(value: Any, field: str) -> str:
     raise TypeError(f"{field} should be a string, not {type(value).__name__}")
 
 
+def obj(value: Any, field: str) -> dict[str, Any]:
+    """A field that must be a JSON object (``"text" in "some text"`` would not fail)."""
+    if type(value) is dict:
+        return value
+    raise TypeError(f"{field} should be an object, not {type(value).__name__}")
+
+
 def maybe_text(value: Any, field: str) -> str | None:
     return None if value is None else text(value, field)
 

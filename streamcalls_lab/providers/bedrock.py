@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import Ev, delta_row, index, text
+from . import Ev, delta_row, index, obj, text
 from .wire import wire_length
 
 _TYPES = frozenset(
@@ -53,7 +53,7 @@ class BedrockConverse:
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         if event == "contentBlockDelta":
             block = index(payload["contentBlockIndex"], "contentBlockIndex")
-            delta = _object(payload["delta"], "delta")
+            delta = obj(payload["delta"], "delta")
             if "toolUse" in delta:
                 frag = text(delta["toolUse"]["input"], "input")
                 return [delta_row(event, "args_delta", block, frag,
@@ -65,7 +65,7 @@ class BedrockConverse:
             return [Ev(event, "other", block)]  # reasoning, citations, tool results
         if event == "contentBlockStart":
             block = index(payload["contentBlockIndex"], "contentBlockIndex")
-            start = _object(payload["start"], "start")
+            start = obj(payload["start"], "start")
             if "toolUse" in start:
                 use = start["toolUse"]
                 call_id, tool = text(use["toolUseId"], "toolUseId"), text(use["name"], "name")
@@ -80,10 +80,3 @@ class BedrockConverse:
             message = payload.get("message") if isinstance(payload, dict) else payload
             return [Ev(event, "error", problem=f"provider error: {event}: {message}")]
         return [Ev(event, "other")]  # messageStart, metadata
-
-
-def _object(value: Any, field: str) -> dict[str, Any]:
-    """A field that must be a JSON object (``"text" in "some text"`` would not fail)."""
-    if type(value) is dict:
-        return value
-    raise TypeError(f"{field} should be an object, not {type(value).__name__}")

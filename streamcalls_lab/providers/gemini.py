@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from . import Ev, delta_row, index, maybe_text, text
+from . import Ev, delta_row, index, maybe_text, obj, text
 
 _scan = json.JSONDecoder().raw_decode  # a JSON value's end, from where it starts
 
@@ -48,12 +48,6 @@ def _span(data: str, key: str, value: Any, start: int, end: int) -> tuple[int, i
         except (ValueError, RecursionError):
             continue
     return None
-
-
-def _obj(value: Any, field: str) -> dict[str, Any]:
-    if type(value) is dict:
-        return value
-    raise TypeError(f"{field} should be an object, not {type(value).__name__}")
 
 
 def _list(value: Any, field: str) -> list[Any]:
@@ -94,7 +88,7 @@ class Gemini:
             raise
 
     def _chunk(self, event: str, payload: Any, data: str) -> list[Ev]:
-        payload = _obj(payload, "a Gemini chunk")
+        payload = obj(payload, "a Gemini chunk")
         candidates = payload.get("candidates")
         if "error" in payload and not candidates:
             err = payload["error"]
@@ -106,15 +100,15 @@ class Gemini:
         out: list[Ev] = []
         at = 0  # parts stand in data in order: each is looked for after the one before
         for number, cand in enumerate(_list(candidates or [], "candidates")):
-            cand = _obj(cand, "candidates[]")
+            cand = obj(cand, "candidates[]")
             k = cand.get("index")
             k = number if k is None else index(k, "candidates[].index")  # 0 is left out
             if k != 0:
                 raise TypeError(f"candidates[].index should be 0 (one candidate per chunk: "
                                 f"candidateCount > 1 is not supported), not {k}")
-            content = _obj(cand.get("content") or {}, "candidates[].content")
+            content = obj(cand.get("content") or {}, "candidates[].content")
             for part in _list(content.get("parts") or [], "content.parts"):
-                at = self._part(event, _obj(part, "parts[]"), data, at, out)
+                at = self._part(event, obj(part, "parts[]"), data, at, out)
             if maybe_text(cand.get("finishReason"), "candidates[].finishReason"):
                 out.append(Ev(event, "turn_stop"))
         feedback = payload.get("promptFeedback")
@@ -143,7 +137,7 @@ class Gemini:
                 else:
                     out.append(delta_row(event, "text_delta", None, frag, wire))
             elif key == "functionCall":
-                at = self._call(event, _obj(part[key], "parts[].functionCall"), data, at, out)
+                at = self._call(event, obj(part[key], "parts[].functionCall"), data, at, out)
         if len(out) == before:  # a signature, code execution, a built-in tool, ...
             out.append(Ev(event, "other"))
         return at
@@ -164,7 +158,7 @@ class Gemini:
         if span is None:
             raise TypeError("functionCall: not found as written in the data line")
         if args is not None:
-            _obj(args, "functionCall.args")
+            obj(args, "functionCall.args")
             where = _span(data, "args", args, span[0], span[1])
             if where is None:
                 raise TypeError("functionCall.args: not found as written in the data line")
