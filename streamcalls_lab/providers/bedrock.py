@@ -12,10 +12,9 @@ first sign of it. An exception message arrives as an event named by its ``:excep
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from . import Ev, delta_row, index, obj, text
+from ..events import Ev, fragment_row, index, obj, text
 from .wire import wire_length
 
 _TYPES = frozenset(
@@ -41,14 +40,11 @@ _EXCEPTIONS = frozenset(  # the exception members of ConverseStreamOutput
 
 class BedrockConverse:
     name = "bedrock-converse"
+    hot = None  # the fast path reads SSE captures only, and this is AWS event-stream
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
         return isinstance(payload, dict) and (event in _TYPES or event in _EXCEPTIONS)
-
-    def hot_rows(self, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
-        """None throughout: the fast path reads SSE captures only, so it never gets here."""
-        return [None] * len(raws)
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         if event == "contentBlockDelta":
@@ -56,11 +52,11 @@ class BedrockConverse:
             delta = obj(payload["delta"], "delta")
             if "toolUse" in delta:
                 frag = text(delta["toolUse"]["input"], "input")
-                return [delta_row(event, "args_delta", block, frag,
+                return [fragment_row(event, "args_delta", block, frag,
                                   wire_length(data, "input", frag))]
             if "text" in delta:
                 frag = text(delta["text"], "text")
-                return [delta_row(event, "text_delta", block, frag,
+                return [fragment_row(event, "text_delta", block, frag,
                                   wire_length(data, "text", frag))]
             return [Ev(event, "other", block)]  # reasoning, citations, tool results
         if event == "contentBlockStart":

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
 import orjson
 
-from . import Ev, delta_row, index, maybe_text, obj, text
+from ..events import Ev, fragment_row, index, maybe_text, obj, text
 
 _scan = json.JSONDecoder().raw_decode  # a JSON value's end, from where it starts
 
@@ -58,6 +57,7 @@ def _list(value: Any, field: str) -> list[Any]:
 
 class Gemini:
     name = "gemini"
+    hot = None  # a chunk is a whole response: a stream is dozens of them, not thousands
 
     def __init__(self) -> None:
         self._calls = 0  # function calls so far in the turn: the next one's block
@@ -73,11 +73,6 @@ class Gemini:
             and (isinstance(payload.get("candidates"), list)
                  or "usageMetadata" in payload or "promptFeedback" in payload)
         )
-
-    def hot_rows(self, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
-        """None for every frame: a Gemini chunk is a whole response, each one normalised
-        (streams are a few dozen chunks, not the thousands of deltas of the others)."""
-        return [None] * len(raws)
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         calls = self._calls
@@ -135,7 +130,7 @@ class Gemini:
                 if thought:
                     out.append(Ev(event, "other"))  # a thinking summary
                 else:
-                    out.append(delta_row(event, "text_delta", None, frag, wire))
+                    out.append(fragment_row(event, "text_delta", None, frag, wire))
             elif key == "functionCall":
                 at = self._call(event, obj(part[key], "parts[].functionCall"), data, at, out)
         if len(out) == before:  # a signature, code execution, a built-in tool, ...
@@ -163,6 +158,6 @@ class Gemini:
             if where is None:
                 raise TypeError("functionCall.args: not found as written in the data line")
             frag = data[where[0]:where[1]]  # byte-exact: the object as it was sent
-            out.append(delta_row(event, "args_delta", block, frag, len(frag)))
+            out.append(fragment_row(event, "args_delta", block, frag, len(frag)))
         out.append(Ev(event, "block_stop", block))
         return span[1]
