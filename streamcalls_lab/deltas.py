@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import math
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain, repeat
@@ -25,10 +26,12 @@ from .sse import Frame
 
 _new = tuple.__new__  # a Decoded from a tuple, without the Python-level __new__
 _OFFSET, _T, _DATA = attrgetter("offset"), attrgetter("t"), attrgetter("data")
+_DIGITS = re.compile(r"\d+")
+_PIECE = 1 << 16  # a whole body is decoded this many bytes at a time: its frames are let go
 UNKNOWN = "unknown"
 COLUMNS = (
     "turn", "seq", "offset", "t", "provider", "event", "kind", "block", "choice", "call_id",
-    "tool", "fragment", "chars", "wire_chars", "frame", "final", "problem",
+    "tool", "fragment", "chars", "wire_chars", "frame", "final", "problem", "repeats",
 )
 
 
@@ -57,9 +60,16 @@ class _Columns:
         self.numbers: list[int] = []
         self.providers: list[str] = []
         self.evs: list[Ev] = []
+        self.repeats: dict[int, int] = {}  # row -> frames it stands for, where more than 1
 
-    def add(self, turn: str, decoded: list[Decoded]) -> None:
-        """The rows of one whole turn."""
+    def add(self, turn: str, decoded: list[Decoded], runs: dict[int, int] | None = None) -> None:
+        """The rows of one whole turn; ``runs`` maps a folded problem row's frame number to
+        the frames it stands for."""
+        if runs:
+            first = len(self.evs)
+            for i, (_, n, _, ev) in enumerate(decoded):
+                if n in runs and ev.kind == "error":
+                    self.repeats[first + i] = runs[n]
         self.turns.append(turn)
         self.counts.append(len(decoded))
         if not decoded:
@@ -113,6 +123,10 @@ class _Columns:
             block=block, choice=choice, call_id=call_id, tool=tool, fragment=fragment,
             wire_chars=wire, frame=self.numbers, final=final, problem=problem,
         )
+        if self.repeats:
+            repeats = df["repeats"].to_numpy(copy=True)
+            repeats[list(self.repeats)] = list(self.repeats.values())
+            df["repeats"] = repeats
         if self.raw:
             df["data"] = columns.strings(self.data)
         return df
@@ -121,7 +135,7 @@ class _Columns:
 def events_frame(
     *, turn: Any, seq: Any, offset: Any, t: Any, provider: Any, event: Any, kind: Any,
     block: Any, call_id: Any, tool: Any, fragment: Any, wire_chars: Any, frame: Any,
-    final: Any, problem: Any, choice: Any = None,
+    final: Any, problem: Any, choice: Any = None, repeats: Any = None,
 ) -> pd.DataFrame:
     """The ``load()`` table from its columns: the one place the schema's dtypes are set."""
     frag = columns.strings(fragment)
@@ -144,6 +158,8 @@ def events_frame(
             "frame": np.asarray(frame, dtype="int64"),
             "final": columns.strings(final),
             "problem": columns.strings(problem),
+            "repeats": np.ones(len(kind), dtype="int64") if repeats is None
+            else np.asarray(repeats, dtype="int64"),
         }
     )
 
@@ -181,10 +197,15 @@ class EventDecoder:
     """
 
     def __init__(self, source: str = "<bytes>", *, provider: str = "auto",
-                 strict: bool = True) -> None:
+                 strict: bool = True, fold: bool = False) -> None:
         _check_provider(provider)
         self.source = source
         self.strict = strict
+        self.fold = fold
+        self.runs: dict[int, int] = {}
+        """With ``fold``: frame number of a problem row -> frames in its run (when over 1)."""
+        # the run of problems so far: event, first reason, it without numbers, frame, length
+        self._streak: tuple[str, str, str, int, int] | None = None
         self.fmt = READERS[provider]() if provider != "auto" else None
         self._sse = AutoDecoder(source, strict=strict)  # SSE or AWS event-stream
         self._pending: list[tuple[Frame, int, Any]] = []
@@ -219,6 +240,20 @@ class EventDecoder:
     def _problem(self, fr: Frame, n: int, reason: str) -> None:
         if self.strict:
             raise CaptureError(self.source, fr.offset, reason)
+        self._report(fr, n, reason)
+
+    def _report(self, fr: Frame, n: int, reason: str) -> None:
+        """A problem's row; with ``fold``, a problem like the one of the frame before
+        (numbers aside) only counts in that row's run, so a million bad frames cost a row."""
+        if self.fold:
+            run = self._streak
+            if run is not None and run[3] + run[4] == n and run[0] == fr.event and (
+                run[1] == reason or run[2] == _DIGITS.sub("#", reason)
+            ):
+                self._streak = (*run[:4], run[4] + 1)
+                self.runs[run[3]] = run[4] + 1
+                return
+            self._streak = (fr.event, reason, _DIGITS.sub("#", reason), n, 1)
         self._emit(fr, n, [Ev(fr.event, "error", problem=reason)])
 
     def _interpret(self, fr: Frame, n: int, payload: Any) -> None:
@@ -246,7 +281,7 @@ class EventDecoder:
         n = self._frames
         self._frames += 1
         if fr.problem is not None:
-            self._emit(fr, n, [Ev(fr.event, "error", problem=fr.problem)])
+            self._report(fr, n, fr.problem)
             return
         if is_done(fr.data):
             payload: Any = DONE
@@ -278,15 +313,14 @@ def _load_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: bo
                 out.add_whole(cap.name, whole)
                 return
             chunks = [body]
-    dec = EventDecoder(cap.name, provider=provider, strict=strict)
+    dec = EventDecoder(cap.name, provider=provider, strict=strict, fold=not strict)
     rows: list[Decoded] = []
     for chunk in chunks:
-        if isinstance(chunk, tuple):
-            rows += dec.feed(chunk[1], chunk[0])
-        else:
-            rows += dec.feed(chunk)
+        t, chunk = chunk if isinstance(chunk, tuple) else (math.nan, chunk)
+        for at in range(0, len(chunk), _PIECE):  # (the decoder gives the same in any pieces)
+            rows += dec.feed(chunk[at:at + _PIECE] if len(chunk) > _PIECE else chunk, t)
     rows += dec.close()
-    out.add(cap.name, rows)
+    out.add(cap.name, rows, dec.runs)
 
 
 def load(

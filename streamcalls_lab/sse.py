@@ -120,17 +120,17 @@ class SSEDecoder:
 
     def close(self) -> list[Frame]:
         """End of stream: a pending, undispatched block is reported, never emitted."""
-        buf = b"".join(self._held)
-        if buf.endswith(b"\r"):
-            self._lines(buf)
-            self._pos += len(buf)
-            buf = b""
+        held = sum(map(len, self._held))  # (an unterminated tail is measured, not joined)
+        if self._held_cr:
+            self._lines(b"".join(self._held))
+            self._pos += held
+            held = 0
         if self._seen == 0:
             self._problem(0, "empty capture: no bytes at all")
-        elif (buf or self._start >= 0) and not (self._junk and self._start < 0):
+        elif (held or self._start >= 0) and not (self._junk and self._start < 0):
             # (A tail inside a run of non-SSE lines is part of that problem.)
             at = self._start if self._start >= 0 else self._pos
-            tail = len(buf) + (self._pos - at if self._start >= 0 else 0)
+            tail = held + (self._pos - at if self._start >= 0 else 0)
             self._problem(
                 at,
                 f"stream ends inside a frame: {tail} bytes after the last complete event "

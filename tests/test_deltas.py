@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import tracemalloc
 
 import pandas as pd
 import pytest
@@ -199,3 +200,55 @@ def test_columns_constant_names_every_column_in_order() -> None:
     from streamcalls_lab.deltas import COLUMNS
 
     assert tuple(scl.load(GOOD).columns) == COLUMNS
+
+
+# -- a run of one problem is one row: memory bounded in lenient mode ----------------------------
+def _bad_frames(n: int, line: bytes = b"data: x\n\n") -> bytes:
+    return line * n
+
+
+def test_a_run_of_one_problem_is_one_row_with_its_count_and_first_offset() -> None:
+    body = GOOD + _bad_frames(1000) + GOOD
+    df = scl.load(body, strict=False)
+    errors = df[df.kind == "error"]
+    assert list(errors.repeats) == [1000]
+    assert list(errors.offset) == [len(GOOD)]
+    assert "invalid JSON in data" in errors.problem.iloc[0]
+    assert df.repeats.sum() == len(df) - 1 + 1000  # every other row stands for itself
+    assert df.frame[df.offset > len(GOOD)].iloc[0] == errors.frame.iloc[0] + 1000
+
+
+def test_problems_that_differ_or_are_interrupted_are_rows_of_their_own() -> None:
+    ping = b'event: ping\ndata: {"type": "ping"}\n\n'
+    body = GOOD + b"data: x\n\ndata: x\n\n" + ping + b"data: x\n\n" + b"data: \xff\n\n" * 2
+    errors = scl.load(body, strict=False).query("kind == 'error'")
+    assert list(errors.repeats) == [2, 1, 2]
+    assert [p.split(" (")[0][:22] for p in errors.problem] == [
+        "invalid JSON in data: ", "invalid JSON in data: ", "invalid UTF-8 in data"]
+
+
+def test_strict_mode_still_stops_at_the_first_of_a_run() -> None:
+    with pytest.raises(scl.CaptureError, match=f"byte {len(GOOD)}: invalid JSON"):
+        scl.load(GOOD + _bad_frames(10))
+
+
+def test_repeats_is_one_for_every_row_of_a_clean_load() -> None:
+    df = scl.load(GOOD)
+    assert str(df.repeats.dtype) == "int64" and set(df.repeats) == {1}
+
+
+def test_many_bad_frames_in_lenient_mode_peak_at_a_bounded_size() -> None:
+    """4x the bad frames, about the same peak (a row each took ~1 kB: 1M frames, 1.1 GB)."""
+    def peak(n: int) -> int:
+        body = GOOD + _bad_frames(n)
+        tracemalloc.start()
+        try:
+            df = scl.load(body, strict=False)
+            top = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert (df.kind == "error").any()
+        return top
+
+    small, large = peak(5_000), peak(20_000)
+    assert large < 2 * small, f"{small / 1e6:.1f} MB then {large / 1e6:.1f} MB"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import itertools
+import tracemalloc
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -233,3 +235,69 @@ def test_any_chunking_of_generated_streams_gives_the_same_frames(lines, cuts) ->
     body = "".join(f"{name}: {value}{eol}" if name else eol for name, value, eol in lines)
     raw = body.encode()
     assert _all_frames(_chunked(raw, [c for c in cuts if c <= len(raw)])) == _all_frames([raw])
+
+
+# -- absurd bytes: never a crash, never quadratic ----------------------------------------------
+def test_retry_of_thousands_of_digits_is_a_problem_in_strict_mode() -> None:
+    with pytest.raises(CaptureError, match=r"byte 7: retry: a value of 5000 digits"):
+        decode(b"retry: " + b"9" * 5000 + b"\ndata: x\n\n")
+
+
+def test_retry_of_thousands_of_digits_is_a_problem_row_in_lenient_mode() -> None:
+    problem, frame = decode(b"retry: " + b"9" * 5000 + b"\ndata: x\n\n", strict=False)
+    assert "too large" in problem.problem
+    assert (frame.data, frame.retry, frame.problem) == ("x", None, None)
+
+
+def test_retry_with_thousands_of_leading_zeros_is_its_value() -> None:
+    [f] = decode(b"retry: " + b"0" * 5000 + b"25\ndata: x\n\n")
+    assert f.retry == 25
+
+
+def test_retry_of_18_digits_is_read_and_19_is_a_problem() -> None:
+    [f] = decode(b"retry: " + b"9" * 18 + b"\ndata: x\n\n")
+    assert f.retry == 10**18 - 1
+    with pytest.raises(CaptureError, match="19 digits"):
+        decode(b"retry: " + b"9" * 19 + b"\ndata: x\n\n")
+
+
+LONG_LINES = {  # one long line that never ends, cut into many small reads
+    "data": b"data: " + b"x" * (8 << 20),
+    "not a field": b"x" * (8 << 20),
+    "a field after a CR": b"data: a\r" + b"x" * (8 << 20),
+}
+_READ = 1 << 16
+
+
+@pytest.mark.parametrize("how", ["chunks", "file object"])
+@pytest.mark.parametrize("shape", LONG_LINES)
+def test_a_long_line_in_many_reads_is_held_not_copied_again_at_each_read(shape, how) -> None:
+    """Each read used to re-copy and re-scan every byte held so far: quadratic time, and a
+    peak of twice the line. Now the reads are held as they came; at most their own bytes."""
+    body = LONG_LINES[shape]
+    pieces = [body[i:i + _READ] for i in range(0, len(body), _READ)]
+    source = pieces if how == "chunks" else _SmallReads(body)
+    tracemalloc.start()
+    try:
+        got = list(frames(source, strict=False))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "stream ends inside a frame" in got[-1].problem or "not an SSE" in got[-1].problem
+    assert peak < 1.25 * len(body), f"peak {peak / len(body):.2f}x the line"
+
+
+class _SmallReads(io.RawIOBase):
+    """A binary file object that hands back at most 64 KiB a read (a pipe, a socket)."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body, self._at = body, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        piece = self._body[self._at:self._at + min(len(buf), _READ)]
+        buf[:len(piece)] = piece
+        self._at += len(piece)
+        return len(piece)
