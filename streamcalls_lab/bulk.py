@@ -15,14 +15,16 @@ never reports a problem; it only ever gives the rows that path would give, faste
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from itertools import repeat
+from operator import add
 from typing import Any, NamedTuple
 
 import msgspec
 import orjson
 
 from .events import DONE, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, is_done
-from .providers import READERS, sniff
+from .providers import READERS, Reader, sniff
 from .sse import split_whole
 
 _COLD_ERRORS = (*PAYLOAD_ERRORS, orjson.JSONDecodeError)
@@ -41,23 +43,68 @@ class Whole(NamedTuple):
     """Each frame's data line."""
 
 
-def whole_rows(body: bytes, provider: str = "auto") -> Whole | None:
-    """The rows of a whole capture, or None when it needs the incremental decoder."""
-    split = split_whole(body)
-    if split is None:
-        return None
-    bounds, events, raws = split
-    parsed = {}  # the first frame, parsed to find the format, is not parsed again
-    if provider == "auto":
-        try:
-            first = DONE if is_done(raws[0]) else orjson.loads(raws[0])
-        except orjson.JSONDecodeError:
+WINDOW = 1 << 20
+"""A body is split and decoded this many bytes (give or take a frame) at a time, so a long
+single capture holds its intermediate lines and structs for one window only."""
+
+
+def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Whole | None:
+    """The rows of a whole capture, or None when it needs the incremental decoder.
+
+    ``raws=False`` keeps no data lines (``Whole.raws`` is then empty): load() without
+    ``raw=True`` needs none.
+    """
+    fmt = None
+    bounds: list[int] = []
+    rows: list[Sequence[Ev]] = []
+    kept: list[bytes] = []
+    for start, stop in _windows(body):
+        split = split_whole(body[start:stop] if start or stop < len(body) else body)
+        if split is None:
             return None
-        found = sniff(events[0], first)
-        if found is None:
-            return None  # a ping first: the decoder holds frames until the format shows
-        provider, parsed[0] = found, first
-    fmt = READERS[provider]()
+        where, events, lines = split
+        parsed = {}  # the first frame, parsed to find the format, is not parsed again
+        if fmt is None:
+            if provider == "auto":
+                try:
+                    first = DONE if is_done(lines[0]) else orjson.loads(lines[0])
+                except orjson.JSONDecodeError:
+                    return None
+                found = sniff(events[0], first)
+                if found is None:
+                    return None  # a ping first: the decoder holds frames until the format shows
+                provider, parsed[0] = found, first
+            fmt = READERS[provider]()
+        got = _rows(fmt, events, lines, parsed)
+        if got is None:
+            return None
+        rows += got
+        bounds += map(add, where[:-1], repeat(start)) if start else where[:-1]
+        if raws:
+            kept += lines
+    bounds.append(len(body))
+    assert fmt is not None  # split_whole gives at least one frame
+    return Whole(bounds, fmt.name, rows, kept)
+
+
+def _windows(body: bytes) -> Iterator[tuple[int, int]]:
+    """``body`` in spans of about :data:`WINDOW` bytes, each ending with a blank line (in the
+    usual framing, the end of a frame; anything else fails :func:`split_whole` on its own)."""
+    gap = b"\r\n\r\n" if b"\r" in body else b"\n\n"
+    start = 0
+    while len(body) - start > WINDOW:
+        at = body.find(gap, start + WINDOW)
+        if at < 0:
+            break
+        yield start, at + len(gap)
+        start = at + len(gap)
+    if start < len(body) or not body:
+        yield start, len(body)
+
+
+def _rows(fmt: Reader, events: list[str], raws: list[bytes],
+          parsed: dict[int, Any]) -> list[Sequence[Ev]] | None:
+    """Each frame's rows: the stateless ones together, then the rest in order."""
     rows = hot_rows(fmt.hot, events, raws)
     normalize = fmt.normalize
     for i in [i for i, r in enumerate(rows) if r is None]:
@@ -70,7 +117,7 @@ def whole_rows(body: bytes, provider: str = "auto") -> Whole | None:
             rows[i] = normalize(events[i], payload, raw.decode())
         except _COLD_ERRORS:
             return None  # the decoder says why, in strict or lenient mode
-    return Whole(bounds, fmt.name, rows, raws)
+    return rows  # type: ignore[return-value]  # no None is left
 
 
 def hot_rows(hot: Hot | None, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:

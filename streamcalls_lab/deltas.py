@@ -308,7 +308,7 @@ def _load_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: bo
     if bulk:
         body = cap.whole()
         if body is not None:
-            whole = whole_rows(body, provider)
+            whole = whole_rows(body, provider, raws=out.raw)
             if whole is not None:
                 out.add_whole(cap.name, whole)
                 return

@@ -238,3 +238,27 @@ def test_a_capture_is_whole_only_as_one_untimed_body(tmp_path: Path) -> None:
     assert b.whole() is None  # timed: the decoder gives each frame its read's time
     assert resolve(b"data: {}\n\n")[0].whole() == b"data: {}\n\n"
     assert resolve([b"data: ", b"{}\n\n"])[0].whole() is None
+
+
+# -- a long capture, read a window at a time ----------------------------------------------------
+@pytest.mark.parametrize("window", [1, 3_000])
+def test_a_capture_read_in_windows_loads_the_same_either_way(captures: Path, monkeypatch,
+                                                             window: int) -> None:
+    """Windows of any size, cut after any frame (a window of 1 byte is one frame each)."""
+    import streamcalls_lab.bulk as bulk
+
+    monkeypatch.setattr(bulk, "WINDOW", window)
+    bodies = [path.read_bytes() for path in capture_files()[::25]]
+    taken = sum(normalise_whole(body) is not None for body in bodies)
+    assert taken >= 0.85 * len(bodies)
+    for body in bodies:
+        assert_same(body)
+
+
+def test_a_window_cut_between_two_framings_still_gives_the_decoders_frames(monkeypatch) -> None:
+    import streamcalls_lab.bulk as bulk
+
+    monkeypatch.setattr(bulk, "WINDOW", 1)
+    body = (b'data: {"choices": []}\n\nevent: x\ndata: {"choices": []}\n\n'
+            b'data: {"choices": []}\r\n\r\ndata: [DONE]\n\n')
+    assert_same(body)
