@@ -4,19 +4,26 @@
     python benchmarks/bench_load.py --mb 20 --max-calls 100000   # a quicker look
 
 Every figure that matters is a ratio measured in this one run, so a slow or busy machine
-shifts all of them together. Throughput is CPU time (``time.process_time``, best of
-``--repeat``): the machine may be shared, and another process's work should not count.
+shifts all of them together. Throughput is CPU time (``time.process_time``): the machine may
+be shared, and another process's work should not count. The contenders are interleaved (one
+round of each, ``--repeat`` rounds), and the best and the median round are shown, so a
+slow spell of the machine hits them all alike.
 
 1. A corpus of at least ``--mb`` megabytes is built in a temporary directory by looping
    over the real recordings of the three formats (each copy a turn of its own; nothing is
    written into the repository).
-2. Throughput, every contender reading the same files: ``load()``; ``load()`` with its
-   fast path turned off (every frame through the incremental decoder); the official
-   ``anthropic`` SDK's ``SSEDecoder.iter_bytes`` + ``json.loads``; ``sseclient-py`` +
-   ``json.loads`` when installed; and a bare bound that only splits frames on blank lines
-   and ``orjson.loads`` each data line, building nothing.
-3. Memory: tracemalloc's peak during ``load()`` against the corpus size, and the
-   dataframe's own bytes per row and per delta.
+2. Throughput, every contender reading the same files: ``load()``; ``load()`` of the base
+   commit (``--base``, df4b24f: exported with ``git archive`` into a temporary directory
+   and imported as ``streamcalls_lab_base``), so before and after are measured in one run;
+   ``load()`` with its fast path turned off (every frame through the incremental decoder);
+   the official ``anthropic`` SDK's ``SSEDecoder.iter_bytes`` + ``json.loads``;
+   ``sseclient-py`` + ``json.loads`` when installed; and a bare bound that only splits
+   frames on blank lines and ``orjson.loads`` each data line, building nothing. Each peer
+   runs twice: as its users run it, and with the garbage collector paused as ``load()``
+   pauses it, so a ratio is not the collector's doing.
+3. Memory: tracemalloc's peak during ``load()`` against the corpus size, the dataframe's
+   own bytes per row and per delta, and one long single-file capture against the same
+   bytes in many files.
 4. Scale out: ``load_parallel`` on the local cores, and ``load_dask`` on a
    ``distributed.LocalCluster`` (wall time: several processes).
 5. The per-call analyses from 1k to 1M calls on synthetic turns: ``calls()``, the
@@ -31,9 +38,12 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import json
 import os
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +51,7 @@ import tracemalloc
 from collections.abc import Callable
 from itertools import cycle, pairwise
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import orjson
@@ -51,7 +62,7 @@ from anthropic._streaming import SSEDecoder
 
 import streamcalls_lab as scl
 from streamcalls_lab import columns, scale, stats
-from streamcalls_lab.deltas import events_frame, load_captures
+from streamcalls_lab.deltas import events_frame, gc_paused, load_captures
 from streamcalls_lab.sources import resolve
 
 try:
@@ -130,6 +141,69 @@ def bare(files: list[Path]) -> int:
     return n
 
 
+def base_load(commit: str, into: Path) -> Callable[..., object] | None:
+    """``load`` of ``commit``'s library, imported as ``streamcalls_lab_base``; None without git."""
+    try:
+        tar = subprocess.run(["git", "-C", str(REPO), "archive", commit, "streamcalls_lab"],
+                             check=True, capture_output=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"(base {commit} not measured: {e})")
+        return None
+    subprocess.run(["tar", "-x", "-C", str(into)], input=tar, check=True)
+    (into / "streamcalls_lab").rename(into / "streamcalls_lab_base")  # imports are relative
+    sys.path.insert(0, str(into))
+    module: ModuleType = importlib.import_module("streamcalls_lab_base")
+    return module.load
+
+
+def paused(fn: Callable[[], object]) -> Callable[[], object]:
+    """``fn`` with the garbage collector paused, as load() pauses it."""
+    def run() -> object:
+        with gc_paused():
+            return fn()
+    return run
+
+
+def interleaved(contenders: dict[str, Callable[[], object]], rounds: int,
+                clock: Callable[[], float]) -> dict[str, list[float]]:
+    """Each contender's time in each round; a round runs every contender once."""
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(rounds):
+        for name, fn in contenders.items():
+            gc.collect()
+            start = clock()
+            fn()
+            times[name].append(clock() - start)
+    return times
+
+
+def long_capture_memory(files: list[Path], root: Path, megabytes: float) -> None:
+    """tracemalloc's peak for one long capture against the same bytes in many files."""
+    chat = [p for p in files if p.name.startswith("openai-chat__") and "loop000" in str(p)]
+    body, parts = b"", [p.read_bytes() for p in chat]
+    while parts and len(body) < megabytes * 1e6:
+        body += b"".join(parts)
+    if not body:
+        return
+    one = root / "long" / "one.sse"
+    many = root / "long" / "many"
+    many.mkdir(parents=True)
+    one.write_bytes(body)
+    for i in range(-(-len(body) // len(b"".join(parts)))):
+        for j, part in enumerate(parts):
+            (many / f"{i:04d}-{j:04d}.sse").write_bytes(part)
+    print(f"  one {len(body) / 1e6:.0f} MB Chat capture vs the same bytes in "
+          f"{len(list(many.iterdir()))} files:")
+    for name, src in (("one file", one), ("many files", many)):
+        gc.collect()
+        tracemalloc.start()
+        scl.load(src)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        print(f"    {name:10s} peak {peak / 1e6:7.1f} MB = {peak / len(body):4.2f}x")
+    shutil.rmtree(root / "long")
+
+
 def best(fn: Callable[[], object], repeat: int, clock: Callable[[], float]) -> float:
     times = []
     for _ in range(repeat):
@@ -193,41 +267,51 @@ def check_cases(n_calls: int) -> Callable[[], None]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mb", type=float, default=55, help="corpus size (default 55)")
-    ap.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
+    ap.add_argument("--repeat", type=int, default=5, help="interleaved rounds (default 5)")
     ap.add_argument("--max-calls", type=int, default=1_000_000, help="end of the curve")
     ap.add_argument("--no-dask", action="store_true", help="skip the LocalCluster run")
+    ap.add_argument("--base", default="df4b24f",
+                    help="commit whose load() runs beside today's ('' to skip)")
+    ap.add_argument("--long-mb", type=float, default=50, help="the single long capture's size")
     opts = ap.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="streamcalls-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="streamcalls-bench-") as tmp, \
+            tempfile.TemporaryDirectory(prefix="streamcalls-bench-base-") as base_dir:
         root = Path(tmp)
         files, size = build_corpus(root, opts.mb)
         mb = size / 1e6
         print(f"corpus: {len(files)} captures, {mb:.1f} MB in {root}")
 
-        print(f"\n== throughput (CPU seconds, best of {opts.repeat}) ==")
-        contenders: dict[str, Callable[[], object]] = {
-            "load()": lambda: scl.load(root),
-            "load(), incremental decoder only": lambda: load_captures(resolve(root),
-                                                                     bulk=False),
+        print(f"\n== throughput (CPU seconds over {opts.repeat} interleaved rounds) ==")
+        peers: dict[str, Callable[[], object]] = {
             "anthropic SDK SSEDecoder + json.loads": lambda: sdk(files),
             "bare bound: split + orjson.loads": lambda: bare(files),
         }
         if sseclient is not None:
-            contenders["sseclient-py + json.loads"] = lambda: sseclient_py(files)
+            peers["sseclient-py + json.loads"] = lambda: sseclient_py(files)
         else:
             print("(sseclient-py not installed: pip install sseclient-py)")
-        seconds = {k: best(f, opts.repeat, time.process_time) for k, f in contenders.items()}
-        for name, s in seconds.items():
-            print(f"  {name:40s} {s:7.3f} s  {mb / s:7.1f} MB/s")
+        contenders: dict[str, Callable[[], object]] = {"load()": lambda: scl.load(root)}
+        before = base_load(opts.base, Path(base_dir)) if opts.base else None
+        if before is not None:
+            contenders[f"load() at {opts.base}"] = lambda: before(root)
+        contenders["load(), incremental decoder only"] = lambda: load_captures(
+            resolve(root), bulk=False)
+        for name, fn in peers.items():
+            contenders[name] = fn
+            contenders[f"{name}, gc paused"] = paused(fn)
+        times = interleaved(contenders, opts.repeat, time.process_time)
+        seconds = {k: min(v) for k, v in times.items()}
+        print(f"  {'':44s} {'best':>7s} {'median':>7s}  {'MB/s':>6s}  load() is")
         ours = seconds["load()"]
-        sdk_s = seconds["anthropic SDK SSEDecoder + json.loads"]
-        bare_s = seconds["bare bound: split + orjson.loads"]
+        for name, ts in times.items():
+            print(f"  {name:44s} {min(ts):7.3f} {statistics.median(ts):7.3f}  "
+                  f"{mb / min(ts):6.1f}  {min(ts) / ours:5.2f}x as fast")
+        if before is not None:
+            then = seconds[f"load() at {opts.base}"]
+            print(f"  load() vs load() at {opts.base}: {then / ours:5.2f}x (above 1: faster now)")
         print(f"  fast path vs incremental decoder: "
               f"{seconds['load(), incremental decoder only'] / ours:5.2f}x")
-        print(f"  load() vs SDK decoder:  {sdk_s / ours:5.2f}x   (target >= 3x)")
-        print(f"  load() vs bare bound:   {bare_s / ours:5.2f}x   (target >= 0.7x)")
-        if "sseclient-py + json.loads" in seconds:
-            print(f"  load() vs sseclient-py: {seconds['sseclient-py + json.loads'] / ours:5.2f}x")
 
         print("\n== memory ==")
         gc.collect()
@@ -244,6 +328,8 @@ def main() -> None:
         print(f"  dataframe                {frame_bytes / 1e6:8.1f} MB = "
               f"{frame_bytes / size:4.2f}x; {frame_bytes / len(deltas):6.0f} B per row, "
               f"{frame_bytes / n_deltas:6.0f} B per delta")
+        del deltas
+        long_capture_memory(files, root, opts.long_mb)
 
         print("\n== scale out (wall seconds) ==")
         wall = best(lambda: scl.load(root), opts.repeat, time.perf_counter)
@@ -264,7 +350,6 @@ def main() -> None:
                 print(f"  load_dask() on a LocalCluster ({ddf.npartitions} partitions) "
                       f"{dsk:7.3f} s  ({wall / dsk:4.2f}x)")
 
-        del deltas
         print(f"\n== per-call analyses, 1k to {opts.max_calls:,} calls (CPU seconds) ==")
         print(f"  {'calls':>9} {'rows':>10} | {'calls()':>8} {'us/call':>8} | "
               f"{'stats':>7} {'us/call':>8} | {'check':>7} {'us/call':>8}")
