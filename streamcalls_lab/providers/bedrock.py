@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import Ev, fragment_row, index, obj, text
+from ..events import Ev, Kind, fragment_row, index, obj, text
 from .wire import wire_length
 
 _TYPES = frozenset(
@@ -27,6 +27,10 @@ _TYPES = frozenset(
         "metadata",
     )
 )
+_FRAGMENTS: dict[str, tuple[Kind, str]] = {  # delta member -> row kind, field of the fragment
+    "toolUse": ("args_delta", "input"),  # {"toolUse": {"input": "..."}}
+    "text": ("text_delta", "text"),  # {"text": "..."}
+}
 _EXCEPTIONS = frozenset(  # the exception members of ConverseStreamOutput
     (
         "internalServerException",
@@ -50,14 +54,11 @@ class BedrockConverse:
         if event == "contentBlockDelta":
             block = index(payload["contentBlockIndex"], "contentBlockIndex")
             delta = obj(payload["delta"], "delta")
-            if "toolUse" in delta:
-                frag = text(delta["toolUse"]["input"], "input")
-                return [fragment_row(event, "args_delta", block, frag,
-                                  wire_length(data, "input", frag))]
-            if "text" in delta:
-                frag = text(delta["text"], "text")
-                return [fragment_row(event, "text_delta", block, frag,
-                                  wire_length(data, "text", frag))]
+            for member, (kind, key) in _FRAGMENTS.items():
+                if member in delta:
+                    holder = delta["toolUse"] if member == "toolUse" else delta
+                    frag = text(holder[key], key)
+                    return [fragment_row(event, kind, block, frag, wire_length(data, key, frag))]
             return [Ev(event, "other", block)]  # reasoning, citations, tool results
         if event == "contentBlockStart":
             block = index(payload["contentBlockIndex"], "contentBlockIndex")

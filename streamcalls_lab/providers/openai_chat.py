@@ -221,7 +221,7 @@ def _content_parts(name: str, parts: list[Any], data: str, choice: int) -> list[
         if part.get("type") == "text":
             frag = text(part["text"], "content[].text")
             out.append(fragment_row(name, "text_delta", None, frag,
-                                 wire_length(data, "text", frag), choice))
+                                    wire_length(data, "text", frag), choice))
         else:  # thinking and other part types
             out.append(Ev(name, "other", choice=choice))
     return out
