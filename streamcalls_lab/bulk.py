@@ -16,14 +16,14 @@ never reports a problem; it only ever gives the rows that path would give, faste
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from itertools import repeat
+from itertools import compress, count, repeat
 from operator import add
 from typing import Any, NamedTuple
 
 import msgspec
 import orjson
 
-from .events import DONE, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, is_done
+from .events import DONE, DONE_DATA, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, is_done
 from .providers import READERS, Reader, sniff
 from .sse import split_whole
 
@@ -130,8 +130,8 @@ def hot_rows(hot: Hot | None, events: list[str], raws: list[bytes]) -> list[Sequ
     if hot is None:
         return rows
     pick = hot.event
-    at = [i for i, event in enumerate(events)
-          if (pick is None or pick(event)) and not is_done(raws[i])]
+    picked = range(len(raws)) if pick is None else compress(count(), map(pick, events))
+    at = [i for i in picked if raws[i] not in DONE_DATA]
     build = hot.rows
     for i, struct in zip(at, decode_each(hot.decode, [raws[i] for i in at]), strict=True):
         if struct is not None:

@@ -27,6 +27,7 @@ from .sse import Frame
 _new = tuple.__new__  # a Decoded from a tuple, without the Python-level __new__
 _OFFSET, _T, _DATA = attrgetter("offset"), attrgetter("t"), attrgetter("data")
 _DIGITS = re.compile(r"\d+")
+_BATCH = 1024  # rows gathered before they go into the columns (a long capture's frames go)
 _PIECE = 1 << 16  # a whole body is decoded this many bytes at a time: its frames are let go
 UNKNOWN = "unknown"
 COLUMNS = (
@@ -62,16 +63,13 @@ class _Columns:
         self.evs: list[Ev] = []
         self.repeats: dict[int, int] = {}  # row -> frames it stands for, where more than 1
 
-    def add(self, turn: str, decoded: list[Decoded], runs: dict[int, int] | None = None) -> None:
-        """The rows of one whole turn; ``runs`` maps a folded problem row's frame number to
-        the frames it stands for."""
-        if runs:
-            first = len(self.evs)
-            for i, (_, n, _, ev) in enumerate(decoded):
-                if n in runs and ev.kind == "error":
-                    self.repeats[first + i] = runs[n]
-        self.turns.append(turn)
-        self.counts.append(len(decoded))
+    def add(self, turn: str, decoded: list[Decoded], *, more: bool = False) -> None:
+        """The rows of one turn, or (``more``) the next rows of the turn added last."""
+        if more:
+            self.counts[-1] += len(decoded)
+        else:
+            self.turns.append(turn)
+            self.counts.append(len(decoded))
         if not decoded:
             return
         frames, numbers, providers, evs = zip(*decoded, strict=True)
@@ -202,6 +200,7 @@ class EventDecoder:
         self.source = source
         self.strict = strict
         self.fold = fold
+        self.problems = 0  # problem rows emitted
         self.runs: dict[int, int] = {}
         """With ``fold``: frame number of a problem row -> frames in its run (when over 1)."""
         # the run of problems so far: event, first reason, it without numbers, frame, length
@@ -254,6 +253,7 @@ class EventDecoder:
                 self.runs[run[3]] = run[4] + 1
                 return
             self._streak = (fr.event, reason, _DIGITS.sub("#", reason), n, 1)
+        self.problems += 1
         self._emit(fr, n, [Ev(fr.event, "error", problem=reason)])
 
     def _interpret(self, fr: Frame, n: int, payload: Any) -> None:
@@ -315,12 +315,30 @@ def _load_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: bo
             chunks = [body]
     dec = EventDecoder(cap.name, provider=provider, strict=strict, fold=not strict)
     rows: list[Decoded] = []
+    added = reported = 0
+    problems: list[tuple[int, int]] = []  # (row, frame number) of each problem row added
+
+    def flush() -> None:  # the rows so far into columns: their frames are let go
+        nonlocal reported
+        first = len(out.evs)
+        if dec.problems != reported:
+            reported = dec.problems
+            problems.extend((first + i, d.n) for i, d in enumerate(rows) if d.ev.kind == "error")
+        out.add(cap.name, rows, more=added > 0)
+        rows.clear()
+
     for chunk in chunks:
         t, chunk = chunk if isinstance(chunk, tuple) else (math.nan, chunk)
         for at in range(0, len(chunk), _PIECE):  # (the decoder gives the same in any pieces)
             rows += dec.feed(chunk[at:at + _PIECE] if len(chunk) > _PIECE else chunk, t)
+            if len(rows) >= _BATCH:
+                flush()
+                added += 1
     rows += dec.close()
-    out.add(cap.name, rows, dec.runs)
+    flush()
+    for row, n in problems:  # a run's length is known only once it has ended
+        if n in dec.runs:
+            out.repeats[row] = dec.runs[n]
 
 
 def load(

@@ -111,7 +111,7 @@ class SSEDecoder:
             self._held, self._held_cr = [buf], False  # maybe a BOM still arriving
             return self._take()
         stop = before + last + 1 if last >= 0 else before  # just past the last line end
-        self._lines(buf[:stop] if stop < len(buf) else buf)
+        self._lines(buf, stop)
         rest = buf[stop:]
         self._pos += stop
         self._held = [rest] if rest else []
@@ -122,7 +122,8 @@ class SSEDecoder:
         """End of stream: a pending, undispatched block is reported, never emitted."""
         held = sum(map(len, self._held))  # (an unterminated tail is measured, not joined)
         if self._held_cr:
-            self._lines(b"".join(self._held))
+            tail = b"".join(self._held)
+            self._lines(tail, len(tail))
             self._pos += held
             held = 0
         if self._seen == 0:
@@ -161,8 +162,9 @@ class SSEDecoder:
             raise CaptureError(self.source, offset, reason)
         self._out.append(_frame(offset, offset, "", "", self._last_id, None, self._t, reason))
 
-    def _lines(self, region: bytes) -> None:
-        """Interpret every line of ``region``, which ends with a line end."""
+    def _lines(self, buf: bytes, stop: int) -> None:
+        """Interpret every line of ``buf[:stop]``, which ends with a line end."""
+        region = buf[:stop] if stop < len(buf) else buf
         at = self._pos
         if at == 0 and region.startswith(_BOM):
             # "One leading U+FEFF BYTE ORDER MARK character must be ignored."

@@ -252,3 +252,24 @@ def test_many_bad_frames_in_lenient_mode_peak_at_a_bounded_size() -> None:
 
     small, large = peak(5_000), peak(20_000)
     assert large < 2 * small, f"{small / 1e6:.1f} MB then {large / 1e6:.1f} MB"
+
+
+def _peak(load) -> int:
+    tracemalloc.start()
+    try:
+        load()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_one_long_capture_peaks_like_the_same_bytes_in_many_files() -> None:
+    """A framing the fast path leaves to the incremental decoder: one long capture used to
+    hold every frame (its whole data text) until the capture ended."""
+    from streamcalls_lab.deltas import load_captures
+    from streamcalls_lab.sources import Capture
+
+    turn = b": a comment\n\n" + GOOD
+    one = _peak(lambda: load_captures([Capture("one", [turn * 500])]))
+    many = _peak(lambda: load_captures([Capture(f"t{i}", [turn]) for i in range(500)]))
+    assert one < 1.5 * many, f"one {one / 1e6:.1f} MB, many {many / 1e6:.1f} MB"

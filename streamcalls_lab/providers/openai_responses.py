@@ -5,6 +5,7 @@ https://platform.openai.com/docs/api-reference/responses-streaming
 
 from __future__ import annotations
 
+from operator import methodcaller
 from typing import Any
 
 import msgspec
@@ -56,7 +57,7 @@ def _hot_rows(p: _DeltaEvent, event: str, raw: bytes) -> tuple[Ev] | None:
 
 
 _HOT = Hot(msgspec.json.Decoder(_DeltaEvent).decode, _hot_rows,
-           lambda event: event.endswith(".delta"))  # nearly all of a stream
+           methodcaller("endswith", ".delta"))  # nearly all of a stream
 
 
 class OpenAIResponses:
