@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import msgspec
 import orjson
 
-from .events import DONE, DONE_DATA, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, is_done
+from .events import DONE, DONE_RAW, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, is_done
 from .providers import READERS, Reader, sniff
 from .sse import split_whole
 
@@ -78,6 +78,8 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
         got = _rows(fmt, events, lines, parsed)
         if got is None:
             return None
+        if stop == len(body) and not start:  # one window, as most captures are
+            return Whole(where, fmt.name, got, lines if raws else [])
         rows += got
         bounds += map(add, where[:-1], repeat(start)) if start else where[:-1]
         if raws:
@@ -131,7 +133,7 @@ def hot_rows(hot: Hot | None, events: list[str], raws: list[bytes]) -> list[Sequ
         return rows
     pick = hot.event
     picked = range(len(raws)) if pick is None else compress(count(), map(pick, events))
-    at = [i for i in picked if raws[i] not in DONE_DATA]
+    at = [i for i in picked if raws[i] != DONE_RAW]
     build = hot.rows
     for i, struct in zip(at, decode_each(hot.decode, [raws[i] for i in at]), strict=True):
         if struct is not None:

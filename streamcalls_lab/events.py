@@ -59,13 +59,13 @@ DONE_ROWS = (Ev("[DONE]", "turn_stop"),)
 """What ``data: [DONE]`` means in every format: the end of the stream."""
 
 
-DONE_DATA = frozenset(("[DONE]", b"[DONE]"))
-"""A frame's data, as text or bytes, that is the ``[DONE]`` sentinel."""
+DONE_RAW = b"[DONE]"
+"""A data line that is the ``[DONE]`` sentinel (compared, never hashed: a hash reads it all)."""
 
 
 def is_done(data: str | bytes) -> bool:
     """The one test for the ``[DONE]`` sentinel, on a frame's data as text or bytes."""
-    return data in DONE_DATA
+    return data == "[DONE]" or data == DONE_RAW
 
 
 PAYLOAD_ERRORS = (KeyError, TypeError, AttributeError, IndexError)

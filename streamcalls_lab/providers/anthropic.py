@@ -26,16 +26,7 @@ _CALL_BLOCKS = frozenset(("tool_use", "server_tool_use", "mcp_tool_use"))
 _FRAGMENTS: dict[str, tuple[Kind, str]] = {  # delta type -> row kind, field of the fragment
     "input_json_delta": ("args_delta", "partial_json"),
     "text_delta": ("text_delta", "text"),
-}
-
-
-def _delta_row(block: int, kind: Kind, key: str, frag: str | None, data: str | bytes) -> Ev:
-    """The row of a content_block_delta, for normalize and the fast path alike."""
-    if frag is None:
-        return Ev("content_block_delta", "other", block)  # thinking, signature, citations
-    if type(data) is bytes:
-        data = data.decode()
-    return fragment_row("content_block_delta", kind, block, frag, wire_length(data, key, frag))
+}  # normalize and the typed structs below (for the fast path) both read this table
 
 
 # A content_block_delta as a typed struct, for hot_rows: every field declared, so a payload
@@ -75,8 +66,10 @@ class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
 
 
 def _hot_rows(p: _DeltaEvent, event: str, raw: bytes) -> tuple[Ev]:
-    d = p.delta
-    return (_delta_row(p.index, d.kind, d.key, d.fragment, raw),)
+    d = p.delta  # its kind and key come from _FRAGMENTS, as in normalize
+    frag = d.fragment
+    wire = None if frag is None else wire_length(raw.decode(), d.key, frag)
+    return (fragment_row("content_block_delta", d.kind, p.index, frag, wire),)
 
 
 _HOT = Hot(msgspec.json.Decoder(_DeltaEvent).decode, _hot_rows,
@@ -100,8 +93,10 @@ class AnthropicMessages:
                 index(block, "index")
             delta = payload["delta"]
             row_kind, key = _FRAGMENTS.get(delta.get("type"), ("other", ""))
-            frag = text(delta[key], key) if key else None
-            return [_delta_row(block, row_kind, key, frag, data)]
+            if not key:
+                return [Ev(kind, "other", block)]  # thinking, signature, citations
+            frag = text(delta[key], key)
+            return [fragment_row(kind, row_kind, block, frag, wire_length(data, key, frag))]
         if kind == "content_block_start":
             block = index(payload["index"], "index")
             cb = payload["content_block"]

@@ -14,18 +14,10 @@ from ..events import INT64, Ev, Hot, Index, Kind, fragment_row, index, maybe_tex
 from .wire import wire_length
 
 _TURN_STOPS = frozenset(("response.completed", "response.incomplete", "response.failed"))
-_DELTA_KINDS: dict[str, Kind] = {
+_DELTA_KINDS: dict[str, Kind] = {  # read by normalize and by the fast path's _hot_rows
     "response.function_call_arguments.delta": "args_delta",
     "response.output_text.delta": "text_delta",
 }
-
-
-def _delta_row(kind: str, row_kind: Kind, block: int | None, frag: str,
-               data: str | bytes) -> Ev:
-    """The row of an argument or text delta, for normalize and the fast path alike."""
-    if type(data) is bytes:
-        data = data.decode()
-    return fragment_row(kind, row_kind, block, frag, wire_length(data, "delta", frag))
 
 
 class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
@@ -53,7 +45,8 @@ def _hot_rows(p: _DeltaEvent, event: str, raw: bytes) -> tuple[Ev] | None:
         return (Ev(p.type, "other", p.output_index),)
     if type(p.delta) is not str:
         return None  # normalize says what is wrong
-    return (_delta_row(p.type, kind, p.output_index, p.delta, raw),)
+    wire = wire_length(raw.decode(), "delta", p.delta)
+    return (fragment_row(p.type, kind, p.output_index, p.delta, wire),)
 
 
 _HOT = Hot(msgspec.json.Decoder(_DeltaEvent).decode, _hot_rows,
@@ -81,7 +74,8 @@ class OpenAIResponses:
                 index(block, "output_index")
         row_kind = _DELTA_KINDS.get(kind)
         if row_kind is not None:
-            return [_delta_row(kind, row_kind, block, text(payload["delta"], "delta"), data)]
+            frag = text(payload["delta"], "delta")
+            return [fragment_row(kind, row_kind, block, frag, wire_length(data, "delta", frag))]
         if kind == "response.function_call_arguments.done":
             return [Ev(kind, "args_done", block, tool=maybe_text(payload.get("name"), "name"),
                        final=text(payload["arguments"], "arguments"))]
