@@ -58,7 +58,7 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
     bounds: list[int] = []
     rows: list[Sequence[Ev]] = []
     kept: list[bytes] = []
-    for start, stop in _windows(body):
+    for start, stop in _windows(body) if len(body) > WINDOW else ((0, len(body)),):
         split = split_whole(body[start:stop] if start or stop < len(body) else body)
         if split is None:
             return None
@@ -134,10 +134,7 @@ def hot_rows(hot: Hot | None, events: list[str], raws: list[bytes]) -> list[Sequ
     pick = hot.event
     picked = range(len(raws)) if pick is None else compress(count(), map(pick, events))
     at = [i for i in picked if raws[i] != DONE_RAW]
-    build = hot.rows
-    for i, struct in zip(at, decode_each(hot.decode, [raws[i] for i in at]), strict=True):
-        if struct is not None:
-            rows[i] = build(struct, events[i], raws[i])
+    hot.rows(at, decode_each(hot.decode, [raws[i] for i in at]), events, raws, rows)
     return rows
 
 

@@ -6,7 +6,7 @@ A layer below the formats: ``providers/*`` build :class:`Ev` rows with the helpe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, NamedTuple, get_args
 
 import msgspec
@@ -112,11 +112,13 @@ class Hot(NamedTuple):
     """A format's frames that need no state, as the fast path (``bulk.py``) reads them.
 
     ``decode`` is a msgspec decoder of a struct that forbids unknown fields (so every byte
-    is parsed, as orjson would); ``rows`` builds the frame's rows from the struct with the
-    same row helpers ``normalize`` uses, or gives None to leave the frame to ``normalize``.
+    is parsed, as orjson would). ``rows(at, structs, events, raws, out)`` sets ``out[i]`` to
+    the rows of frame ``i`` for each ``i`` in ``at`` whose struct is not None, built with the
+    same tables and helper ``normalize`` uses, or leaves it None (``normalize`` then reads
+    the frame). One call per capture: a call per frame would cost more than the rows.
     """
 
     decode: Callable[[bytes], Any]
-    rows: Callable[[Any, str, bytes], Sequence[Ev] | None]
+    rows: Callable[[list[int], list[Any], list[str], list[bytes], list[Any]], None]
     event: Callable[[str], bool] | None = None
     """Which frames to try, by event name; None tries every frame."""

@@ -65,11 +65,14 @@ class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
     delta: _JsonDelta | _TextDelta | _ThinkingDelta | _SignatureDelta | _CitationsDelta
 
 
-def _hot_rows(p: _DeltaEvent, event: str, raw: bytes) -> tuple[Ev]:
-    d = p.delta  # its kind and key come from _FRAGMENTS, as in normalize
-    frag = d.fragment
-    wire = None if frag is None else wire_length(raw.decode(), d.key, frag)
-    return (fragment_row("content_block_delta", d.kind, p.index, frag, wire),)
+def _hot_rows(at: list[int], structs: list[_DeltaEvent | None], events: list[str],
+              raws: list[bytes], out: list[Any]) -> None:
+    for i, p in zip(at, structs, strict=True):
+        if p is not None:
+            d = p.delta  # its kind and key come from _FRAGMENTS, as in normalize
+            frag = d.fragment
+            wire = None if frag is None else wire_length(raws[i].decode(), d.key, frag)
+            out[i] = (fragment_row("content_block_delta", d.kind, p.index, frag, wire),)
 
 
 _HOT = Hot(msgspec.json.Decoder(_DeltaEvent).decode, _hot_rows,

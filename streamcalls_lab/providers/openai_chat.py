@@ -21,16 +21,8 @@ from .wire import wire_length, wire_lengths
 EVENT = "chat.completion.chunk"
 
 
-# The rows of a chunk's text and of an argument fragment, for normalize and the fast path alike.
-def _text_row(name: str, content: str, data: str, choice: int) -> Ev:
-    return fragment_row(name, "text_delta", None, content,
-                        wire_length(data, "content", content), choice)
-
-
-def _args_row(name: str, index: int, args: str | None, wire: int | None, choice: int,
-              call_id: str | None = None, tool: str | None = None) -> Ev:
-    return fragment_row(name, "args_delta", index, args, None if args is None else wire,
-                        choice, call_id, tool)
+# A text row is ("text_delta", the "content" string), an argument row ("args_delta", the
+# "arguments" string): normalize and the fast path's _hot_rows build both the same way.
 
 
 # A chunk as typed structs, for hot_rows. Every field a real server was seen to send is
@@ -127,7 +119,9 @@ class OpenAIChat:
             if isinstance(content, list):
                 out += _content_parts(name, content, data, k)
             elif content:
-                out.append(_text_row(name, text(content, "delta.content"), data, k))
+                content = text(content, "delta.content")
+                out.append(fragment_row(name, "text_delta", None, content,
+                                        wire_length(data, "content", content), k))
             for pos, tc in enumerate(delta.get("tool_calls") or ()):
                 index = tc.get("index", pos)
                 fn = tc.get("function") or {}
@@ -158,9 +152,10 @@ class OpenAIChat:
                         self._open.append(key)
                     out.append(Ev(name, "call_start", index, cid, tool, choice=k))
                     if args:  # some servers send the whole call in its first chunk
-                        out.append(_args_row(name, index, args, wire, k))
+                        out.append(fragment_row(name, "args_delta", index, args, wire, k))
                 else:
-                    out.append(_args_row(name, index, args, wire, k, cid, tool))
+                    out.append(fragment_row(name, "args_delta", index, args,
+                                            None if args is None else wire, k, cid, tool))
             if choice.get("finish_reason"):
                 out.extend(self._stop_all(name, k))
         return out or [Ev(name, "other")]
@@ -178,7 +173,14 @@ class OpenAIChat:
         return stops
 
 
-def _hot_rows(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
+def _hot_rows(at: list[int], structs: list[_Chunk | None], events: list[str],
+              raws: list[bytes], out: list[Any]) -> None:
+    for i, chunk in zip(at, structs, strict=True):
+        if chunk is not None:
+            out[i] = _hot(chunk, events[i], raws[i])
+
+
+def _hot(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
     """A chunk that neither opens nor closes a call: text, a bare argument fragment, or
     nothing (a role, usage); those need none of the call state. None for any other."""
     name = chunk.object or event
@@ -198,7 +200,8 @@ def _hot_rows(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
     if content:
         if type(content) is not str:
             return None  # typed parts, or a wrong type normalize() reports
-        rows.append(_text_row(name, content, raw.decode(), k))
+        rows.append(fragment_row(name, "text_delta", None, content,
+                                 wire_length(raw.decode(), "content", content), k))
     calls = delta.tool_calls
     if calls:
         fn = calls[0].function or _Function()
@@ -207,7 +210,7 @@ def _hot_rows(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
                 or fn.name is not None or not (args is None or type(args) is str):
             return None
         wire = None if args is None else wire_length(raw.decode(), "arguments", args)
-        rows.append(_args_row(name, index, args, wire, k))
+        rows.append(fragment_row(name, "args_delta", index, args, wire, k))
     return tuple(rows) or (Ev(name, "other"),)
 
 

@@ -36,17 +36,18 @@ class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
     summary_index: Any = None
 
 
-def _hot_rows(p: _DeltaEvent, event: str, raw: bytes) -> tuple[Ev] | None:
+def _hot_rows(at: list[int], structs: list[_DeltaEvent | None], events: list[str],
+              raws: list[bytes], out: list[Any]) -> None:
     """A ``*.delta`` needs no item state when it carries ``output_index``."""
-    if p.type != event:
-        return None
-    kind = _DELTA_KINDS.get(p.type)
-    if kind is None:
-        return (Ev(p.type, "other", p.output_index),)
-    if type(p.delta) is not str:
-        return None  # normalize says what is wrong
-    wire = wire_length(raw.decode(), "delta", p.delta)
-    return (fragment_row(p.type, kind, p.output_index, p.delta, wire),)
+    for i, p in zip(at, structs, strict=True):
+        if p is None or p.type != events[i]:
+            continue
+        kind = _DELTA_KINDS.get(p.type)
+        if kind is None:
+            out[i] = (Ev(p.type, "other", p.output_index),)
+        elif type(p.delta) is str:  # (anything else: normalize says what is wrong)
+            wire = wire_length(raws[i].decode(), "delta", p.delta)
+            out[i] = (fragment_row(p.type, kind, p.output_index, p.delta, wire),)
 
 
 _HOT = Hot(msgspec.json.Decoder(_DeltaEvent).decode, _hot_rows,
