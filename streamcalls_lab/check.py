@@ -26,6 +26,7 @@ import pandas as pd
 
 from .accumulate import event_dict
 from .deltas import EventDecoder
+from .encode import DONE_DATA, json_data, sse_body, sse_frame
 
 Handler = type | Callable[[list[dict[str, Any]]], list[Mapping[str, Any]]]
 CLASSES = (
@@ -77,8 +78,7 @@ Segment = Call | Text
 
 
 def _sse(payload: Mapping[str, Any], event: str | None = None) -> str:
-    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    return (f"event: {event}\n" if event else "") + f"data: {data}\n\n"
+    return sse_frame(json_data(payload), event)
 
 
 def _anthropic(segments: Sequence[Segment], cut: bool) -> list[str]:
@@ -128,7 +128,7 @@ def _chat(segments: Sequence[Segment], cut: bool) -> list[str]:
     if cut:
         return out
     out.append(chunk({}, "tool_calls" if calls else "stop"))
-    return [*out, "data: [DONE]\n\n"]
+    return [*out, sse_frame(DONE_DATA)]
 
 
 def _responses(segments: Sequence[Segment], cut: bool) -> list[str]:
@@ -166,7 +166,7 @@ _WRITERS = {"anthropic-messages": _anthropic, "openai-chat": _chat,
 def turn_bytes(fmt: str, segments: Sequence[Segment], cut: bool = False) -> bytes:
     """The SSE body of a turn in one wire format; ``cut`` ends it right after the last
     segment's last fragment (no stop, done or end of turn), which must be a call."""
-    return "".join(_WRITERS[fmt](segments, cut)).encode("utf-8")
+    return sse_body(_WRITERS[fmt](segments, cut))
 
 
 def expected_calls(fmt: str, segments: Sequence[Segment], cut: bool) -> list[dict[str, Any]]:

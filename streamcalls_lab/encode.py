@@ -17,16 +17,19 @@ with both CRCs recomputed.
 
 from __future__ import annotations
 
+import json
 import struct
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 from zlib import crc32
 
 from .eventstream import MAX_HEADERS, MAX_PAYLOAD, PRELUDE, HeaderValue
 
 Newline = Literal["\n", "\r\n", "\r"]
+DONE_DATA = "[DONE]"
+"""The data of OpenAI Chat's last frame (``data: [DONE]``), which is not JSON."""
 
 
 # -- SSE -----------------------------------------------------------------------------------
@@ -76,6 +79,11 @@ def sse_frame(
     if not lines:
         raise ValueError("an SSE frame needs at least one field or comment")
     return newline.join(lines) + newline * 2
+
+
+def json_data(payload: Any) -> str:
+    """A payload as the APIs write a data line: compact JSON, UTF-8, keys in the order given."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
 def sse_body(frames: Iterable[str]) -> bytes:

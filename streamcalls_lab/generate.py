@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from . import timing as sidecar
+from .encode import DONE_DATA, json_data, sse_frame
 
 FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
 MODELS = {
@@ -279,21 +280,16 @@ class _Plan:
         return "".join(self.rng.choice(alphabet) for _ in range(n))
 
 
-def _dumps(payload: Any) -> str:
-    """The data line's JSON as the APIs write it: compact, UTF-8, keys in the order given."""
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-
-
 # -- anthropic-messages --------------------------------------------------------------------
 def _anthropic(p: _Plan) -> None:
     def frame(payload: dict[str, Any], **kw: Any) -> None:
-        text = _dumps(payload)
+        text = json_data(payload)
         # Anthropic pads most data lines with 0-15 spaces before the closing brace.
         pad = " " * p.rng.randrange(16)
-        p.frames.append(_Frame(f"event: {payload['type']}\ndata: {text[:-1]}{pad}}}\n\n", **kw))
+        p.frames.append(_Frame(sse_frame(f"{text[:-1]}{pad}}}", payload["type"]), **kw))
 
     def ping() -> None:
-        p.frames.append(_Frame('event: ping\ndata: {"type": "ping"}\n\n'))
+        p.frames.append(_Frame(sse_frame('{"type": "ping"}', "ping")))
 
     usage = {"input_tokens": p.input_tokens, "cache_creation_input_tokens": 0,
              "cache_read_input_tokens": 0}
@@ -357,7 +353,7 @@ def _chat(p: _Plan) -> None:
         # Real chunks carry 0-15 chars of random `obfuscation` padding.
         payload = {**head, "choices": choices, "usage": usage,
                    "obfuscation": p.ident(p.rng.randrange(16))}
-        p.frames.append(_Frame(f"data: {_dumps(payload)}\n\n", **kw))
+        p.frames.append(_Frame(sse_frame(json_data(payload)), **kw))
 
     def choice(delta: dict[str, Any], finish: str | None = None) -> list[dict[str, Any]]:
         return [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
@@ -389,7 +385,7 @@ def _chat(p: _Plan) -> None:
                "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
                                              "accepted_prediction_tokens": 0,
                                              "rejected_prediction_tokens": 0}})
-    p.frames.append(_Frame("data: [DONE]\n\n"))
+    p.frames.append(_Frame(sse_frame(DONE_DATA)))
 
 
 # -- openai-responses ----------------------------------------------------------------------
@@ -421,7 +417,7 @@ def _responses(p: _Plan) -> None:
         rest = sorted({**payload, "sequence_number": seq}.items())
         payload = {"type": payload["type"], **{k: v for k, v in rest if k != "type"}}
         seq += 1
-        p.frames.append(_Frame(f"event: {payload['type']}\ndata: {_dumps(payload)}\n\n", **kw))
+        p.frames.append(_Frame(sse_frame(json_data(payload), payload["type"]), **kw))
 
     def obfuscation(delta: str) -> str:
         # Measured: the padding tops each delta up to a multiple of 16 code points.
