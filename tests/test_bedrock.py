@@ -14,7 +14,7 @@ from streamcalls_lab.deltas import load_captures
 from streamcalls_lab.providers import FORMATS
 from streamcalls_lab.sources import resolve
 
-from .test_eventstream import REAL, event, exception, real
+from .eventstream_turns import REAL, event, exception, real
 
 
 def bedrock(*events: tuple[str, object]) -> bytes:

@@ -6,7 +6,7 @@ import pandas as pd
 
 import streamcalls_lab as scl
 
-from .test_providers import (
+from .events import (
     ADDED,
     ANNOUNCE,
     START,

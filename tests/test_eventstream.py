@@ -24,41 +24,7 @@ from streamcalls_lab.eventstream import (
 )
 from streamcalls_lab.sse import SSEDecoder
 
-from .conftest import CAPTURES
-
-# -- a small encoder: the test's own, so the decoder is checked against the spec -------
-
-
-def header(name: str, kind: int, value: bytes = b"") -> bytes:
-    """One header: the value already encoded as the type wants it (length prefix included)."""
-    raw = name.encode()
-    return bytes([len(raw)]) + raw + bytes([kind]) + value
-
-
-def string(name: str, value: str | bytes) -> bytes:
-    raw = value.encode() if isinstance(value, str) else value
-    return header(name, 7, struct.pack(">H", len(raw)) + raw)
-
-
-def frame(headers: bytes, payload: bytes, *, total: int | None = None,
-          prelude_crc: int | None = None, message_crc: int | None = None) -> bytes:
-    """A message with the given headers section and payload; any field may be forced."""
-    size = 16 + len(headers) + len(payload) if total is None else total
-    prelude = struct.pack(">II", size, len(headers))
-    crc = zlib.crc32(prelude) if prelude_crc is None else prelude_crc
-    body = prelude + struct.pack(">I", crc) + headers + payload
-    return body + struct.pack(">I", zlib.crc32(body) if message_crc is None else message_crc)
-
-
-def event(name: str, payload: str | bytes = "{}", *, extra: bytes = b"") -> bytes:
-    raw = payload.encode() if isinstance(payload, str) else payload
-    heads = string(":event-type", name) + string(":content-type", "application/json")
-    return frame(heads + string(":message-type", "event") + extra, raw)
-
-
-def exception(kind: str, message: str) -> bytes:
-    heads = string(":exception-type", kind) + string(":message-type", "exception")
-    return frame(heads, json.dumps({"message": message}).encode())
+from .eventstream_turns import REAL, event, exception, frame, header, real, string
 
 
 def decode(body: bytes, *, strict: bool = True) -> list:
@@ -351,10 +317,6 @@ def test_frames_reads_an_eventstream_file(tmp_path: Path) -> None:
 
 
 # -- the real Bedrock captures --------------------------------------------------------------
-
-REAL = sorted((CAPTURES / "bedrock").glob("*.eventstream"))
-real = pytest.mark.skipif(not REAL, reason="real Bedrock captures not available")
-
 
 def _decoded(path: Path) -> list[dict]:
     lines = path.with_name(path.name.removesuffix(".eventstream") + ".decoded.jsonl")

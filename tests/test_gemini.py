@@ -18,9 +18,9 @@ from streamcalls_lab.deltas import load_captures
 from streamcalls_lab.providers import FORMATS, sniff
 from streamcalls_lab.sources import Capture
 
+from .compare import assert_same
 from .conftest import CAPTURES
-from .test_bulk import assert_same
-from .test_providers import START, TOOL, sse
+from .events import START, TOOL, sse
 
 USAGE = {"promptTokenCount": 7, "candidatesTokenCount": 3, "totalTokenCount": 10}
 
