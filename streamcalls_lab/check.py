@@ -27,17 +27,13 @@ import pandas as pd
 from .accumulate import event_dict
 from .deltas import EventDecoder
 from .encode import DONE_DATA, json_data, sse_body, sse_frame
+from .faults import FAULTS
 
 Handler = type | Callable[[list[dict[str, Any]]], list[Mapping[str, Any]]]
-CLASSES = (
-    "trim", "decode_each", "parse_to_finish", "lenient_parse", "key_by_name",
-    "decode_chunks", "markdown_bubble", "identity", "missing_call", "message", "crash",
-    "other",
-)
-"""Every class a failure can be put in; the first seven are the ``FAULTS`` names."""
+CLASSES = (*FAULTS, "identity", "missing_call", "message", "crash", "other")
+"""Every class a failure can be put in: the ``FAULTS`` names, then the bugs no fault shows."""
 REPORT_COLUMNS = ("class", "format", "family", "example", "expected", "got", "detail",
                   "failures")
-FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
 
 # Argument documents. Each is cut at every split point; together they have spaces inside
 # strings, every kind of escape, raw non-ASCII, an emoji (raw and as a surrogate pair),
@@ -161,6 +157,8 @@ def _responses(segments: Sequence[Segment], cut: bool) -> list[str]:
 
 _WRITERS = {"anthropic-messages": _anthropic, "openai-chat": _chat,
             "openai-responses": _responses}
+TURN_FORMATS = tuple(_WRITERS)
+"""The wire formats the suite writes turns in (the breaker writes its turns with them too)."""
 
 
 def turn_bytes(fmt: str, segments: Sequence[Segment], cut: bool = False) -> bytes:
@@ -237,7 +235,7 @@ def _splits(doc: str) -> Iterable[tuple[int, tuple[str, str]]]:
 def event_cases() -> tuple[Case, ...]:
     """Every event-level case, built once."""
     cases: list[Case] = []
-    for fmt in FORMATS:
+    for fmt in TURN_FORMATS:
         for name, doc in DOCUMENTS.items():
             for k, frags in _splits(doc):
                 cases.append(_case(name, fmt, [Call("lookup", "call_1", frags)],
@@ -264,7 +262,7 @@ def byte_turns() -> dict[str, tuple[bytes, tuple[dict[str, Any], ...], str]]:
     """Per format: the multi-byte turn's body, its expected calls and its text."""
     segments = [Text(BYTES_TEXT), Call("lookup", "call_1", BYTES_ARGS)]
     return {fmt: (turn_bytes(fmt, segments), tuple(expected_calls(fmt, segments, False)),
-                  "".join(BYTES_TEXT)) for fmt in FORMATS}
+                  "".join(BYTES_TEXT)) for fmt in TURN_FORMATS}
 
 
 def byte_cases() -> Iterable[Case]:

@@ -200,6 +200,8 @@ class MarkdownBubble(Accumulator):
         buf.parts[:] = [bubble_text(self.sources[at])]
 
 
+CORRECT = "correct"
+"""The name the correct :class:`~.accumulate.Accumulator` goes by beside the ``FAULTS`` names."""
 FAULTS: dict[str, type[Accumulator]] = {
     "trim": Trim,
     "decode_each": DecodeEach,

@@ -37,7 +37,6 @@ from typing import Any
 from . import timing as sidecar
 from .encode import DONE_DATA, json_data, sse_frame
 
-FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
 MODELS = {
     "anthropic-messages": "claude-sonnet-4-20250514",
     "openai-chat": "gpt-4o-2024-08-06",
@@ -191,7 +190,7 @@ def split_args(
         if len(pieces) > 1 and pieces[0] == '{"' and rng.random() < _brace_split_share():
             pieces[:2] = ["{", '"' + pieces[1]]
         return pieces
-    raise ValueError(f"unknown provider {provider!r}; known: {', '.join(FORMATS)}")
+    raise ValueError(f"unknown provider {provider!r}; known: {', '.join(GENERATED_FORMATS)}")
 
 
 def split_text(text: str, provider: str, rng: random.Random) -> list[str]:
@@ -200,9 +199,9 @@ def split_text(text: str, provider: str, rng: random.Random) -> list[str]:
         return []
     if provider == "anthropic-messages":
         return _cut_by_lengths(text, rng, _cum_weights(provider, "text", False))
-    if provider in FORMATS:
+    if provider in GENERATED_FORMATS:
         return token_pieces(text)
-    raise ValueError(f"unknown provider {provider!r}; known: {', '.join(FORMATS)}")
+    raise ValueError(f"unknown provider {provider!r}; known: {', '.join(GENERATED_FORMATS)}")
 
 
 def cut_at(text: str, cuts: Iterable[int]) -> list[str]:
@@ -500,6 +499,8 @@ def _responses(p: _Plan) -> None:
 
 _WRITERS = {"anthropic-messages": _anthropic, "openai-chat": _chat,
             "openai-responses": _responses}
+GENERATED_FORMATS = tuple(_WRITERS)
+"""The wire formats :func:`generate` writes (``load()`` reads more)."""
 
 
 # -- the clock ---------------------------------------------------------------------------
@@ -554,7 +555,7 @@ def generate(
     give the same bytes.
     """
     if provider not in _WRITERS:
-        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(FORMATS)}")
+        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(GENERATED_FORMATS)}")
     todo = [calls] if isinstance(calls, ToolCall) else [_as_call(c) for c in calls]
     if truncate is not None and not (0 < truncate < 1 and todo):
         raise ValueError("truncate needs at least one call and a fraction between 0 and 1")
@@ -634,7 +635,7 @@ def compare_with_calibration(seed: int | str = 0, rounds: int = 20) -> Any:
 
     rng = random.Random(seed)
     rows = []
-    for provider in FORMATS:
+    for provider in GENERATED_FORMATS:
         fmt = calibration()["formats"][provider]
         measured = {
             "single": fmt["subsets"]["first_party_single_call_turns"]["args"],

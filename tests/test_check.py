@@ -9,8 +9,8 @@ import pytest
 import streamcalls_lab as scl
 from streamcalls_lab import FAULTS, Accumulator, check_handler
 from streamcalls_lab.check import (
-    FORMATS,
     REPORT_COLUMNS,
+    TURN_FORMATS,
     Call,
     Text,
     _deleted_only,
@@ -72,7 +72,7 @@ def test_a_handler_that_raises_is_a_crash() -> None:
     assert (row["class"], row["got"]) == ("crash", "raised RuntimeError: boom")
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", TURN_FORMATS)
 def test_the_builders_write_turns_calls_reads_back(fmt: str) -> None:
     segments = [Text(("Hi", " there")), Call("a", "c1", ('{"x": ', "1}")),
                 Call("a", "c2", ('{"y":', " 2}"))]
@@ -81,7 +81,7 @@ def test_the_builders_write_turns_calls_reads_back(fmt: str) -> None:
     assert got == expected_calls(fmt, segments, cut=False)
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", TURN_FORMATS)
 def test_a_cut_turn_ends_without_any_stop(fmt: str) -> None:
     body = turn_bytes(fmt, [Call("a", "c1", ('{"x": 1}',))], cut=True)
     assert not scl.calls(body)["complete"].any()
