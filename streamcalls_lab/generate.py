@@ -301,38 +301,39 @@ def _anthropic(p: _Plan) -> None:
     index = 0
     pinged = False
 
-    def text_block(pieces: list[str]) -> None:
-        nonlocal index, pinged
-        frame({"type": "content_block_start", "index": index,
-               "content_block": {"type": "text", "text": ""}})
-        if not pinged:
+    def start(block: dict[str, Any], **kw: Any) -> None:
+        nonlocal pinged
+        frame({"type": "content_block_start", "index": index, "content_block": block}, **kw)
+        if not pinged:  # one ping, right after the first block opens
             ping()
             pinged = True
-        for piece in pieces:
-            frame({"type": "content_block_delta", "index": index,
-                   "delta": {"type": "text_delta", "text": piece}}, tokens=_n_tokens(piece))
+
+    def delta(d: dict[str, Any], **kw: Any) -> None:
+        frame({"type": "content_block_delta", "index": index, "delta": d}, **kw)
+
+    def stop() -> None:
+        nonlocal index
         frame({"type": "content_block_stop", "index": index})
         index += 1
+
+    def text_block(pieces: list[str]) -> None:
+        start({"type": "text", "text": ""})
+        for piece in pieces:
+            delta({"type": "text_delta", "text": piece}, tokens=_n_tokens(piece))
+        stop()
 
     if p.before:
         text_block(p.before)
     for n, (call, _args, pieces, cid) in enumerate(p.calls):
-        frame({"type": "content_block_start", "index": index, "content_block": {
-            "type": "tool_use", "id": cid, "name": call.tool, "input": {}}},
-            tokens=_n_tokens(call.tool), opens=n)
-        if not pinged:
-            ping()
-            pinged = True
-        frame({"type": "content_block_delta", "index": index,
-               "delta": {"type": "input_json_delta", "partial_json": ""}})
+        start({"type": "tool_use", "id": cid, "name": call.tool, "input": {}},
+              tokens=_n_tokens(call.tool), opens=n)
+        delta({"type": "input_json_delta", "partial_json": ""})
         sent = 0
         for piece in pieces:
             sent += len(piece)
-            frame({"type": "content_block_delta", "index": index,
-                   "delta": {"type": "input_json_delta", "partial_json": piece}},
+            delta({"type": "input_json_delta", "partial_json": piece},
                   tokens=max(1, _n_tokens(piece)), call=n, sent=sent)
-        frame({"type": "content_block_stop", "index": index})
-        index += 1
+        stop()
     if p.after:
         text_block(p.after)
     frame({"type": "message_delta",
