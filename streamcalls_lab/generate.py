@@ -445,6 +445,10 @@ def _responses(p: _Plan) -> None:
     event({"type": "response.in_progress", "response": response})
     output: list[dict[str, Any]] = []
 
+    def item_done(item: dict[str, Any], index: int) -> None:
+        event({"type": "response.output_item.done", "item": item, "output_index": index})
+        output.append(item)
+
     def message(pieces: list[str]) -> None:
         index, mid = len(output), item_id("msg", 1)
         whole = "".join(pieces)
@@ -463,10 +467,8 @@ def _responses(p: _Plan) -> None:
         done = {**part, "text": whole}
         event({"type": "response.content_part.done", "content_index": 0, "item_id": mid,
                "output_index": index, "part": done})
-        item = {"id": mid, "type": "message", "status": "completed", "content": [done],
-                "role": "assistant"}
-        event({"type": "response.output_item.done", "item": item, "output_index": index})
-        output.append(item)
+        item_done({"id": mid, "type": "message", "status": "completed", "content": [done],
+                   "role": "assistant"}, index)
 
     if p.before:
         message(p.before)
@@ -484,9 +486,7 @@ def _responses(p: _Plan) -> None:
                   tokens=max(1, _n_tokens(piece)), call=n, sent=sent)
         event({"type": "response.function_call_arguments.done", "arguments": args,
                "item_id": fid, "output_index": index})
-        item = {**item, "status": "completed", "arguments": args}
-        event({"type": "response.output_item.done", "item": item, "output_index": index})
-        output.append(item)
+        item_done({**item, "status": "completed", "arguments": args}, index)
     if p.after:
         message(p.after)
     out = p.output_tokens

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import streamcalls_lab as scl
 from streamcalls_lab.encode import DONE_DATA, sse_body, sse_frame
 
 
@@ -39,6 +40,11 @@ def chat(*deltas: dict, finish: str | None = None, done: bool = True) -> bytes:
 
 def responses(*events: dict) -> bytes:
     return sse(*((e["type"], e) for e in events))
+
+
+def kinds(body: bytes) -> list[str]:
+    """The ``kind`` of each row ``load()`` gives for a body."""
+    return list(scl.load(body).kind.astype(str))
 
 
 # -- anthropic-messages ----------------------------------------------------------

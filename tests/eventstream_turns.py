@@ -11,12 +11,16 @@ from __future__ import annotations
 import json
 import struct
 import zlib
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import pytest
 
 from streamcalls_lab.encode import encode_headers, encode_message
 
 from .conftest import CAPTURES
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def header(name: str, kind: int, value: bytes = b"") -> bytes:
@@ -58,4 +62,14 @@ def exception(kind: str, message: str) -> bytes:
 
 REAL = sorted((CAPTURES / "bedrock").glob("*.eventstream"))
 """The real Bedrock captures."""
-real = pytest.mark.skipif(not REAL, reason="real Bedrock captures not available")
+
+
+def real(test: F) -> F:
+    """A test of the real Bedrock captures: marked as reading them, skipped without them."""
+    skip = pytest.mark.skipif(not REAL, reason="real Bedrock captures not available")
+    return pytest.mark.captures(skip(test))
+
+
+def each_real(test: F) -> F:
+    """A test run once per real Bedrock capture, given as ``path``."""
+    return real(pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:80])(test))

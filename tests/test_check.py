@@ -44,11 +44,15 @@ def test_the_example_is_the_smallest_this_class_alone_explains() -> None:
     assert (row["family"], row["got"]) == ("truncated", repr('{"limit": 2'))
 
 
-def _correct_function(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _fed(events: list[dict[str, Any]]) -> Accumulator:
     acc = Accumulator()
     for event in events:
         acc.feed(event)
-    return acc.finish()
+    return acc
+
+
+def _correct_function(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return _fed(events).finish()
 
 
 def test_a_function_over_events_is_accepted_and_cleared() -> None:
@@ -58,10 +62,7 @@ def test_a_function_over_events_is_accepted_and_cleared() -> None:
 
 def test_a_function_that_hands_on_unfinished_calls_is_flagged() -> None:
     def eager(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        acc = Accumulator()
-        for event in events:
-            acc.feed(event)
-        return [buf.result() for buf in acc.calls]  # ignores the stop
+        return [buf.result() for buf in _fed(events).calls]  # ignores the stop
 
     assert "lenient_parse" in set(check_handler(eager)["class"])
 

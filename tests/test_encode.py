@@ -30,7 +30,7 @@ from streamcalls_lab.eventstream import (
 )
 from streamcalls_lab.sse import SSEDecoder
 
-from .conftest import CAPTURES
+from .eventstream_turns import each_real
 
 
 def sse_decode(body: bytes) -> list:
@@ -225,9 +225,6 @@ def test_the_decoder_reads_any_headers_as_written(headers: dict) -> None:
     assert parse_headers(encode_headers(headers)) == want
 
 
-REAL = sorted((CAPTURES / "bedrock").glob("*.eventstream"))
-
-
 def _messages(body: bytes) -> list[tuple[bytes, bytes, bytes]]:
     """Each message of a capture as (its bytes, its headers section, its payload)."""
     out, at = [], 0
@@ -239,9 +236,7 @@ def _messages(body: bytes) -> list[tuple[bytes, bytes, bytes]]:
     return out
 
 
-@pytest.mark.captures
-@pytest.mark.skipif(not REAL, reason="real Bedrock captures not available")
-@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:60])
+@each_real
 def test_real_messages_re_encode_byte_for_byte_from_their_decoded_headers(path: Path) -> None:
     for msg, raw, payload in _messages(path.read_bytes()):
         assert encode_message(parse_headers(raw), payload) == msg

@@ -24,7 +24,7 @@ from streamcalls_lab.eventstream import (
 )
 from streamcalls_lab.sse import SSEDecoder
 
-from .eventstream_turns import REAL, event, exception, frame, header, real, string
+from .eventstream_turns import REAL, each_real, event, exception, frame, header, real, string
 
 
 def decode(body: bytes, *, strict: bool = True) -> list:
@@ -323,18 +323,14 @@ def _decoded(path: Path) -> list[dict]:
     return [json.loads(line) for line in lines.read_text().splitlines()]
 
 
-@pytest.mark.captures
-@real
-@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:80])
+@each_real
 def test_real_capture_frames_equal_the_decoded_jsonl_beside_it(path: Path) -> None:
     got = list(frames(path))
     assert [f.problem for f in got] == [None] * len(got)
     assert [{f.event: json.loads(f.data)} for f in got] == _decoded(path)
 
 
-@pytest.mark.captures
-@real
-@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:80])
+@each_real
 def test_real_capture_frames_equal_botocores(path: Path) -> None:
     eventstream = pytest.importorskip("botocore.eventstream")
     body = path.read_bytes()
@@ -344,7 +340,6 @@ def test_real_capture_frames_equal_botocores(path: Path) -> None:
     assert [(f.event, f.data.encode()) for f in decode(body)] == theirs
 
 
-@pytest.mark.captures
 @real
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())

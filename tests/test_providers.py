@@ -19,14 +19,10 @@ from .events import (
     arg,
     args_delta,
     chat,
+    kinds,
     responses,
     sse,
 )
-
-
-def kinds(body: bytes) -> list[str]:
-    return list(scl.load(body).kind.astype(str))
-
 
 # -- anthropic-messages ----------------------------------------------------------
 
