@@ -27,7 +27,7 @@ import pandas as pd
 from .accumulate import event_dict
 from .deltas import EventDecoder
 from .encode import DONE_DATA, json_data, sse_body, sse_frame
-from .faults import FAULTS
+from .faults import FAULTS, MARKDOWN_SYNTAX
 
 Handler = type | Callable[[list[dict[str, Any]]], list[Mapping[str, Any]]]
 CLASSES = (*FAULTS, "identity", "missing_call", "message", "crash", "other")
@@ -55,7 +55,6 @@ PROSE = (("Let me check", " that for you."), ("Done", ", both are booked."))
 BYTES_TEXT = ("Voilà — 東京", " 🌧️ ok.")
 BYTES_ARGS = ('{"city": "Zü', 'rich", "note": "naïve ', 'café 👍🏽"}')
 _ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
-_MARKDOWN = frozenset("*_`\\#>~")
 
 
 # -- writing turns -------------------------------------------------------------------------
@@ -425,7 +424,7 @@ def _args_classes(sent: str, got: str) -> frozenset[str]:
     found: set[str] = set()
     if _deleted_only(sent, got, str.isspace):
         found.add("trim")
-    if _deleted_only(sent, got, _MARKDOWN.__contains__):
+    if _deleted_only(sent, got, MARKDOWN_SYNTAX.__contains__):
         found.add("markdown_bubble")
     if _partly_decoded(sent, got):
         found.add("decode_each")

@@ -175,6 +175,10 @@ class DecodeChunks(Accumulator):
         return chunk.decode("utf-8").encode("utf-8")
 
 
+MARKDOWN_SYNTAX = frozenset("*_`\\#>~")
+"""The characters a Markdown renderer may eat from a value (what ``markdown_bubble`` loses)."""
+
+
 @cache
 def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark")

@@ -279,6 +279,11 @@ class _Plan:
         return "".join(self.rng.choice(alphabet) for _ in range(n))
 
 
+def _with_sent(pieces: list[str]) -> Iterable[tuple[str, int]]:
+    """Each piece with the characters sent up to and including it (where a cut may fall)."""
+    return zip(pieces, accumulate(map(len, pieces)), strict=True)
+
+
 # -- anthropic-messages --------------------------------------------------------------------
 def _anthropic(p: _Plan) -> None:
     def frame(payload: dict[str, Any], **kw: Any) -> None:
@@ -328,9 +333,7 @@ def _anthropic(p: _Plan) -> None:
         start({"type": "tool_use", "id": cid, "name": call.tool, "input": {}},
               tokens=_n_tokens(call.tool), opens=n)
         delta({"type": "input_json_delta", "partial_json": ""})
-        sent = 0
-        for piece in pieces:
-            sent += len(piece)
+        for piece, sent in _with_sent(pieces):
             delta({"type": "input_json_delta", "partial_json": piece},
                   tokens=max(1, _n_tokens(piece)), call=n, sent=sent)
         stop()
@@ -371,9 +374,7 @@ def _chat(p: _Plan) -> None:
         chunk(choice({"tool_calls": [{"index": n, "id": cid, "type": "function",
                                       "function": {"name": call.tool, "arguments": ""}}]}),
               tokens=_n_tokens(call.tool), opens=n)
-        sent = 0
-        for piece in pieces:
-            sent += len(piece)
+        for piece, sent in _with_sent(pieces):
             chunk(choice({"tool_calls": [{"index": n, "function": {"arguments": piece}}]}),
                   tokens=max(1, _n_tokens(piece)), call=n, sent=sent)
     text(p.after)
@@ -478,9 +479,7 @@ def _responses(p: _Plan) -> None:
                 "call_id": cid, "name": call.tool}
         event({"type": "response.output_item.added", "item": item, "output_index": index},
               tokens=_n_tokens(call.tool), opens=n)
-        sent = 0
-        for piece in pieces:
-            sent += len(piece)
+        for piece, sent in _with_sent(pieces):
             event({"type": "response.function_call_arguments.delta", "delta": piece,
                    "item_id": fid, "obfuscation": obfuscation(piece), "output_index": index},
                   tokens=max(1, _n_tokens(piece)), call=n, sent=sent)

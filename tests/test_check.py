@@ -100,12 +100,14 @@ def test_interleaved_cases_are_in_every_format_that_allows_them_and_only_there()
     assert formats == set(INTERLEAVING) == {"openai-chat", "openai-responses"}
 
 
+PARALLEL = [Call("a", "c1", ('{"x":', " 1}")), Call("b", "c2", ('{"y":', " 2}"))]
+
+
 @pytest.mark.parametrize("fmt", INTERLEAVING)
 def test_an_interleaved_turn_announces_both_calls_before_alternating_fragments(fmt: str) -> None:
-    segments = [Call("a", "c1", ('{"x":', " 1}")), Call("b", "c2", ('{"y":', " 2}"))]
-    rows = scl.load(turn_bytes(fmt, segments, interleave=True))
+    rows = scl.load(turn_bytes(fmt, PARALLEL, interleave=True))
     rows = rows[rows.kind.isin(["call_start", "args_delta"])]
-    first, second = expected_calls(fmt, segments, cut=False)
+    first, second = expected_calls(fmt, PARALLEL, cut=False)
     assert list(zip(rows.kind, rows.block, strict=True)) == [
         ("call_start", first["block"]), ("call_start", second["block"]),
         ("args_delta", first["block"]), ("args_delta", second["block"]),
@@ -114,10 +116,9 @@ def test_an_interleaved_turn_announces_both_calls_before_alternating_fragments(f
 
 @pytest.mark.parametrize("fmt", INTERLEAVING)
 def test_interleaved_calls_read_back_as_written(fmt: str) -> None:
-    segments = [Call("a", "c1", ('{"x":', " 1}")), Call("b", "c2", ('{"y":', " 2}"))]
-    table = scl.calls(turn_bytes(fmt, segments, interleave=True))
+    table = scl.calls(turn_bytes(fmt, PARALLEL, interleave=True))
     got = table[["block", "call_id", "tool", "args"]].to_dict("records")
-    assert got == expected_calls(fmt, segments, cut=False)
+    assert got == expected_calls(fmt, PARALLEL, cut=False)
 
 
 def test_anthropic_turns_cannot_interleave() -> None:
