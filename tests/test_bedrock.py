@@ -14,8 +14,8 @@ from streamcalls_lab.deltas import load_captures
 from streamcalls_lab.providers import FORMATS
 from streamcalls_lab.sources import resolve
 
-from .events import kinds
 from .eventstream_turns import REAL, each_real, event, exception, real
+from .sse_turns import kinds
 
 
 def bedrock(*events: tuple[str, object]) -> bytes:

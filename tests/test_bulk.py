@@ -26,7 +26,7 @@ from streamcalls_lab.sse import SSEDecoder, split_whole
 from .compare import assert_same
 from .compare import outcome as _outcome
 from .conftest import capture_files
-from .events import N2
+from .sse_turns import N2
 
 
 # -- every real recording ---------------------------------------------------------------------

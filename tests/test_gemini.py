@@ -20,7 +20,7 @@ from streamcalls_lab.sources import Capture
 
 from .compare import assert_same
 from .conftest import CAPTURES
-from .events import START, TOOL, sse
+from .sse_turns import START, TOOL, sse
 
 USAGE = {"promptTokenCount": 7, "candidatesTokenCount": 3, "totalTokenCount": 10}
 

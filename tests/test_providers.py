@@ -9,7 +9,7 @@ import pytest
 
 import streamcalls_lab as scl
 
-from .events import (
+from .sse_turns import (
     ADDED,
     ANNOUNCE,
     N2,

@@ -13,7 +13,7 @@ from streamcalls_lab import stats, timing
 
 from . import turns
 from .conftest import CAPTURES
-from .events import chat
+from .sse_turns import chat
 
 
 def load_turns(**captures: bytes) -> pd.DataFrame:

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 from streamcalls_lab.encode import sse_body
 
-from .events import DONE
-from .events import frame as _frame
+from .sse_turns import DONE
+from .sse_turns import frame as _frame
 
 
 def anthropic(
