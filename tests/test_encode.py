@@ -100,7 +100,7 @@ _TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
 _ONE_LINE = _TEXT.filter(lambda s: not any(c in s for c in "\r\n\0"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(data=_TEXT, event=st.none() | _ONE_LINE, id=st.none() | _ONE_LINE,
        retry=st.none() | st.integers(0, 10**6), comment=st.none() | _TEXT,
        newline=st.sampled_from(["\n", "\r\n", "\r"]))
@@ -205,7 +205,7 @@ _HEADER_VALUE = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(headers=st.dictionaries(st.text(min_size=1, max_size=20).filter(
     lambda s: len(s.encode()) < 256), _HEADER_VALUE, max_size=6),
        payload=st.binary(max_size=200))
@@ -217,7 +217,7 @@ def test_botocore_reads_any_message_as_written(headers: dict, payload: bytes) ->
                                for k, v in want.items()}, payload)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(headers=st.dictionaries(st.text(min_size=1, max_size=20).filter(
     lambda s: len(s.encode()) < 256), _HEADER_VALUE, max_size=6))
 def test_the_decoder_reads_any_headers_as_written(headers: dict) -> None:
