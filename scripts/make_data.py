@@ -17,7 +17,7 @@ from pathlib import Path
 
 from streamcalls_lab.fixtures import boundaries, coverage, escape_spans
 from streamcalls_lab.generate import (
-    FORMATS,
+    GENERATED_FORMATS,
     TimingModel,
     ToolCall,
     Turn,
@@ -137,7 +137,7 @@ TURNS: dict[str, tuple[Callable[[str, str], Turn], str]] = {
 def build(out: Path) -> list[Path]:
     """Write every fixture under ``out``; returns the files written, sorted."""
     written = []
-    for provider in FORMATS:
+    for provider in GENERATED_FORMATS:
         for name, (make, _) in TURNS.items():
             turn = make(provider, f"{provider}/{name}")
             path = turn.write(out / provider / f"{name}.sse")

@@ -24,15 +24,14 @@ from typing import Any
 import pandas as pd
 
 from .accumulate import Accumulator, Snapshot
-from .check import FORMATS, Call, Segment, Text, turn_bytes  # the formats a turn is written in
+from .check import TURN_FORMATS, Call, Segment, Text, turn_bytes
 from .deltas import load
-from .faults import FAULTS
+from .faults import CORRECT, FAULTS
 from .fixtures import escape_spans
 from .generate import cut_at
 from .sources import Source, resolve
 from .stepper import VariantState, diverge
 
-CORRECT = "correct"
 EARLIER_PIECE = 6  # characters per fragment of the earlier call: it is never the one studied
 _WORDS = re.compile(r"\s*\S+|\s+$")
 _MARKDOWN = frozenset("*_`#>~\\")
@@ -185,8 +184,9 @@ def segments(setup: Setup) -> list[Segment]:
 
 def turn_body(setup: Setup) -> bytes:
     """The SSE body of the turn ``setup`` describes."""
-    if setup.provider not in FORMATS:
-        raise ValueError(f"unknown wire format {setup.provider!r}; known: {', '.join(FORMATS)}")
+    if setup.provider not in TURN_FORMATS:
+        raise ValueError(f"unknown wire format {setup.provider!r}; "
+                         f"known: {', '.join(TURN_FORMATS)}")
     bad = [c for c in (*setup.cuts, *([setup.split] if setup.split is not None else []))
            if not 0 <= c <= len(setup.args)]
     if bad:

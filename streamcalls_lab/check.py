@@ -19,24 +19,21 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from itertools import pairwise
-from typing import Any
+from itertools import chain, pairwise, zip_longest
+from typing import Any, NamedTuple
 
 import pandas as pd
 
 from .accumulate import event_dict
 from .deltas import EventDecoder
+from .encode import DONE_DATA, json_data, sse_body, sse_frame
+from .faults import FAULTS, MARKDOWN_SYNTAX
 
 Handler = type | Callable[[list[dict[str, Any]]], list[Mapping[str, Any]]]
-CLASSES = (
-    "trim", "decode_each", "parse_to_finish", "lenient_parse", "key_by_name",
-    "decode_chunks", "markdown_bubble", "identity", "missing_call", "message", "crash",
-    "other",
-)
-"""Every class a failure can be put in; the first seven are the ``FAULTS`` names."""
+CLASSES = (*FAULTS, "identity", "missing_call", "message", "crash", "other")
+"""Every class a failure can be put in: the ``FAULTS`` names, then the bugs no fault shows."""
 REPORT_COLUMNS = ("class", "format", "family", "example", "expected", "got", "detail",
                   "failures")
-FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
 
 # Argument documents. Each is cut at every split point; together they have spaces inside
 # strings, every kind of escape, raw non-ASCII, an emoji (raw and as a surrogate pair),
@@ -51,13 +48,13 @@ DOCUMENTS = {
     "top_level_number": "1024",
 }
 TWO_CALLS = ('{"city": "Paris"}', '{"city": "Rome"}')
+PARALLEL_TOOLS = ("get_weather", "get_time")
 TRUNCATED = '{"limit": 20, "status": "refunded"}'
 PROSE = (("Let me check", " that for you."), ("Done", ", both are booked."))
 # A turn with multi-byte characters everywhere, cut at every byte for byte-level handlers.
 BYTES_TEXT = ("Voilà — 東京", " 🌧️ ok.")
 BYTES_ARGS = ('{"city": "Zü', 'rich", "note": "naïve ', 'café 👍🏽"}')
 _ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
-_MARKDOWN = frozenset("*_`\\#>~")
 
 
 # -- writing turns -------------------------------------------------------------------------
@@ -77,96 +74,121 @@ Segment = Call | Text
 
 
 def _sse(payload: Mapping[str, Any], event: str | None = None) -> str:
-    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    return (f"event: {event}\n" if event else "") + f"data: {data}\n\n"
+    return sse_frame(json_data(payload), event)
 
 
-def _anthropic(segments: Sequence[Segment], cut: bool) -> list[str]:
-    out = [_sse({"type": "message_start", "message": {
+class _TurnFrames(NamedTuple):
+    """A turn's frames: the head, one list per segment, and the tail (end of turn)."""
+
+    head: list[str]
+    parts: list[list[str]]
+    tail: list[str]
+
+
+def _anthropic(segments: Sequence[Segment], cut: bool) -> _TurnFrames:
+    head = [_sse({"type": "message_start", "message": {
         "id": "msg_check", "type": "message", "role": "assistant", "content": [],
         "model": "check", "stop_reason": None}}, "message_start")]
+    parts = []
     for index, seg in enumerate(segments):
         def delta(d: dict[str, Any], index: int = index) -> str:
             return _sse({"type": "content_block_delta", "index": index, "delta": d},
                         "content_block_delta")
         if isinstance(seg, Text):
-            out.append(_sse({"type": "content_block_start", "index": index,
-                             "content_block": {"type": "text", "text": ""}},
-                            "content_block_start"))
+            out = [_sse({"type": "content_block_start", "index": index,
+                         "content_block": {"type": "text", "text": ""}}, "content_block_start")]
             out += [delta({"type": "text_delta", "text": f}) for f in seg.fragments]
         else:
-            out.append(_sse({"type": "content_block_start", "index": index, "content_block": {
+            out = [_sse({"type": "content_block_start", "index": index, "content_block": {
                 "type": "tool_use", "id": seg.call_id, "name": seg.tool, "input": {}}},
-                "content_block_start"))
+                "content_block_start")]
             out += [delta({"type": "input_json_delta", "partial_json": f})
                     for f in seg.fragments]
-        if cut and index == len(segments) - 1:
-            return out
-        out.append(_sse({"type": "content_block_stop", "index": index},
-                        "content_block_stop"))
-    out.append(_sse({"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
-                    "message_delta"))
-    out.append(_sse({"type": "message_stop"}, "message_stop"))
-    return out
+        if not (cut and index == len(segments) - 1):
+            out.append(_sse({"type": "content_block_stop", "index": index},
+                            "content_block_stop"))
+        parts.append(out)
+    tail = [_sse({"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+                 "message_delta"), _sse({"type": "message_stop"}, "message_stop")]
+    return _TurnFrames(head, parts, tail)
 
 
-def _chat(segments: Sequence[Segment], cut: bool) -> list[str]:
+def _chat(segments: Sequence[Segment], cut: bool) -> _TurnFrames:
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
         return _sse({"id": "chatcmpl-check", "object": "chat.completion.chunk", "choices": [
             {"index": 0, "delta": delta, "finish_reason": finish}]})
-    out = [chunk({"role": "assistant", "content": ""})]
+    parts = []
     calls = 0
     for seg in segments:
         if isinstance(seg, Text):
-            out += [chunk({"content": f}) for f in seg.fragments]
+            parts.append([chunk({"content": f}) for f in seg.fragments])
             continue
-        out.append(chunk({"tool_calls": [{"index": calls, "id": seg.call_id, "type": "function",
-                                          "function": {"name": seg.tool, "arguments": ""}}]}))
+        out = [chunk({"tool_calls": [{"index": calls, "id": seg.call_id, "type": "function",
+                                      "function": {"name": seg.tool, "arguments": ""}}]})]
         out += [chunk({"tool_calls": [{"index": calls, "function": {"arguments": f}}]})
                 for f in seg.fragments]
+        parts.append(out)
         calls += 1
-    if cut:
-        return out
-    out.append(chunk({}, "tool_calls" if calls else "stop"))
-    return [*out, "data: [DONE]\n\n"]
+    tail = [chunk({}, "tool_calls" if calls else "stop"), sse_frame(DONE_DATA)]
+    return _TurnFrames([chunk({"role": "assistant", "content": ""})], parts, tail)
 
 
-def _responses(segments: Sequence[Segment], cut: bool) -> list[str]:
+def _responses(segments: Sequence[Segment], cut: bool) -> _TurnFrames:
     def ev(kind: str, **fields: Any) -> str:
         return _sse({"type": kind, **fields}, kind)
-    out = [ev("response.created", response={"id": "resp_check", "status": "in_progress"})]
+    parts = []
     for index, seg in enumerate(segments):
         if isinstance(seg, Text):
             item = {"type": "message", "id": f"msg_{index}", "role": "assistant"}
-            out.append(ev("response.output_item.added", output_index=index, item=item))
+            out = [ev("response.output_item.added", output_index=index, item=item)]
             out += [ev("response.output_text.delta", output_index=index, content_index=0,
                        delta=f) for f in seg.fragments]
             out.append(ev("response.output_item.done", output_index=index, item=item))
+            parts.append(out)
             continue
         args = "".join(seg.fragments)
         item = {"type": "function_call", "id": f"fc_{index}", "call_id": seg.call_id,
                 "name": seg.tool, "arguments": ""}
-        out.append(ev("response.output_item.added", output_index=index, item=item))
+        out = [ev("response.output_item.added", output_index=index, item=item)]
         out += [ev("response.function_call_arguments.delta", output_index=index, delta=f)
                 for f in seg.fragments]
-        if cut and index == len(segments) - 1:
-            return out
-        out.append(ev("response.function_call_arguments.done", output_index=index,
-                      arguments=args))
-        out.append(ev("response.output_item.done", output_index=index,
-                      item={**item, "arguments": args}))
-    out.append(ev("response.completed", response={"id": "resp_check", "status": "completed"}))
-    return out
+        if not (cut and index == len(segments) - 1):
+            out.append(ev("response.function_call_arguments.done", output_index=index,
+                          arguments=args))
+            out.append(ev("response.output_item.done", output_index=index,
+                          item={**item, "arguments": args}))
+        parts.append(out)
+    head = [ev("response.created", response={"id": "resp_check", "status": "in_progress"})]
+    tail = [ev("response.completed", response={"id": "resp_check", "status": "completed"})]
+    return _TurnFrames(head, parts, tail)
 
 
 _WRITERS = {"anthropic-messages": _anthropic, "openai-chat": _chat,
             "openai-responses": _responses}
+TURN_FORMATS = tuple(_WRITERS)
+"""The wire formats the suite writes turns in (the breaker writes its turns with them too)."""
+INTERLEAVING = ("openai-chat", "openai-responses")
+"""The formats in which parallel calls' fragments may interleave: Chat keys each fragment by
+its ``index``, Responses by ``output_index`` / ``item_id``. Anthropic's content blocks are
+sequential (each block's stop comes before the next block's start), though its SDK keys
+deltas by ``index`` too."""
 
 
-def turn_bytes(fmt: str, segments: Sequence[Segment], cut: bool = False) -> bytes:
+def turn_bytes(fmt: str, segments: Sequence[Segment], cut: bool = False,
+               interleave: bool = False) -> bytes:
     """The SSE body of a turn in one wire format; ``cut`` ends it right after the last
-    segment's last fragment (no stop, done or end of turn), which must be a call."""
-    return "".join(_WRITERS[fmt](segments, cut)).encode("utf-8")
+    segment's last fragment (no stop, done or end of turn), which must be a call.
+
+    ``interleave`` sends the segments' frames in turns (the first frame of each, then the
+    second of each, ...): every call is announced before any fragment arrives, and the
+    fragments of different calls alternate. Only the :data:`INTERLEAVING` formats allow it.
+    """
+    if interleave and fmt not in INTERLEAVING:
+        raise ValueError(f"{fmt} cannot interleave calls; these can: {', '.join(INTERLEAVING)}")
+    turn = _WRITERS[fmt](segments, cut)
+    parts = ([f for f in chain.from_iterable(zip_longest(*turn.parts)) if f is not None]
+             if interleave else list(chain.from_iterable(turn.parts)))
+    return sse_body([*turn.head, *parts, *([] if cut else turn.tail)])
 
 
 def expected_calls(fmt: str, segments: Sequence[Segment], cut: bool) -> list[dict[str, Any]]:
@@ -214,9 +236,11 @@ def _in_escape(doc: str, cut: int) -> bool:
 
 
 def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
-          escape_cut: bool = False) -> Case:
-    body = turn_bytes(fmt, segments, cut)
+          escape_cut: bool = False, interleave: bool = False) -> Case:
+    body = turn_bytes(fmt, segments, cut, interleave)
     shown = " + ".join(repr(list(s.fragments)) for s in segments if isinstance(s, Call))
+    if interleave:
+        shown += ", the calls' frames interleaved"
     texts = [s for s in segments if isinstance(s, Text)]
     if texts:
         shown = f"prose {list(texts[0].fragments)!r}, call {shown}"
@@ -237,7 +261,7 @@ def _splits(doc: str) -> Iterable[tuple[int, tuple[str, str]]]:
 def event_cases() -> tuple[Case, ...]:
     """Every event-level case, built once."""
     cases: list[Case] = []
-    for fmt in FORMATS:
+    for fmt in TURN_FORMATS:
         for name, doc in DOCUMENTS.items():
             for k, frags in _splits(doc):
                 cases.append(_case(name, fmt, [Call("lookup", "call_1", frags)],
@@ -248,6 +272,10 @@ def event_cases() -> tuple[Case, ...]:
                                                       d[min(k, len(d) - 1):]))
                      for n, d in enumerate((a, b), 1)]
             cases.append(_case("two_calls_one_tool", fmt, calls))
+            if fmt in INTERLEAVING:  # two tools, so only the interleaving can merge them
+                calls = [Call(tool, c.call_id, c.fragments)
+                         for tool, c in zip(PARALLEL_TOOLS, calls, strict=True)]
+                cases.append(_case("interleaved_calls", fmt, calls, interleave=True))
         doc = DOCUMENTS["spaces"]
         for _, frags in _splits(doc):
             segs: list[Segment] = [Text(PROSE[0]), Call("lookup", "call_1", frags),
@@ -264,7 +292,7 @@ def byte_turns() -> dict[str, tuple[bytes, tuple[dict[str, Any], ...], str]]:
     """Per format: the multi-byte turn's body, its expected calls and its text."""
     segments = [Text(BYTES_TEXT), Call("lookup", "call_1", BYTES_ARGS)]
     return {fmt: (turn_bytes(fmt, segments), tuple(expected_calls(fmt, segments, False)),
-                  "".join(BYTES_TEXT)) for fmt in FORMATS}
+                  "".join(BYTES_TEXT)) for fmt in TURN_FORMATS}
 
 
 def byte_cases() -> Iterable[Case]:
@@ -330,6 +358,21 @@ def _deleted_only(sent: str, got: str, deletable: Callable[[str], bool]) -> bool
     return j == len(got)
 
 
+def _interleaves(got: str, a: str, b: str) -> bool:
+    """``got`` is ``a`` and ``b`` shuffled together, each in order, and neither alone."""
+    if len(got) != len(a) + len(b) or got in (a + b, b + a):
+        return False
+    can = [True] + [False] * len(b)  # can[j]: got[:i + j] interleaves a[:i] and b[:j]
+    for j in range(1, len(b) + 1):
+        can[j] = can[j - 1] and b[j - 1] == got[j - 1]
+    for i in range(1, len(a) + 1):
+        can[0] = can[0] and a[i - 1] == got[i - 1]
+        for j in range(1, len(b) + 1):
+            can[j] = ((can[j] and a[i - 1] == got[i + j - 1])
+                      or (can[j - 1] and b[j - 1] == got[i + j - 1]))
+    return can[len(b)]
+
+
 def _escape_char(token: str) -> str:
     return json.loads(f'"{token}"')
 
@@ -381,7 +424,7 @@ def _args_classes(sent: str, got: str) -> frozenset[str]:
     found: set[str] = set()
     if _deleted_only(sent, got, str.isspace):
         found.add("trim")
-    if _deleted_only(sent, got, _MARKDOWN.__contains__):
+    if _deleted_only(sent, got, MARKDOWN_SYNTAX.__contains__):
         found.add("markdown_bubble")
     if _partly_decoded(sent, got):
         found.add("decode_each")
@@ -428,6 +471,13 @@ def _findings(case: Case, out: Outcome) -> list[Finding]:
     if got == want:
         return found
     sent_args = [w[2] for w in want]
+    for _, _, args in got:
+        if isinstance(args, str) and args not in sent_args and any(
+            _interleaves(args, a, b) for a, b in pairwise(sent_args)
+        ):
+            return [*found, Finding(case, frozenset({"key_by_last"}), repr(sent_args),
+                                    repr([g[2] for g in got]), "fragments of two calls "
+                                    "mixed in one buffer, in the order they arrived")]
     if len(got) < len(want):
         for _, _, args in got:
             if isinstance(args, str) and args not in sent_args and any(

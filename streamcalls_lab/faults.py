@@ -145,6 +145,22 @@ class KeyByName(Accumulator):
             self.by_key[self.key(event)] = same
 
 
+class KeyByLast(Accumulator):
+    """key_by_last: every fragment goes to the most recently announced call.
+
+    Right whenever calls arrive one after another (announced, fragments, stopped), so it
+    passes every sequential stream. Chat keys each fragment by its ``index`` and Responses
+    by its ``output_index``, so parallel calls may interleave: then the earlier call's
+    fragments land in the later call's buffer, one call is handed on empty and the other
+    with two documents shuffled together. mozilla-ai/any-llm#1305 fixed a stream converter
+    that attached every tool-call fragment to the current block instead of the block for
+    its ``tool_calls[].index`` ("one tool got unparseable JSON, the other got none").
+    """
+
+    def buffer_for(self, event: Mapping[str, Any]) -> CallBuffer:
+        return self.calls[-1] if self.calls else super().buffer_for(event)
+
+
 class DecodeChunks(Accumulator):
     """decode_chunks: each socket read is decoded with ``bytes.decode("utf-8")`` on its own.
 
@@ -157,6 +173,10 @@ class DecodeChunks(Accumulator):
     def read(self, chunk: bytes) -> bytes:
         # The decoded text would go to a line splitter; back to bytes for the shared one.
         return chunk.decode("utf-8").encode("utf-8")
+
+
+MARKDOWN_SYNTAX = frozenset("*_`\\#>~")
+"""The characters a Markdown renderer may eat from a value (what ``markdown_bubble`` loses)."""
 
 
 @cache
@@ -200,12 +220,15 @@ class MarkdownBubble(Accumulator):
         buf.parts[:] = [bubble_text(self.sources[at])]
 
 
+CORRECT = "correct"
+"""The name the correct :class:`~.accumulate.Accumulator` goes by beside the ``FAULTS`` names."""
 FAULTS: dict[str, type[Accumulator]] = {
     "trim": Trim,
     "decode_each": DecodeEach,
     "parse_to_finish": ParseToFinish,
     "lenient_parse": LenientParse,
     "key_by_name": KeyByName,
+    "key_by_last": KeyByLast,
     "decode_chunks": DecodeChunks,
     "markdown_bubble": MarkdownBubble,
 }

@@ -37,7 +37,7 @@ import pandas as pd
 
 from .accumulate import Accumulator, CallBuffer
 from .deltas import load
-from .generate import FORMATS as GENERATED
+from .generate import GENERATED_FORMATS as GENERATED
 from .sources import Source, resolve
 from .sse import Frame, decode_frames
 

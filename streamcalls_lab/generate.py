@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from . import timing as sidecar
+from .encode import DONE_DATA, json_data, sse_frame
 
-FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
 MODELS = {
     "anthropic-messages": "claude-sonnet-4-20250514",
     "openai-chat": "gpt-4o-2024-08-06",
@@ -190,7 +190,7 @@ def split_args(
         if len(pieces) > 1 and pieces[0] == '{"' and rng.random() < _brace_split_share():
             pieces[:2] = ["{", '"' + pieces[1]]
         return pieces
-    raise ValueError(f"unknown provider {provider!r}; known: {', '.join(FORMATS)}")
+    raise ValueError(f"unknown provider {provider!r}; known: {', '.join(GENERATED_FORMATS)}")
 
 
 def split_text(text: str, provider: str, rng: random.Random) -> list[str]:
@@ -199,9 +199,9 @@ def split_text(text: str, provider: str, rng: random.Random) -> list[str]:
         return []
     if provider == "anthropic-messages":
         return _cut_by_lengths(text, rng, _cum_weights(provider, "text", False))
-    if provider in FORMATS:
+    if provider in GENERATED_FORMATS:
         return token_pieces(text)
-    raise ValueError(f"unknown provider {provider!r}; known: {', '.join(FORMATS)}")
+    raise ValueError(f"unknown provider {provider!r}; known: {', '.join(GENERATED_FORMATS)}")
 
 
 def cut_at(text: str, cuts: Iterable[int]) -> list[str]:
@@ -279,21 +279,21 @@ class _Plan:
         return "".join(self.rng.choice(alphabet) for _ in range(n))
 
 
-def _dumps(payload: Any) -> str:
-    """The data line's JSON as the APIs write it: compact, UTF-8, keys in the order given."""
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+def _with_sent(pieces: list[str]) -> Iterable[tuple[str, int]]:
+    """Each piece with the characters sent up to and including it (where a cut may fall)."""
+    return zip(pieces, accumulate(map(len, pieces)), strict=True)
 
 
 # -- anthropic-messages --------------------------------------------------------------------
 def _anthropic(p: _Plan) -> None:
     def frame(payload: dict[str, Any], **kw: Any) -> None:
-        text = _dumps(payload)
+        text = json_data(payload)
         # Anthropic pads most data lines with 0-15 spaces before the closing brace.
         pad = " " * p.rng.randrange(16)
-        p.frames.append(_Frame(f"event: {payload['type']}\ndata: {text[:-1]}{pad}}}\n\n", **kw))
+        p.frames.append(_Frame(sse_frame(f"{text[:-1]}{pad}}}", payload["type"]), **kw))
 
     def ping() -> None:
-        p.frames.append(_Frame('event: ping\ndata: {"type": "ping"}\n\n'))
+        p.frames.append(_Frame(sse_frame('{"type": "ping"}', "ping")))
 
     usage = {"input_tokens": p.input_tokens, "cache_creation_input_tokens": 0,
              "cache_read_input_tokens": 0}
@@ -306,38 +306,37 @@ def _anthropic(p: _Plan) -> None:
     index = 0
     pinged = False
 
-    def text_block(pieces: list[str]) -> None:
-        nonlocal index, pinged
-        frame({"type": "content_block_start", "index": index,
-               "content_block": {"type": "text", "text": ""}})
-        if not pinged:
+    def start(block: dict[str, Any], **kw: Any) -> None:
+        nonlocal pinged
+        frame({"type": "content_block_start", "index": index, "content_block": block}, **kw)
+        if not pinged:  # one ping, right after the first block opens
             ping()
             pinged = True
-        for piece in pieces:
-            frame({"type": "content_block_delta", "index": index,
-                   "delta": {"type": "text_delta", "text": piece}}, tokens=_n_tokens(piece))
+
+    def delta(d: dict[str, Any], **kw: Any) -> None:
+        frame({"type": "content_block_delta", "index": index, "delta": d}, **kw)
+
+    def stop() -> None:
+        nonlocal index
         frame({"type": "content_block_stop", "index": index})
         index += 1
+
+    def text_block(pieces: list[str]) -> None:
+        start({"type": "text", "text": ""})
+        for piece in pieces:
+            delta({"type": "text_delta", "text": piece}, tokens=_n_tokens(piece))
+        stop()
 
     if p.before:
         text_block(p.before)
     for n, (call, _args, pieces, cid) in enumerate(p.calls):
-        frame({"type": "content_block_start", "index": index, "content_block": {
-            "type": "tool_use", "id": cid, "name": call.tool, "input": {}}},
-            tokens=_n_tokens(call.tool), opens=n)
-        if not pinged:
-            ping()
-            pinged = True
-        frame({"type": "content_block_delta", "index": index,
-               "delta": {"type": "input_json_delta", "partial_json": ""}})
-        sent = 0
-        for piece in pieces:
-            sent += len(piece)
-            frame({"type": "content_block_delta", "index": index,
-                   "delta": {"type": "input_json_delta", "partial_json": piece}},
+        start({"type": "tool_use", "id": cid, "name": call.tool, "input": {}},
+              tokens=_n_tokens(call.tool), opens=n)
+        delta({"type": "input_json_delta", "partial_json": ""})
+        for piece, sent in _with_sent(pieces):
+            delta({"type": "input_json_delta", "partial_json": piece},
                   tokens=max(1, _n_tokens(piece)), call=n, sent=sent)
-        frame({"type": "content_block_stop", "index": index})
-        index += 1
+        stop()
     if p.after:
         text_block(p.after)
     frame({"type": "message_delta",
@@ -357,7 +356,7 @@ def _chat(p: _Plan) -> None:
         # Real chunks carry 0-15 chars of random `obfuscation` padding.
         payload = {**head, "choices": choices, "usage": usage,
                    "obfuscation": p.ident(p.rng.randrange(16))}
-        p.frames.append(_Frame(f"data: {_dumps(payload)}\n\n", **kw))
+        p.frames.append(_Frame(sse_frame(json_data(payload)), **kw))
 
     def choice(delta: dict[str, Any], finish: str | None = None) -> list[dict[str, Any]]:
         return [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
@@ -375,9 +374,7 @@ def _chat(p: _Plan) -> None:
         chunk(choice({"tool_calls": [{"index": n, "id": cid, "type": "function",
                                       "function": {"name": call.tool, "arguments": ""}}]}),
               tokens=_n_tokens(call.tool), opens=n)
-        sent = 0
-        for piece in pieces:
-            sent += len(piece)
+        for piece, sent in _with_sent(pieces):
             chunk(choice({"tool_calls": [{"index": n, "function": {"arguments": piece}}]}),
                   tokens=max(1, _n_tokens(piece)), call=n, sent=sent)
     text(p.after)
@@ -389,7 +386,7 @@ def _chat(p: _Plan) -> None:
                "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
                                              "accepted_prediction_tokens": 0,
                                              "rejected_prediction_tokens": 0}})
-    p.frames.append(_Frame("data: [DONE]\n\n"))
+    p.frames.append(_Frame(sse_frame(DONE_DATA)))
 
 
 # -- openai-responses ----------------------------------------------------------------------
@@ -421,7 +418,7 @@ def _responses(p: _Plan) -> None:
         rest = sorted({**payload, "sequence_number": seq}.items())
         payload = {"type": payload["type"], **{k: v for k, v in rest if k != "type"}}
         seq += 1
-        p.frames.append(_Frame(f"event: {payload['type']}\ndata: {_dumps(payload)}\n\n", **kw))
+        p.frames.append(_Frame(sse_frame(json_data(payload), payload["type"]), **kw))
 
     def obfuscation(delta: str) -> str:
         # Measured: the padding tops each delta up to a multiple of 16 code points.
@@ -449,6 +446,10 @@ def _responses(p: _Plan) -> None:
     event({"type": "response.in_progress", "response": response})
     output: list[dict[str, Any]] = []
 
+    def item_done(item: dict[str, Any], index: int) -> None:
+        event({"type": "response.output_item.done", "item": item, "output_index": index})
+        output.append(item)
+
     def message(pieces: list[str]) -> None:
         index, mid = len(output), item_id("msg", 1)
         whole = "".join(pieces)
@@ -467,10 +468,8 @@ def _responses(p: _Plan) -> None:
         done = {**part, "text": whole}
         event({"type": "response.content_part.done", "content_index": 0, "item_id": mid,
                "output_index": index, "part": done})
-        item = {"id": mid, "type": "message", "status": "completed", "content": [done],
-                "role": "assistant"}
-        event({"type": "response.output_item.done", "item": item, "output_index": index})
-        output.append(item)
+        item_done({"id": mid, "type": "message", "status": "completed", "content": [done],
+                   "role": "assistant"}, index)
 
     if p.before:
         message(p.before)
@@ -480,17 +479,13 @@ def _responses(p: _Plan) -> None:
                 "call_id": cid, "name": call.tool}
         event({"type": "response.output_item.added", "item": item, "output_index": index},
               tokens=_n_tokens(call.tool), opens=n)
-        sent = 0
-        for piece in pieces:
-            sent += len(piece)
+        for piece, sent in _with_sent(pieces):
             event({"type": "response.function_call_arguments.delta", "delta": piece,
                    "item_id": fid, "obfuscation": obfuscation(piece), "output_index": index},
                   tokens=max(1, _n_tokens(piece)), call=n, sent=sent)
         event({"type": "response.function_call_arguments.done", "arguments": args,
                "item_id": fid, "output_index": index})
-        item = {**item, "status": "completed", "arguments": args}
-        event({"type": "response.output_item.done", "item": item, "output_index": index})
-        output.append(item)
+        item_done({**item, "status": "completed", "arguments": args}, index)
     if p.after:
         message(p.after)
     out = p.output_tokens
@@ -504,6 +499,8 @@ def _responses(p: _Plan) -> None:
 
 _WRITERS = {"anthropic-messages": _anthropic, "openai-chat": _chat,
             "openai-responses": _responses}
+GENERATED_FORMATS = tuple(_WRITERS)
+"""The wire formats :func:`generate` writes (``load()`` reads more)."""
 
 
 # -- the clock ---------------------------------------------------------------------------
@@ -558,7 +555,7 @@ def generate(
     give the same bytes.
     """
     if provider not in _WRITERS:
-        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(FORMATS)}")
+        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(GENERATED_FORMATS)}")
     todo = [calls] if isinstance(calls, ToolCall) else [_as_call(c) for c in calls]
     if truncate is not None and not (0 < truncate < 1 and todo):
         raise ValueError("truncate needs at least one call and a fraction between 0 and 1")
@@ -638,7 +635,7 @@ def compare_with_calibration(seed: int | str = 0, rounds: int = 20) -> Any:
 
     rng = random.Random(seed)
     rows = []
-    for provider in FORMATS:
+    for provider in GENERATED_FORMATS:
         fmt = calibration()["formats"][provider]
         measured = {
             "single": fmt["subsets"]["first_party_single_call_turns"]["args"],

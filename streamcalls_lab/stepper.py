@@ -24,10 +24,9 @@ import pandas as pd
 
 from .accumulate import Accumulator, Snapshot, present
 from .deltas import frames, load
-from .faults import FAULTS
+from .faults import CORRECT, FAULTS
 from .sources import Source, resolve
 
-CORRECT = "correct"
 _SHOWN = 24  # characters of a value quoted in a reason
 
 

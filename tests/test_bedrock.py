@@ -14,7 +14,8 @@ from streamcalls_lab.deltas import load_captures
 from streamcalls_lab.providers import READERS as FORMATS
 from streamcalls_lab.sources import resolve
 
-from .test_eventstream import REAL, event, exception, real
+from .eventstream_turns import REAL, each_real, event, exception, real
+from .sse_turns import kinds
 
 
 def bedrock(*events: tuple[str, object]) -> bytes:
@@ -39,10 +40,6 @@ def args(fragment: object, block: object = 1) -> tuple[str, dict]:
 
 def text(fragment: str, block: int = 0) -> tuple[str, dict]:
     return ("contentBlockDelta", {"contentBlockIndex": block, "delta": {"text": fragment}})
-
-
-def kinds(body: bytes) -> list[str]:
-    return list(scl.load(body).kind.astype(str))
 
 
 def test_bedrock_is_registered() -> None:
@@ -190,7 +187,6 @@ def test_a_directory_loads_eventstream_files_and_not_their_decoded_jsonl(tmp_pat
 # -- the real captures ----------------------------------------------------------------------
 
 
-@pytest.mark.captures
 @real
 def test_every_real_capture_loads_without_a_problem() -> None:
     df = scl.load(REAL[0].parent)
@@ -198,16 +194,13 @@ def test_every_real_capture_loads_without_a_problem() -> None:
     assert set(df.provider) == {"bedrock-converse"} and not (df.kind == "error").any()
 
 
-@pytest.mark.captures
 @real
 def test_the_real_captures_load_the_same_without_the_fast_path() -> None:
     caps = resolve(REAL[0].parent)
     assert load_captures(caps).equals(load_captures(caps, bulk=False))
 
 
-@pytest.mark.captures
-@real
-@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:80])
+@each_real
 def test_real_capture_calls_are_complete_and_parse(path: Path) -> None:
     calls = scl.calls(path)
     assert calls.complete.all()
@@ -215,9 +208,7 @@ def test_real_capture_calls_are_complete_and_parse(path: Path) -> None:
         json.loads(raw)
 
 
-@pytest.mark.captures
-@real
-@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:80])
+@each_real
 def test_real_capture_args_equal_the_inputs_in_the_decoded_jsonl(path: Path) -> None:
     decoded = path.with_name(path.name.removesuffix(".eventstream") + ".decoded.jsonl")
     inputs: dict[int, str] = {}
@@ -230,7 +221,6 @@ def test_real_capture_args_equal_the_inputs_in_the_decoded_jsonl(path: Path) -> 
     assert dict(zip(calls.block, calls.args, strict=True)) == inputs
 
 
-@pytest.mark.captures
 @real
 def test_real_tool_input_fragments_are_measured() -> None:
     deltas = scl.load(REAL[0].parent)

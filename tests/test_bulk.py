@@ -17,35 +17,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamcalls_lab import CaptureError
 from streamcalls_lab.bulk import decode_each
 from streamcalls_lab.bulk import whole_rows as normalise_whole
 from streamcalls_lab.deltas import load_captures
 from streamcalls_lab.providers import READERS as FORMATS
-from streamcalls_lab.sources import Capture, resolve
+from streamcalls_lab.sources import resolve
 from streamcalls_lab.sse import SSEDecoder, split_whole
 
+from .compare import assert_same
+from .compare import outcome as _outcome
 from .conftest import capture_files
-from .test_providers import N2
-
-
-def _outcome(body: bytes, *, bulk: bool, strict: bool, provider: str = "auto"):
-    """The table a load gives, or the message of the error it raises."""
-    try:
-        return load_captures([Capture("t", [body])], provider=provider, strict=strict,
-                             raw=True, bulk=bulk)
-    except CaptureError as e:
-        return str(e)
-
-
-def assert_same(body: bytes, provider: str = "auto") -> None:
-    for strict in (True, False):
-        fast = _outcome(body, bulk=True, strict=strict, provider=provider)
-        slow = _outcome(body, bulk=False, strict=strict, provider=provider)
-        if isinstance(slow, str) or isinstance(fast, str):
-            assert fast == slow
-        else:
-            pd.testing.assert_frame_equal(fast, slow)
+from .sse_turns import N2
 
 
 # -- every real recording ---------------------------------------------------------------------

@@ -6,17 +6,7 @@ import pandas as pd
 
 import streamcalls_lab as scl
 
-from .test_providers import (
-    ADDED,
-    ANNOUNCE,
-    START,
-    TOOL,
-    anthropic,
-    arg,
-    args_delta,
-    chat,
-    responses,
-)
+from .sse_turns import ADDED, ANNOUNCE, START, TOOL, anthropic, arg, args_delta, chat, responses
 
 STOP = {"type": "content_block_stop", "index": 1}
 

@@ -24,41 +24,7 @@ from streamcalls_lab.eventstream import (
 )
 from streamcalls_lab.sse import SSEDecoder
 
-from .conftest import CAPTURES
-
-# -- a small encoder: the test's own, so the decoder is checked against the spec -------
-
-
-def header(name: str, kind: int, value: bytes = b"") -> bytes:
-    """One header: the value already encoded as the type wants it (length prefix included)."""
-    raw = name.encode()
-    return bytes([len(raw)]) + raw + bytes([kind]) + value
-
-
-def string(name: str, value: str | bytes) -> bytes:
-    raw = value.encode() if isinstance(value, str) else value
-    return header(name, 7, struct.pack(">H", len(raw)) + raw)
-
-
-def frame(headers: bytes, payload: bytes, *, total: int | None = None,
-          prelude_crc: int | None = None, message_crc: int | None = None) -> bytes:
-    """A message with the given headers section and payload; any field may be forced."""
-    size = 16 + len(headers) + len(payload) if total is None else total
-    prelude = struct.pack(">II", size, len(headers))
-    crc = zlib.crc32(prelude) if prelude_crc is None else prelude_crc
-    body = prelude + struct.pack(">I", crc) + headers + payload
-    return body + struct.pack(">I", zlib.crc32(body) if message_crc is None else message_crc)
-
-
-def event(name: str, payload: str | bytes = "{}", *, extra: bytes = b"") -> bytes:
-    raw = payload.encode() if isinstance(payload, str) else payload
-    heads = string(":event-type", name) + string(":content-type", "application/json")
-    return frame(heads + string(":message-type", "event") + extra, raw)
-
-
-def exception(kind: str, message: str) -> bytes:
-    heads = string(":exception-type", kind) + string(":message-type", "exception")
-    return frame(heads, json.dumps({"message": message}).encode())
+from .eventstream_turns import REAL, each_real, event, exception, frame, header, real, string
 
 
 def decode(body: bytes, *, strict: bool = True) -> list:
@@ -352,27 +318,19 @@ def test_frames_reads_an_eventstream_file(tmp_path: Path) -> None:
 
 # -- the real Bedrock captures --------------------------------------------------------------
 
-REAL = sorted((CAPTURES / "bedrock").glob("*.eventstream"))
-real = pytest.mark.skipif(not REAL, reason="real Bedrock captures not available")
-
-
 def _decoded(path: Path) -> list[dict]:
     lines = path.with_name(path.name.removesuffix(".eventstream") + ".decoded.jsonl")
     return [json.loads(line) for line in lines.read_text().splitlines()]
 
 
-@pytest.mark.captures
-@real
-@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:80])
+@each_real
 def test_real_capture_frames_equal_the_decoded_jsonl_beside_it(path: Path) -> None:
     got = list(frames(path))
     assert [f.problem for f in got] == [None] * len(got)
     assert [{f.event: json.loads(f.data)} for f in got] == _decoded(path)
 
 
-@pytest.mark.captures
-@real
-@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:80])
+@each_real
 def test_real_capture_frames_equal_botocores(path: Path) -> None:
     eventstream = pytest.importorskip("botocore.eventstream")
     body = path.read_bytes()
@@ -382,7 +340,6 @@ def test_real_capture_frames_equal_botocores(path: Path) -> None:
     assert [(f.event, f.data.encode()) for f in decode(body)] == theirs
 
 
-@pytest.mark.captures
 @real
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())

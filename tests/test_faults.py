@@ -43,7 +43,7 @@ def _finish(cls: type, segments: list[Segment], fmt: str = "anthropic-messages")
 
 def test_the_contract_names_every_fault() -> None:
     assert list(FAULTS) == ["trim", "decode_each", "parse_to_finish", "lenient_parse",
-                            "key_by_name", "decode_chunks", "markdown_bubble"]
+                            "key_by_name", "key_by_last", "decode_chunks", "markdown_bubble"]
 
 
 @pytest.mark.parametrize("name", list(FAULTS))
@@ -146,6 +146,32 @@ def test_key_by_name_hands_on_one_merged_call() -> None:
     exposing, _ = CASES["key_by_name"]
     calls = _finish(FAULTS["key_by_name"], exposing)
     assert [c["args"] for c in calls] == ['{"city":"Paris"}{"city":"Rome"}']
+
+
+PARALLEL = [Call("weather", "call_1", ('{"city":', '"Paris"}')),
+            Call("time", "call_2", ('{"tz":', '"CET"}'))]
+
+
+def _interleaved(cls: type, fmt: str) -> list[str]:
+    acc = cls()
+    for event in events_of(turn_bytes(fmt, PARALLEL, interleave=True)):
+        acc.feed(event)
+    return [c["args"] for c in acc.finish()]
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "openai-responses"])
+def test_key_by_last_hands_the_earlier_of_interleaved_calls_on_empty(fmt: str) -> None:
+    assert _interleaved(FAULTS["key_by_last"], fmt) == ["", '{"city":{"tz":"Paris"}"CET"}']
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "openai-responses"])
+def test_the_correct_handler_keeps_interleaved_calls_apart(fmt: str) -> None:
+    assert _interleaved(Accumulator, fmt) == ['{"city":"Paris"}', '{"tz":"CET"}']
+
+
+@pytest.mark.parametrize("fmt", ["anthropic-messages", "openai-chat", "openai-responses"])
+def test_key_by_last_agrees_when_calls_arrive_one_after_another(fmt: str) -> None:
+    assert _finish(FAULTS["key_by_last"], PARALLEL, fmt) == _finish(Accumulator, PARALLEL, fmt)
 
 
 def test_markdown_bubble_eats_the_asterisks_it_hands_on() -> None:

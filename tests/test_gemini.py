@@ -19,9 +19,9 @@ from streamcalls_lab.providers import READERS as FORMATS
 from streamcalls_lab.providers import sniff
 from streamcalls_lab.sources import Capture
 
+from .compare import assert_same
 from .conftest import CAPTURES
-from .test_bulk import assert_same
-from .test_providers import START, TOOL, sse
+from .sse_turns import START, TOOL, sse
 
 USAGE = {"promptTokenCount": 7, "candidatesTokenCount": 3, "totalTokenCount": 10}
 

@@ -9,45 +9,20 @@ import pytest
 
 import streamcalls_lab as scl
 
-
-def sse(*events: tuple[str | None, object]) -> bytes:
-    out = []
-    for name, payload in events:
-        data = payload if isinstance(payload, str) else json.dumps(payload)
-        out.append((f"event: {name}\n" if name else "") + f"data: {data}\n\n")
-    return "".join(out).encode()
-
-
-def anthropic(*events: dict) -> bytes:
-    return sse(*((e["type"], e) for e in events))
-
-
-def chat(*deltas: dict, finish: str | None = None, done: bool = True) -> bytes:
-    chunks = [{"object": "chat.completion.chunk",
-               "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
-    if finish:
-        chunks.append({"object": "chat.completion.chunk",
-                       "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-    return sse(*((None, c) for c in chunks)) + (b"data: [DONE]\n\n" if done else b"")
-
-
-def responses(*events: dict) -> bytes:
-    return sse(*((e["type"], e) for e in events))
-
-
-START = {"type": "message_start", "message": {"id": "msg_1", "content": []}}
-TOOL = {"type": "content_block_start", "index": 1,
-        "content_block": {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}}
-
-
-def args_delta(text: str, index: int = 1) -> dict:
-    return {"type": "content_block_delta", "index": index,
-            "delta": {"type": "input_json_delta", "partial_json": text}}
-
-
-def kinds(body: bytes) -> list[str]:
-    return list(scl.load(body).kind.astype(str))
-
+from .sse_turns import (
+    ADDED,
+    ANNOUNCE,
+    N2,
+    START,
+    TOOL,
+    anthropic,
+    arg,
+    args_delta,
+    chat,
+    kinds,
+    responses,
+    sse,
+)
 
 # -- anthropic-messages ----------------------------------------------------------
 
@@ -94,14 +69,6 @@ def test_anthropic_error_event_is_an_error_row_naming_the_provider_error() -> No
 
 # -- openai-chat -----------------------------------------------------------------
 
-ANNOUNCE = {"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                            "function": {"name": "lookup", "arguments": ""}}]}
-
-
-def arg(text: str, index: int = 0) -> dict:
-    return {"tool_calls": [{"index": index, "function": {"arguments": text}}]}
-
-
 def test_chat_is_detected() -> None:
     assert set(scl.load(chat(ANNOUNCE)).provider) == {"openai-chat"}
 
@@ -137,26 +104,6 @@ def test_chat_arguments_in_the_announcement_are_a_fragment_too() -> None:
 def test_chat_repeated_id_does_not_start_a_new_call() -> None:
     again = {"tool_calls": [{"index": 0, "id": "call_1", "function": {"arguments": "{}"}}]}
     assert kinds(chat(ANNOUNCE, again, done=False)) == ["call_start", "args_delta"]
-
-
-def _choice(k: int, delta: dict, finish: str | None = None) -> dict:
-    return {"object": "chat.completion.chunk",
-            "choices": [{"index": k, "delta": delta, "finish_reason": finish}]}
-
-
-def _tool(index: int, args: str, call_id: str | None = None) -> dict:
-    call: dict = {"index": index, "function": {"arguments": args}}
-    if call_id:
-        call.update(id=call_id, type="function")
-        call["function"]["name"] = "lookup"
-    return {"tool_calls": [call]}
-
-
-N2 = sse(*((None, c) for c in (
-    _choice(0, _tool(0, '{"q":', "call_a")), _choice(1, _tool(0, '{"q":', "call_b")),
-    _choice(0, _tool(0, '"a"}')), _choice(1, _tool(0, '"b"}')),
-    _choice(0, {}, "tool_calls"),
-))) + b"data: [DONE]\n\n"
 
 
 def test_chat_rows_say_which_of_n_choices_they_belong_to() -> None:
@@ -205,11 +152,6 @@ def test_chat_error_payload_is_an_error_row() -> None:
 
 
 # -- openai-responses ------------------------------------------------------------
-
-ADDED = {"type": "response.output_item.added", "output_index": 0,
-         "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1",
-                  "name": "lookup", "arguments": ""}}
-
 
 def test_responses_is_detected() -> None:
     assert set(scl.load(responses(ADDED)).provider) == {"openai-responses"}

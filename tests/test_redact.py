@@ -233,7 +233,7 @@ def test_logprob_byte_values_do_not_spell_the_token_out() -> None:
 
 
 def test_an_aws_event_stream_capture_is_refused_not_returned_unredacted() -> None:
-    from .test_eventstream import event
+    from .eventstream_turns import event
 
     with pytest.raises(ValueError, match="event-stream"):
         Redactor("salt").capture(event("messageStart", '{"role": "assistant"}'))

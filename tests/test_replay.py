@@ -57,7 +57,7 @@ def test_an_untimed_capture_replays_one_frame_per_read(tmp_path: Path) -> None:
 
 
 def test_an_untimed_aws_event_stream_replays_one_message_per_read() -> None:
-    from .test_eventstream import event
+    from .eventstream_turns import event
 
     messages = [event("messageStart", '{"role": "assistant"}'), event("messageStop", "{}")]
     assert [r.data for r in reads(b"".join(messages))] == messages

@@ -39,7 +39,7 @@ def test_streams_the_capture_byte_exact_as_an_event_stream() -> None:
 
 
 def test_an_aws_event_stream_capture_is_served_as_one() -> None:
-    from .test_eventstream import event
+    from .eventstream_turns import event
 
     body = event("messageStart", '{"role": "assistant"}') + event("messageStop", "{}")
     with serve(body, speed=math.inf) as base_url:

@@ -13,7 +13,7 @@ from streamcalls_lab import stats, timing
 
 from . import turns
 from .conftest import CAPTURES
-from .test_providers import chat
+from .sse_turns import chat
 
 
 def load_turns(**captures: bytes) -> pd.DataFrame:

@@ -1,19 +1,19 @@
 """Small hand-built SSE turns for the stats, plots, display and browser tests.
 
-Each builder writes the provider's real framing with ``json.dumps``, so the loader reads
-them like a capture; the arguments are whatever fragments the test passes.
+Each builder writes the provider's real framing through the library's encoder, so the
+loader reads them like a capture; the arguments are whatever fragments the test passes.
+The knobs real streams rarely show (a re-used index, calls never stopped, a done event
+that disagrees with the fragments) live here, not in the library.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
+from streamcalls_lab.encode import sse_body
 
-def _frame(event: str | None, payload: object) -> str:
-    head = f"event: {event}\n" if event else ""
-    data = payload if isinstance(payload, str) else json.dumps(payload)
-    return f"{head}data: {data}\n\n"
+from .sse_turns import DONE
+from .sse_turns import frame as _frame
 
 
 def anthropic(
@@ -54,7 +54,7 @@ def anthropic(
         out.append(_frame("message_delta", {"type": "message_delta",
                                             "delta": {"stop_reason": "tool_use"}}))
         out.append(_frame("message_stop", {"type": "message_stop"}))
-    return "".join(out).encode()
+    return sse_body(out)
 
 
 def chat(calls: Sequence[tuple[int, str | None, str | None, Sequence[str]]]) -> bytes:
@@ -73,8 +73,7 @@ def chat(calls: Sequence[tuple[int, str | None, str | None, Sequence[str]]]) -> 
     out.append(_frame(None, {"object": "chat.completion.chunk",
                              "choices": [{"index": 0, "delta": {},
                                           "finish_reason": "tool_calls"}]}))
-    out.append("data: [DONE]\n\n")
-    return "".join(out).encode()
+    return sse_body(out) + DONE
 
 
 def _chunk(call: dict[str, object]) -> str:
@@ -106,4 +105,4 @@ def responses(parts: Sequence[str], final: str | None = None, name: str = "looku
                  "arguments": whole}}))
     out.append(_frame("response.completed", {"type": "response.completed",
                                               "response": {"id": "r"}}))
-    return "".join(out).encode()
+    return sse_body(out)

@@ -15,7 +15,7 @@ import ipywidgets as w
 
 from .. import breaker
 from ..breaker import CallDiff, Outcome, Result, Setup
-from ..check import FORMATS  # the formats a turn can be written in, not all it reads
+from ..check import TURN_FORMATS
 from ..display import SafeHTML, escape
 from ..faults import FAULTS
 from . import render as r
@@ -127,7 +127,7 @@ class BreakerView:
         wide = w.Layout(width="98%")
         self.preset = w.Dropdown(options=[*breaker.PRESETS, OWN], value=OWN,
                                  description="start from", style=style)
-        self.provider = w.ToggleButtons(options=list(FORMATS), description="wire format",
+        self.provider = w.ToggleButtons(options=list(TURN_FORMATS), description="wire format",
                                         style=style)
         self.args = w.Textarea(description="arguments", rows=3, layout=wide, style=style)
         self.split = w.IntSlider(0, min=0, max=1, description="split at", style=style,

@@ -1,0 +1,29 @@
+"""The fast path of ``load()`` held to the reference decoder, for any body a test builds."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from streamcalls_lab import CaptureError
+from streamcalls_lab.deltas import load_captures
+from streamcalls_lab.sources import Capture
+
+
+def outcome(body: bytes, *, bulk: bool, strict: bool, provider: str = "auto"):
+    """The table a load gives, or the message of the error it raises."""
+    try:
+        return load_captures([Capture("t", [body])], provider=provider, strict=strict,
+                             raw=True, bulk=bulk)
+    except CaptureError as e:
+        return str(e)
+
+
+def assert_same(body: bytes, provider: str = "auto") -> None:
+    """Both paths give the same table (or the same error), strict and lenient."""
+    for strict in (True, False):
+        fast = outcome(body, bulk=True, strict=strict, provider=provider)
+        slow = outcome(body, bulk=False, strict=strict, provider=provider)
+        if isinstance(slow, str) or isinstance(fast, str):
+            assert fast == slow
+        else:
+            pd.testing.assert_frame_equal(fast, slow)
