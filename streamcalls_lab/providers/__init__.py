@@ -86,6 +86,13 @@ def obj(value: Any, field: str) -> dict[str, Any]:
     raise TypeError(f"{field} should be an object, not {type(value).__name__}")
 
 
+def array(value: Any, field: str) -> list[Any]:
+    """A field that must be a JSON array."""
+    if type(value) is list:
+        return value
+    raise TypeError(f"{field} should be a list, not {type(value).__name__}")
+
+
 def maybe_text(value: Any, field: str) -> str | None:
     return None if value is None else text(value, field)
 
@@ -133,13 +140,17 @@ DONE = object()
 
 
 from .anthropic import AnthropicMessages  # noqa: E402
-from .bedrock import BedrockConverse  # noqa: E402
+from .bedrock import BedrockConverse, BedrockInvoke  # noqa: E402
+from .cohere import CohereChat  # noqa: E402
 from .gemini import Gemini  # noqa: E402
+from .ollama import Ollama  # noqa: E402
 from .openai_chat import OpenAIChat  # noqa: E402
 from .openai_responses import OpenAIResponses  # noqa: E402
 
 FORMATS: dict[str, type] = {
-    f.name: f for f in (AnthropicMessages, OpenAIChat, OpenAIResponses, Gemini, BedrockConverse)
+    f.name: f
+    for f in (AnthropicMessages, OpenAIChat, OpenAIResponses, Gemini, BedrockConverse,
+              BedrockInvoke, CohereChat, Ollama)
 }
 
 

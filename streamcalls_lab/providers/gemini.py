@@ -10,50 +10,11 @@ turn; there is no ``[DONE]``.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
-from functools import cache
 from typing import Any
 
-import orjson
-
-from . import Ev, delta_row, index, maybe_text, obj, text
-
-_scan = json.JSONDecoder().raw_decode  # a JSON value's end, from where it starts
-
-
-@cache
-def _key(key: str) -> re.Pattern[str]:
-    # A bare quote after '{', ',' or whitespace opens a key: inside a string it would
-    # have been escaped, and the character before it a backslash.
-    return re.compile(r'(?<=[{,\s])"' + re.escape(key) + r'"[ \t\n\r]*:[ \t\n\r]*')
-
-
-def _span(data: str, key: str, value: Any, start: int, end: int) -> tuple[int, int] | None:
-    """Where the value of ``key`` that parses to ``value`` stands in ``data[start:end]``.
-
-    Parsing each candidate and comparing keeps a like-named key elsewhere (a nested
-    ``"args"``, a repeated key orjson overrode) from being taken for it.
-    """
-    for m in _key(key).finditer(data, start, end):
-        at = m.end()
-        try:  # (orjson's and json's errors are ValueErrors)
-            found, stop = _scan(data, at)
-            if stop <= end and (
-                found == value if type(value) is str  # a string reads the same in both
-                else type(found) is dict and orjson.loads(data[at:stop]) == value
-            ):  # an object is compared as orjson read it (big integers, floats)
-                return at, stop
-        except (ValueError, RecursionError):
-            continue
-    return None
-
-
-def _list(value: Any, field: str) -> list[Any]:
-    if type(value) is list:
-        return value
-    raise TypeError(f"{field} should be a list, not {type(value).__name__}")
+from . import Ev, array, delta_row, index, maybe_text, obj, text
+from .spans import value_span as _span
 
 
 class Gemini:
@@ -99,7 +60,7 @@ class Gemini:
             return [Ev(event, "error", problem=f"provider error: {err}")]
         out: list[Ev] = []
         at = 0  # parts stand in data in order: each is looked for after the one before
-        for number, cand in enumerate(_list(candidates or [], "candidates")):
+        for number, cand in enumerate(array(candidates or [], "candidates")):
             cand = obj(cand, "candidates[]")
             k = cand.get("index")
             k = number if k is None else index(k, "candidates[].index")  # 0 is left out
@@ -107,7 +68,7 @@ class Gemini:
                 raise TypeError(f"candidates[].index should be 0 (one candidate per chunk: "
                                 f"candidateCount > 1 is not supported), not {k}")
             content = obj(cand.get("content") or {}, "candidates[].content")
-            for part in _list(content.get("parts") or [], "content.parts"):
+            for part in array(content.get("parts") or [], "content.parts"):
                 at = self._part(event, obj(part, "parts[]"), data, at, out)
             if maybe_text(cand.get("finishReason"), "candidates[].finishReason"):
                 out.append(Ev(event, "turn_stop"))
