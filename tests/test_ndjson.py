@@ -85,9 +85,8 @@ def test_auto_holds_back_only_leading_whitespace() -> None:
 
 
 def test_whitespace_alone_is_reported_as_sse_does() -> None:
-    dec = AutoDecoder(strict=False)
-    dec.feed(b"\n\n")
-    assert dec.close() == SSEDecoder(strict=False).feed(b"\n\n") + []
+    dec, sse = AutoDecoder(strict=False), SSEDecoder(strict=False)
+    assert dec.feed(b"\n\n") + dec.close() == sse.feed(b"\n\n") + sse.close()
 
 
 def test_every_split_gives_the_same_frames_and_problems() -> None:

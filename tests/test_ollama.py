@@ -70,9 +70,10 @@ def test_an_id_is_the_call_id() -> None:
 
 
 def test_arguments_sent_as_a_string_are_the_fragment() -> None:
-    body = ndjson(ollama_line(tool_calls=[ollama_call("f", '{"a": "x\\"y"}')]))
-    frag = scl.load(body).query("kind == 'args_delta'").iloc[0]
-    assert (frag.fragment, frag.wire_chars) == ('{"a": "x\\"y"}', len(json.dumps('{"a": "x\\"y"}')) - 2)
+    args = '{"a": "x\\"y"}'
+    frag = scl.load(ndjson(ollama_line(tool_calls=[ollama_call("f", args)]))).iloc[1]
+    assert (frag.kind, frag.fragment, frag.wire_chars) == ("args_delta", args,
+                                                           len(json.dumps(args)) - 2)
 
 
 def test_generate_responses_are_text() -> None:
