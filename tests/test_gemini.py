@@ -167,10 +167,11 @@ WRONG = {
                             "parts[].thought should be a boolean, not str"),
     "parts as an object": ({"candidates": [{"content": {"parts": {"text": "x"}}}]},
                            "content.parts should be a list, not dict"),
-    "a second candidate": ({"candidates": [{"index": 1, "content": {"parts": []}}]},
-                           "candidates[].index should be 0"),
-    "arguments streamed in parts": (chunk(call("f", partialArgs=[], willContinue=True)),
-                                    "functionCall.partialArgs"),
+    "willContinue as a string": (chunk(call("f", willContinue="yes")),
+                                 "functionCall.willContinue should be a boolean, not str"),
+    "a piece with two values": (chunk(call("f", willContinue=False, partialArgs=[
+        {"jsonPath": "$.a", "stringValue": "x", "numberValue": 1}])),
+                                "partialArgs[] should hold one value"),
     "finishReason as a number": (chunk(finish=None, finishReason=1),
                                  "candidates[].finishReason should be a string, not int"),
 }
