@@ -2,9 +2,10 @@
 
 Most captures are one complete body framed the usual way (all ``data:`` lines, or
 ``event:`` then ``data:``). For those, :func:`~.sse.split_whole` frames the body with
-counts and splits done in C, and each format's ``hot_rows`` decodes the frames that need
-no state (the deltas, nearly all of a stream) into typed structs at once. The few frames
-left (announcements, stops) go through ``normalize`` one by one, in order, as always.
+counts and splits done in C, and :func:`hot_rows` decodes the frames that need no state
+(the deltas, nearly all of a stream) into typed structs at once, as each format's ``hot``
+describes them. The few frames left (announcements, stops) go through ``normalize`` one by
+one, in order, as always. This module is the only place that does either.
 
 Anything unusual sends the whole capture back to the incremental decoder: a frame that
 does not decode or normalise, a format not yet known from the first frame. So this path
@@ -14,16 +15,18 @@ never reports a problem; it only ever gives the rows that path would give, faste
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
+import msgspec
 import orjson
 
-from .providers import DONE, FORMATS, PAYLOAD_ERRORS, Ev, sniff
+from .events import DONE, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, is_done
+from .providers import READERS, sniff
 from .sse import split_whole
 
 _COLD_ERRORS = (*PAYLOAD_ERRORS, orjson.JSONDecodeError)
-_DONE_ROWS = (Ev("[DONE]", "turn_stop"),)
+_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
 
 
 class Whole(NamedTuple):
@@ -38,7 +41,7 @@ class Whole(NamedTuple):
     """Each frame's data line."""
 
 
-def normalise_whole(body: bytes, provider: str = "auto") -> Whole | None:
+def whole_rows(body: bytes, provider: str = "auto") -> Whole | None:
     """The rows of a whole capture, or None when it needs the incremental decoder."""
     split = split_whole(body)
     if split is None:
@@ -47,20 +50,20 @@ def normalise_whole(body: bytes, provider: str = "auto") -> Whole | None:
     parsed = {}  # the first frame, parsed to find the format, is not parsed again
     if provider == "auto":
         try:
-            first = DONE if raws[0] == b"[DONE]" else orjson.loads(raws[0])
+            first = DONE if is_done(raws[0]) else orjson.loads(raws[0])
         except orjson.JSONDecodeError:
             return None
         found = sniff(events[0], first)
         if found is None:
             return None  # a ping first: the decoder holds frames until the format shows
         provider, parsed[0] = found, first
-    fmt = FORMATS[provider]()
-    rows = fmt.hot_rows(events, raws)
+    fmt = READERS[provider]()
+    rows = hot_rows(fmt.hot, events, raws)
     normalize = fmt.normalize
     for i in [i for i, r in enumerate(rows) if r is None]:
         raw = raws[i]
-        if raw == b"[DONE]":  # the end-of-stream sentinel, whatever the format
-            rows[i] = _DONE_ROWS
+        if is_done(raw):  # the end-of-stream sentinel, whatever the format
+            rows[i] = DONE_ROWS
             continue
         try:
             payload = parsed.pop(i) if i in parsed else orjson.loads(raw)
@@ -68,3 +71,41 @@ def normalise_whole(body: bytes, provider: str = "auto") -> Whole | None:
         except _COLD_ERRORS:
             return None  # the decoder says why, in strict or lenient mode
     return Whole(bounds, fmt.name, rows, raws)
+
+
+def hot_rows(hot: Hot | None, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
+    """The rows of the frames that need no state, decoded together; None for the rest.
+
+    For each frame either exactly what the format's ``normalize`` gives for it, or None:
+    that frame is then normalised on its own, in order with the other Nones.
+    """
+    rows: list[Sequence[Ev] | None] = [None] * len(raws)
+    if hot is None:
+        return rows
+    pick = hot.event
+    at = [i for i, event in enumerate(events)
+          if (pick is None or pick(event)) and not is_done(raws[i])]
+    build = hot.rows
+    for i, struct in zip(at, decode_each(hot.decode, [raws[i] for i in at]), strict=True):
+        if struct is not None:
+            rows[i] = build(struct, events[i], raws[i])
+    return rows
+
+
+def decode_each(decode: Callable[[bytes], Any], raws: list[bytes]) -> list[Any]:
+    """``decode`` of every data line, None where it fails.
+
+    The typed payload structs forbid unknown fields, so every byte of a payload is parsed
+    (as orjson would), and anything unexpected leaves the frame to ``normalize``.
+    """
+    try:
+        return list(map(decode, raws))  # the usual case: no Python code per frame
+    except _DECODE_ERRORS:
+        pass
+    out = []
+    for raw in raws:
+        try:
+            out.append(decode(raw))
+        except _DECODE_ERRORS:
+            out.append(None)
+    return out

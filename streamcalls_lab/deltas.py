@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain, repeat
 from operator import attrgetter
@@ -15,10 +15,11 @@ import orjson
 import pandas as pd
 
 from . import columns
-from .bulk import Whole, normalise_whole
+from .bulk import Whole, whole_rows
 from .errors import CaptureError
+from .events import DONE, DONE_ROWS, KINDS, PAYLOAD_ERRORS, Ev, is_done
 from .eventstream import AutoDecoder, decode_any
-from .providers import DONE, FORMATS, KINDS, PAYLOAD_ERRORS, Ev, sniff
+from .providers import READERS, sniff
 from .sources import Capture, Source, resolve
 from .sse import Frame
 
@@ -148,8 +149,8 @@ def events_frame(
 
 
 def _check_provider(provider: str) -> None:
-    if provider != "auto" and provider not in FORMATS:
-        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(FORMATS)}")
+    if provider != "auto" and provider not in READERS:
+        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(READERS)}")
 
 
 def _undetected(event: str, payload: Any) -> Ev:
@@ -184,7 +185,7 @@ class EventDecoder:
         _check_provider(provider)
         self.source = source
         self.strict = strict
-        self.fmt = FORMATS[provider]() if provider != "auto" else None
+        self.fmt = READERS[provider]() if provider != "auto" else None
         self._sse = AutoDecoder(source, strict=strict)  # SSE or AWS event-stream
         self._pending: list[tuple[Frame, int, Any]] = []
         self._frames = 0
@@ -209,7 +210,7 @@ class EventDecoder:
         out, self._out = self._out, []
         return out
 
-    def _emit(self, fr: Frame, n: int, evs: list[Ev]) -> None:
+    def _emit(self, fr: Frame, n: int, evs: Sequence[Ev]) -> None:
         name = self.provider
         out = self._out
         for ev in evs:
@@ -222,7 +223,7 @@ class EventDecoder:
 
     def _interpret(self, fr: Frame, n: int, payload: Any) -> None:
         if payload is DONE:  # the end-of-stream sentinel, whatever the format
-            self._emit(fr, n, [Ev("[DONE]", "turn_stop")])
+            self._emit(fr, n, DONE_ROWS)
             return
         fmt = self.fmt
         assert fmt is not None
@@ -238,39 +239,8 @@ class EventDecoder:
         self._problem(fr, n, f"unexpected {name} payload: {type(e).__name__}: {e}")
 
     def _run(self, frames: list[Frame]) -> None:
-        """:meth:`_frame` for each frame, with the usual one (format known, JSON data that
-        normalises) done inline: a long capture is hundreds of thousands of these."""
-        out = self._out
-        loads = orjson.loads
-        fmt = self.fmt
-        normalize = fmt.normalize if fmt is not None else None
-        name = self.provider
-        n = self._frames
         for fr in frames:
-            _, _, event, data, _, _, _, problem = fr
-            if normalize is not None and problem is None and data != "[DONE]":
-                try:
-                    payload = loads(data)
-                except orjson.JSONDecodeError:
-                    pass  # _frame says why, or raises
-                else:
-                    try:
-                        evs = normalize(event, payload, data)
-                    except PAYLOAD_ERRORS as e:
-                        self._frames = n + 1
-                        self._unexpected(fr, n, e)
-                    else:
-                        for ev in evs:
-                            out.append(_new(Decoded, (fr, n, name, ev)))
-                    n += 1
-                    continue
-            self._frames = n
             self._frame(fr)
-            n = self._frames
-            fmt = self.fmt
-            normalize = fmt.normalize if fmt is not None else None
-            name = self.provider
-        self._frames = n
 
     def _frame(self, fr: Frame) -> None:
         n = self._frames
@@ -278,7 +248,7 @@ class EventDecoder:
         if fr.problem is not None:
             self._emit(fr, n, [Ev(fr.event, "error", problem=fr.problem)])
             return
-        if fr.data == "[DONE]":
+        if is_done(fr.data):
             payload: Any = DONE
         else:
             try:
@@ -291,7 +261,7 @@ class EventDecoder:
             if found is None:
                 self._pending.append((fr, n, payload))
                 return
-            self.fmt = FORMATS[found]()
+            self.fmt = READERS[found]()
             for held in self._pending:
                 self._interpret(*held)
             self._pending.clear()
@@ -303,7 +273,7 @@ def _load_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: bo
     if bulk:
         body = cap.whole()
         if body is not None:
-            whole = normalise_whole(body, provider)
+            whole = whole_rows(body, provider)
             if whole is not None:
                 out.add_whole(cap.name, whole)
                 return

@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 
 from .calls import calls
 from .deltas import UNKNOWN, load_captures
-from .providers import FORMATS
+from .providers import READERS
 from .sources import CAPTURE_SUFFIXES, Capture, Source, resolve
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 GROUP_BYTES = 8 << 20
 """Bytes of captures per group: big enough that a part's dataframe costs little, small
 enough that a progress bar moves and a Dask partition fits easily in a worker."""
-PROVIDERS = tuple(sorted([*FORMATS, UNKNOWN]))
+PROVIDERS = tuple(sorted([*READERS, UNKNOWN]))
 """Every value ``provider`` can take: the fixed categories Dask partitions share."""
 
 Group = list[tuple[str, str]]

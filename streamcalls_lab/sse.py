@@ -25,7 +25,6 @@ _FIELDS = frozenset((b"data", b"event", b"id", b"retry"))
 _new = tuple.__new__  # builds a Frame from a tuple without the Python-level __new__
 _AFTER_DATA = itemgetter(slice(6, None))  # b"data: " + value
 _AFTER_EVENT = itemgetter(slice(7, None))  # b"event: " + value
-_FIRST, _THIRD = itemgetter(0), itemgetter(2)
 
 
 class Frame(NamedTuple):
@@ -52,8 +51,22 @@ class Frame(NamedTuple):
     """Lenient mode only: why these bytes are not a well-formed event."""
 
 
+def _frame(offset: int, end: int, event: str, data: str, id: str, retry: int | None,
+           t: float, problem: str | None) -> Frame:
+    """A :class:`Frame` from its fields, without NamedTuple's keyword handling."""
+    return _new(Frame, (offset, end, event, data, id, retry, t, problem))
+
+
+_RETRY_DIGITS = 18  # any value of up to 18 digits fits in 63 bits
+
+
 class SSEDecoder:
-    """Feed bytes in any chunking; get the same frames.
+    """Feed bytes in any chunking; get the same frames: the reference decoder.
+
+    Every line goes through the spec's rules (:meth:`_line`), except that a run of complete
+    frames in one of the usual shapes is handed to :func:`split_whole`, which gives the
+    same frames faster (``tests/test_bulk.py`` checks that it does). Each byte is looked
+    at a bounded number of times, however the bytes are chunked.
 
     ``strict=True`` raises :class:`CaptureError` at the first problem;
     ``strict=False`` reports each problem as a frame whose ``problem`` is set
@@ -63,8 +76,9 @@ class SSEDecoder:
     def __init__(self, source: str = "<bytes>", *, strict: bool = True) -> None:
         self.source = source
         self.strict = strict
-        self._buf = b""
-        self._pos = 0  # absolute offset of _buf[0]
+        self._held: list[bytes] = []  # bytes after the last line end, chunk by chunk
+        self._held_cr = False  # the held bytes end with CR: a line end, maybe half a CRLF
+        self._pos = 0  # absolute offset of the held bytes' first byte
         self._data: list[bytes] = []
         self._data_at: list[int] = []
         self._event = ""
@@ -81,27 +95,34 @@ class SSEDecoder:
         """Consume one chunk (a socket read); return the frames it completed."""
         if not chunk:
             return []
+        chunk = bytes(chunk)
         self._seen += len(chunk)
         self._t = t
-        buf = self._buf + chunk if self._buf else bytes(chunk)
+        # Only the new chunk is searched for a line end: held bytes hold none (but a
+        # final CR, which may be the first half of a CRLF: it ends a line once a byte follows).
+        last = max(chunk.rfind(b"\n"), chunk.rfind(b"\r", 0, len(chunk) - 1))
+        if last < 0 and not self._held_cr:
+            self._hold(chunk)
+            return self._take()
+        held = self._held
+        before = sum(map(len, held))
+        buf = b"".join((*held, chunk)) if held else chunk
         if self._pos == 0 and len(buf) < 3 and _BOM.startswith(buf):
-            self._buf = buf  # maybe a BOM still arriving
+            self._held, self._held_cr = [buf], False  # maybe a BOM still arriving
             return self._take()
-        # A trailing CR may be the first half of CRLF: wait for the next byte.
-        last = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1))
-        if last < 0:
-            self._buf = buf
-            return self._take()
-        self._lines(buf, last + 1)
-        self._buf = buf[last + 1 :]
-        self._pos += last + 1
+        stop = before + last + 1 if last >= 0 else before  # just past the last line end
+        self._lines(buf[:stop] if stop < len(buf) else buf)
+        rest = buf[stop:]
+        self._pos += stop
+        self._held = [rest] if rest else []
+        self._held_cr = rest.endswith(b"\r")
         return self._take()
 
     def close(self) -> list[Frame]:
         """End of stream: a pending, undispatched block is reported, never emitted."""
-        buf = self._buf
+        buf = b"".join(self._held)
         if buf.endswith(b"\r"):
-            self._lines(buf, len(buf))
+            self._lines(buf)
             self._pos += len(buf)
             buf = b""
         if self._seen == 0:
@@ -115,11 +136,15 @@ class SSEDecoder:
                 f"stream ends inside a frame: {tail} bytes after the last complete event "
                 "were never terminated by a blank line (truncated capture?)",
             )
-        self._buf = b""
+        self._held, self._held_cr = [], False
         self._reset()
         return self._take()
 
     # -- internals --------------------------------------------------------------
+    def _hold(self, chunk: bytes) -> None:
+        self._held.append(chunk)
+        self._held_cr = chunk.endswith(b"\r")
+
     def _take(self) -> list[Frame]:
         out, self._out = self._out, []
         return out
@@ -134,123 +159,49 @@ class SSEDecoder:
     def _problem(self, offset: int, reason: str) -> None:
         if self.strict:
             raise CaptureError(self.source, offset, reason)
-        row = (offset, offset, "", "", self._last_id, None, self._t, reason)
-        self._out.append(_new(Frame, row))
+        self._out.append(_frame(offset, offset, "", "", self._last_id, None, self._t, reason))
 
-    def _lines(self, buf: bytes, stop: int) -> None:
-        """Interpret every complete line in buf[:stop]."""
-        region = buf[:stop] if stop < len(buf) else buf
+    def _lines(self, region: bytes) -> None:
+        """Interpret every line of ``region``, which ends with a line end."""
         at = self._pos
         if at == 0 and region.startswith(_BOM):
             # "One leading U+FEFF BYTE ORDER MARK character must be ignored."
             region = region[3:]
             at = 3
-        crs = region.count(b"\r")
-        if not crs:
-            self._blocks(region, at, b"\n")
-            return
-        if crs == region.count(b"\r\n") == region.count(b"\n"):
-            self._blocks(region, at, b"\r\n")  # CRLF throughout
-            return
-        # Mixed line ends: one line at a time.
+        if self._start < 0:  # no frame pending: the complete frames may be the usual shape
+            cut = self._usual(region, at)
+            region = region[cut:]
+            at += cut
         pieces = _EOL.split(region)
-        ends = [len(m.group()) for m in _EOL.finditer(region)]
         pieces.pop()  # region ends with a line end, so the last piece is empty
+        ends = map(len, _EOL.findall(region))
         for line, eol in zip(pieces, ends, strict=True):
-            self._line(line, at, at + len(line) + eol)
-            at += len(line) + eol
-
-    def _blocks(self, region: bytes, at: int, eol: bytes) -> None:
-        """Lines that all end in ``eol``, a frame at a time rather than a line at a time.
-
-        Splitting on a blank line gives each frame's lines as one block; the shapes real
-        streams use (``data: …`` alone, or ``event: …`` then ``data: …``) become a frame
-        straight away, and anything else goes through :meth:`_line` exactly as before.
-        """
-        step = len(eol)
-        blocks = region.split(eol + eol)
-        tail = blocks.pop()  # lines after the last blank line: a frame not yet ended
-        out = self._out
-        if blocks and self._start < 0:
-            frames = self._uniform(blocks, at, eol)
-            if frames is not None:
-                out += frames
-                self._junk = False
-                at = frames[-1].end
-                blocks = []
-        for blk in blocks:
-            end = at + len(blk) + 2 * step
-            if self._start < 0:  # no frame pending from an earlier chunk
-                event = data = None
-                try:
-                    if eol not in blk:
-                        if blk.startswith(b"data: "):
-                            event, data = "message", blk[6:].decode("utf-8")
-                    elif blk.startswith(b"event: "):
-                        nl = blk.find(eol)
-                        if blk.startswith(b"data: ", nl + step) and blk.find(eol, nl + step) < 0:
-                            event = blk[7:nl].decode("utf-8") or "message"
-                            data = blk[nl + step + 6 :].decode("utf-8")
-                except UnicodeDecodeError:
-                    data = None  # _line and _dispatch say where
-                if data is not None:
-                    row = (at, end, event, data, self._last_id, None, self._t, None)
-                    out.append(_new(Frame, row))
-                    self._junk = False
-                    at = end
-                    continue
-            at = self._each_line(blk.split(eol), at, step)
-            self._line(b"", at, end)  # the blank line that ended the block
-            at = end
-        if tail:
-            lines = tail.split(eol)
-            lines.pop()  # tail ends with eol
-            self._each_line(lines, at, step)
-
-    def _each_line(self, lines: list[bytes], at: int, step: int) -> int:
-        """:meth:`_line` for lines that each end in ``step`` bytes; returns the offset after."""
-        for line in lines:
-            nxt = at + len(line) + step
+            nxt = at + len(line) + eol
             self._line(line, at, nxt)
             at = nxt
-        return at
 
-    def _uniform(self, blocks: list[bytes], at: int, eol: bytes) -> list[Frame] | None:
-        """Frames from blocks that all have one usual shape, or None for any other mix.
-
-        All ``data: …``, or all ``event: …`` then ``data: …`` (a stream nearly always is
-        one or the other): each field then comes out of a C-level ``map`` over the blocks,
-        with no Python code run per frame.
-        """
-        n = len(blocks)
-        inner = sum(map(bytes.count, blocks, repeat(eol)))  # line ends inside the blocks
+    def _usual(self, region: bytes, at: int) -> int:
+        """The complete frames at the start of ``region`` through :func:`split_whole`, when
+        they have one of the usual shapes; how many bytes they took (0 when they do not)."""
+        eol = b"\r\n" if b"\r" in region else b"\n"
+        cut = region.rfind(eol + eol) + 2 * len(eol)
+        if cut < 2 * len(eol):
+            return 0
+        split = split_whole(region[:cut] if cut < len(region) else region)
+        if split is None:
+            return 0
+        bounds, events, raws = split
         try:
-            if inner == 0:  # one line each
-                if sum(map(bytes.startswith, blocks, repeat(b"data: "))) != n:
-                    return None
-                events: Iterable[str] = repeat("message")
-                datas = list(map(bytes.decode, map(_AFTER_DATA, blocks)))
-            elif inner == n:  # two lines each (every block needs one, so none has more)
-                if sum(map(bytes.startswith, blocks, repeat(b"event: "))) != n:
-                    return None
-                parts = list(map(bytes.partition, blocks, repeat(eol)))
-                rests = list(map(_THIRD, parts))
-                if sum(map(bytes.startswith, rests, repeat(b"data: "))) != n:
-                    return None
-                events = list(map(bytes.decode, map(_AFTER_EVENT, map(_FIRST, parts))))
-                if "" in events:
-                    return None  # a bare "event:" means "message": the block-at-a-time way
-                datas = list(map(bytes.decode, map(_AFTER_DATA, rests)))
-            else:
-                return None
+            datas = list(map(bytes.decode, raws))
         except UnicodeDecodeError:
-            return None  # _line and _dispatch say where
-        bounds = list(accumulate(map(add, map(len, blocks), repeat(2 * len(eol))), initial=at))
+            return 0  # _line and _dispatch say where
         fields = zip(
-            bounds, bounds[1:], events, datas,
+            map(add, bounds, repeat(at)), map(add, bounds[1:], repeat(at)), events, datas,
             repeat(self._last_id), repeat(None), repeat(self._t), repeat(None),
         )
-        return list(map(_new, repeat(Frame), fields))
+        self._out += map(_new, repeat(Frame), fields)
+        self._junk = False
+        return cut
 
     def _line(self, line: bytes, at: int, nxt: int) -> None:
         if not line:
@@ -282,8 +233,7 @@ class SSEDecoder:
             if b"\0" not in value:
                 self._last_id = self._text(value, at)
         elif name == b"retry":
-            if value.isdigit():
-                self._retry = int(value)
+            self._read_retry(value, at + len(line) - len(value))
         elif not self._junk:
             # The spec ignores unknown fields; this kit reports them, because a
             # stray line is how an HTML error page or a corrupted capture shows.
@@ -295,6 +245,19 @@ class SSEDecoder:
                 shown = line[:60].decode("utf-8", "replace")
                 why = f"not an SSE field line: {shown!r} (this and any non-SSE lines after it)"
             self._problem(at, why)
+
+    def _read_retry(self, value: bytes, at: int) -> None:
+        """"If the field value consists of only ASCII digits", the reconnection time; any
+        other value is ignored, as the spec says. One too long for 64 bits is a problem
+        (and never ``int()``'s digit limit)."""
+        if not (value.isdigit() and value.isascii()):
+            return
+        digits = value.lstrip(b"0") or b"0"
+        if len(digits) > _RETRY_DIGITS:
+            self._problem(at, f"retry: a value of {len(value)} digits, too large for "
+                              "a reconnection time (more than 18 digits)")
+            return
+        self._retry = int(digits)
 
     def _text(self, raw: bytes, at: int) -> str:
         try:
@@ -317,8 +280,8 @@ class SSEDecoder:
         except UnicodeDecodeError:
             data = raw.decode("utf-8", "replace")
             problem = self._bad_utf8()
-        row = (start, end, event, data, self._last_id, self._retry, self._t, problem)
-        self._out.append(_new(Frame, row))
+        self._out.append(_frame(start, end, event, data, self._last_id, self._retry, self._t,
+                                problem))
         self._reset()
 
     def _bad_utf8(self) -> str:

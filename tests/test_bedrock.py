@@ -11,7 +11,7 @@ import pytest
 
 import streamcalls_lab as scl
 from streamcalls_lab.deltas import load_captures
-from streamcalls_lab.providers import FORMATS
+from streamcalls_lab.providers import READERS as FORMATS
 from streamcalls_lab.sources import resolve
 
 from .test_eventstream import REAL, event, exception, real

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab.providers import FORMATS
+from streamcalls_lab.providers import READERS
 
 from .wire_samples import (
     WEATHER,
@@ -31,7 +31,7 @@ def table(body: bytes, **options: object) -> list[tuple]:
 
 
 def test_invoke_is_registered_and_detected() -> None:
-    assert "bedrock-invoke" in FORMATS
+    assert "bedrock-invoke" in READERS
     assert set(scl.load(invoke(*claude_events())).provider) == {"bedrock-invoke"}
 
 

@@ -18,9 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streamcalls_lab import CaptureError
-from streamcalls_lab.bulk import normalise_whole
+from streamcalls_lab.bulk import decode_each
+from streamcalls_lab.bulk import whole_rows as normalise_whole
 from streamcalls_lab.deltas import load_captures
-from streamcalls_lab.providers import FORMATS, decode_each
+from streamcalls_lab.providers import READERS as FORMATS
 from streamcalls_lab.sources import Capture, resolve
 from streamcalls_lab.sse import SSEDecoder, split_whole
 

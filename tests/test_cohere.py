@@ -7,7 +7,7 @@ import json
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab.providers import FORMATS
+from streamcalls_lab.providers import READERS
 
 from .conftest import CAPTURES
 from .wire_samples import (
@@ -29,7 +29,7 @@ def table(body: bytes) -> list[tuple]:
 
 
 def test_cohere_is_registered_and_detected() -> None:
-    assert "cohere-chat" in FORMATS
+    assert "cohere-chat" in READERS
     assert set(scl.load(cohere(*cohere_events())).provider) == {"cohere-chat"}
 
 

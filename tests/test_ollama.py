@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab.providers import FORMATS
+from streamcalls_lab.providers import READERS
 
 from .wire_samples import (
     assert_chunking_changes_nothing,
@@ -27,7 +27,7 @@ def table(body: bytes, **options: object) -> list[tuple]:
 
 
 def test_ollama_is_registered_and_detected() -> None:
-    assert "ollama" in FORMATS
+    assert "ollama" in READERS
     assert set(scl.load(ndjson(*ollama_turn())).provider) == {"ollama"}
 
 

@@ -5,12 +5,11 @@ https://docs.anthropic.com/en/api/messages-streaming
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from . import INT64, Ev, Index, decode_each, delta_row, index, text
+from ..events import INT64, Ev, Hot, Index, Kind, fragment_row, index, text
 from .wire import wire_length
 
 _TYPES = frozenset(
@@ -24,16 +23,25 @@ _TYPES = frozenset(
     )
 )
 _CALL_BLOCKS = frozenset(("tool_use", "server_tool_use", "mcp_tool_use"))
-_FRAGMENTS = {  # delta type -> the row's kind, and the field holding the fragment
+_FRAGMENTS: dict[str, tuple[Kind, str]] = {  # delta type -> row kind, field of the fragment
     "input_json_delta": ("args_delta", "partial_json"),
     "text_delta": ("text_delta", "text"),
 }
 
 
+def _delta_row(block: int, kind: Kind, key: str, frag: str | None, data: str | bytes) -> Ev:
+    """The row of a content_block_delta, for normalize and the fast path alike."""
+    if frag is None:
+        return Ev("content_block_delta", "other", block)  # thinking, signature, citations
+    if type(data) is bytes:
+        data = data.decode()
+    return fragment_row("content_block_delta", kind, block, frag, wire_length(data, key, frag))
+
+
 # A content_block_delta as a typed struct, for hot_rows: every field declared, so a payload
 # that differs in any way is left to normalize(). Each delta type names its kind and key.
 class _Delta(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
-    kind: ClassVar[str] = "other"
+    kind: ClassVar[Kind] = "other"
     key: ClassVar[str] = ""
     fragment: ClassVar[str | None] = None
 
@@ -66,28 +74,23 @@ class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
     delta: _JsonDelta | _TextDelta | _ThinkingDelta | _SignatureDelta | _CitationsDelta
 
 
-_decode_delta = msgspec.json.Decoder(_DeltaEvent).decode
+def _hot_rows(p: _DeltaEvent, event: str, raw: bytes) -> tuple[Ev]:
+    d = p.delta
+    return (_delta_row(p.index, d.kind, d.key, d.fragment, raw),)
+
+
+_HOT = Hot(msgspec.json.Decoder(_DeltaEvent).decode, _hot_rows,
+           "content_block_delta".__eq__)  # all but a handful of a stream's frames
 
 
 class AnthropicMessages:
     name = "anthropic-messages"
+    hot = _HOT
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
         # The payload's type, or the event line when a proxy dropped it from the payload.
         return isinstance(payload, dict) and str(payload.get("type", event)) in _TYPES
-
-    def hot_rows(self, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
-        """Every content_block_delta at once (all but a handful of a stream's frames)."""
-        rows: list[Sequence[Ev] | None] = [None] * len(raws)
-        at = [i for i, event in enumerate(events) if event == "content_block_delta"]
-        for i, p in zip(at, decode_each(_decode_delta, [raws[i] for i in at]), strict=True):
-            if p is not None:
-                d = p.delta
-                frag = d.fragment
-                wire = None if frag is None else wire_length(raws[i].decode(), d.key, frag)
-                rows[i] = (delta_row("content_block_delta", d.kind, p.index, frag, wire),)
-        return rows
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         kind = payload.get("type", event) if isinstance(payload, dict) else event
@@ -96,12 +99,9 @@ class AnthropicMessages:
             if type(block) is not int or block not in INT64:  # inline: the hot path
                 index(block, "index")
             delta = payload["delta"]
-            found = _FRAGMENTS.get(delta.get("type"))
-            if found is None:
-                return [Ev(kind, "other", block)]  # thinking, signature, citations
-            row_kind, key = found
-            frag = text(delta[key], key)
-            return [delta_row(kind, row_kind, block, frag, wire_length(data, key, frag))]
+            row_kind, key = _FRAGMENTS.get(delta.get("type"), ("other", ""))
+            frag = text(delta[key], key) if key else None
+            return [_delta_row(block, row_kind, key, frag, data)]
         if kind == "content_block_start":
             block = index(payload["index"], "index")
             cb = payload["content_block"]

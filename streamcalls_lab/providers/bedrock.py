@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
-from . import Ev, array, delta_row, index, obj, text
+from ..events import Ev, array, fragment_row, index, obj, text
 from .anthropic import AnthropicMessages
 from .wire import wire_length
 
@@ -46,14 +45,12 @@ _EXCEPTIONS = frozenset(  # the exception members of ConverseStreamOutput
 
 class BedrockConverse:
     name = "bedrock-converse"
+    hot = None  # the fast path reads SSE captures only, and this is AWS event-stream
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
         return isinstance(payload, dict) and (event in _TYPES or event in _EXCEPTIONS)
 
-    def hot_rows(self, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
-        """None throughout: the fast path reads SSE captures only, so it never gets here."""
-        return [None] * len(raws)
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         if event == "contentBlockDelta":
@@ -61,11 +58,11 @@ class BedrockConverse:
             delta = obj(payload["delta"], "delta")
             if "toolUse" in delta:
                 frag = text(delta["toolUse"]["input"], "input")
-                return [delta_row(event, "args_delta", block, frag,
+                return [fragment_row(event, "args_delta", block, frag,
                                   wire_length(data, "input", frag))]
             if "text" in delta:
                 frag = text(delta["text"], "text")
-                return [delta_row(event, "text_delta", block, frag,
+                return [fragment_row(event, "text_delta", block, frag,
                                   wire_length(data, "text", frag))]
             return [Ev(event, "other", block)]  # reasoning, citations, tool results
         if event == "contentBlockStart":
@@ -102,6 +99,7 @@ class BedrockInvoke:
     """
 
     name = "bedrock-invoke"
+    hot = None  # AWS event-stream, like ConverseStream
 
     def __init__(self) -> None:
         self._inner: AnthropicMessages | BedrockConverse | None = None
@@ -110,9 +108,6 @@ class BedrockInvoke:
     def sniff(event: str, payload: Any) -> bool:
         return event == "chunk" and isinstance(payload, dict) and "bytes" in payload
 
-    def hot_rows(self, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
-        """None throughout: the fast path reads SSE captures only, so it never gets here."""
-        return [None] * len(raws)
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         if event.endswith("Exception"):
@@ -157,7 +152,7 @@ def _text_family(inner: dict[str, Any], inner_text: str) -> list[Ev]:
         if key in inner:
             frag = text(inner[key], key)
             if frag:
-                out.append(delta_row(key, "text_delta", None, frag,
+                out.append(fragment_row(key, "text_delta", None, frag,
                                      wire_length(inner_text, key, frag)))
             if inner.get(stop) is not None:
                 out.append(Ev(key, "turn_stop"))
@@ -167,7 +162,7 @@ def _text_family(inner: dict[str, Any], inner_text: str) -> list[Ev]:
             output = obj(output, "outputs[]")
             frag = text(output.get("text", ""), "outputs[].text")
             if frag:
-                out.append(delta_row("outputs", "text_delta", None, frag,
+                out.append(fragment_row("outputs", "text_delta", None, frag,
                                      wire_length(inner_text, "text", frag)))
             if output.get("stop_reason") is not None:
                 out.append(Ev("outputs", "turn_stop"))

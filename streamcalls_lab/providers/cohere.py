@@ -12,10 +12,9 @@ the model's plan before the calls: text. ``message-end`` ends the turn.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from . import Ev, delta_row, index, maybe_text, obj, text
+from ..events import Ev, fragment_row, index, maybe_text, obj, text
 from .wire import wire_length
 
 TYPES = frozenset(
@@ -42,14 +41,12 @@ def _message(payload: dict[str, Any]) -> dict[str, Any]:
 
 class CohereChat:
     name = "cohere-chat"
+    hot = None  # no fast path yet: every frame goes through normalize
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
         return isinstance(payload, dict) and str(payload.get("type", event)) in TYPES
 
-    def hot_rows(self, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
-        """None throughout: no fast path yet, every frame is normalised on its own."""
-        return [None] * len(raws)
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         payload = obj(payload, "a Cohere event")
@@ -59,7 +56,7 @@ class CohereChat:
                      "tool_calls.function")
             frag = text(fn["arguments"], "function.arguments")
             block = index(payload["index"], "index")
-            return [delta_row(kind, "args_delta", block, frag,
+            return [fragment_row(kind, "args_delta", block, frag,
                               wire_length(data, "arguments", frag))]
         if kind in ("content-delta", "tool-plan-delta"):
             message = _message(payload)
@@ -70,7 +67,7 @@ class CohereChat:
                 if "text" not in content:
                     return [Ev(kind, "other")]  # thinking
                 frag, key = text(content["text"], "content.text"), "text"
-            return [delta_row(kind, "text_delta", None, frag, wire_length(data, key, frag))]
+            return [fragment_row(kind, "text_delta", None, frag, wire_length(data, key, frag))]
         if kind == "tool-call-start":
             call = obj(_message(payload)["tool_calls"], "tool_calls")
             fn = obj(call.get("function") or {}, "tool_calls.function")
@@ -79,7 +76,7 @@ class CohereChat:
                       maybe_text(fn.get("name"), "function.name"))]
             args = maybe_text(fn.get("arguments"), "function.arguments")
             if args:  # sent whole in the start (the documented start has "")
-                out.append(delta_row(kind, "args_delta", block, args,
+                out.append(fragment_row(kind, "args_delta", block, args,
                                      wire_length(data, "arguments", args)))
             return out
         if kind == "tool-call-end":

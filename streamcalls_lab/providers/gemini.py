@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from copy import deepcopy
 from itertools import pairwise
 from typing import Any
 
-from . import Ev, array, delta_row, index, maybe_text, obj, text
+from ..events import Ev, array, fragment_row, index, maybe_text, obj, text
 from .spans import value_span as _span
 
 
 class Gemini:
     name = "gemini"
+    hot = None  # a chunk is a whole response: a stream is dozens of them, not thousands
 
     def __init__(self) -> None:
         self._calls: dict[int, int] = {}  # per candidate: calls so far, the next one's block
@@ -40,10 +40,6 @@ class Gemini:
                  or "usageMetadata" in payload or "promptFeedback" in payload)
         )
 
-    def hot_rows(self, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
-        """None for every frame: a Gemini chunk is a whole response, each one normalised
-        (streams are a few dozen chunks, not the thousands of deltas of the others)."""
-        return [None] * len(raws)
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         state = deepcopy((self._calls, self._open))
@@ -98,7 +94,7 @@ class Gemini:
                 if thought:
                     out.append(Ev(event, "other", choice=k))  # a thinking summary
                 else:
-                    out.append(delta_row(event, "text_delta", None, frag, wire, k))
+                    out.append(fragment_row(event, "text_delta", None, frag, wire, k))
             elif key == "functionCall":
                 fc = obj(part[key], "parts[].functionCall")
                 if "partialArgs" in fc or "willContinue" in fc or k in self._open:
@@ -131,7 +127,7 @@ class Gemini:
             if where is None:
                 raise TypeError("functionCall.args: not found as written in the data line")
             frag = data[where[0]:where[1]]  # byte-exact: the object as it was sent
-            out.append(delta_row(event, "args_delta", block, frag, len(frag), k))
+            out.append(fragment_row(event, "args_delta", block, frag, len(frag), k))
         out.append(Ev(event, "block_stop", block, choice=k))
         return span[1]
 

@@ -13,16 +13,16 @@ in one line. ``"done": true`` ends the turn; an ``{"error": …}`` line is the s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from . import Ev, array, delta_row, maybe_text, obj, text
+from ..events import Ev, array, fragment_row, maybe_text, obj, text
 from .spans import value_span
 from .wire import wire_length
 
 
 class Ollama:
     name = "ollama"
+    hot = None  # the fast path reads SSE captures only, and this is NDJSON
 
     def __init__(self) -> None:
         self._calls = 0  # calls so far in the turn: the next one's block
@@ -38,9 +38,6 @@ class Ollama:
             and "choices" not in payload
         )
 
-    def hot_rows(self, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
-        """None throughout: the fast path reads SSE captures only, so it never gets here."""
-        return [None] * len(raws)
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         calls = self._calls
@@ -64,7 +61,7 @@ class Ollama:
         key = "content" if "message" in payload else "response"
         if content:
             frag = text(content, key)
-            out.append(delta_row(name, "text_delta", None, frag, wire_length(data, key, frag)))
+            out.append(fragment_row(name, "text_delta", None, frag, wire_length(data, key, frag)))
         at = 0
         for tc in array(message.get("tool_calls") or [], "message.tool_calls"):
             at = self._call(name, obj(tc, "tool_calls[]"), data, at, out)
@@ -85,7 +82,7 @@ class Ollama:
         out.append(Ev(name, "call_start", block, call_id, tool))
         args = fn.get("arguments")
         if type(args) is str:  # a server that sends the arguments as a string
-            out.append(delta_row(name, "args_delta", block, args,
+            out.append(fragment_row(name, "args_delta", block, args,
                                  wire_length(data[span[0]:span[1]], "arguments", args)))
         elif args is not None:
             obj(args, "function.arguments")
@@ -93,6 +90,6 @@ class Ollama:
             if where is None:
                 raise TypeError("function.arguments: not found as written in the line")
             frag = data[where[0]:where[1]]  # byte-exact: the object as it was sent
-            out.append(delta_row(name, "args_delta", block, frag, len(frag)))
+            out.append(fragment_row(name, "args_delta", block, frag, len(frag)))
         out.append(Ev(name, "block_stop", block))
         return span[1]

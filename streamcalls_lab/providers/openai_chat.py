@@ -10,17 +10,27 @@ servers (Mistral, OpenRouter, Groq, vLLM) speak this format too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
-from . import DONE, INT64, Ev, Index, decode_each, delta_row, maybe_text, text
-from . import index as block_index
+from ..events import DONE, INT64, Ev, Hot, Index, fragment_row, maybe_text, text
+from ..events import index as block_index
 from .wire import wire_length, wire_lengths
 
 EVENT = "chat.completion.chunk"
-_new = tuple.__new__  # an Ev without NamedTuple's keyword handling, for the per-delta rows
+
+
+# The rows of a chunk's text and of an argument fragment, for normalize and the fast path alike.
+def _text_row(name: str, content: str, data: str, choice: int) -> Ev:
+    return fragment_row(name, "text_delta", None, content,
+                        wire_length(data, "content", content), choice)
+
+
+def _args_row(name: str, index: int, args: str | None, wire: int | None, choice: int,
+              call_id: str | None = None, tool: str | None = None) -> Ev:
+    return fragment_row(name, "args_delta", index, args, None if args is None else wire,
+                        choice, call_id, tool)
 
 
 # A chunk as typed structs, for hot_rows. Every field a real server was seen to send is
@@ -81,11 +91,11 @@ class _Chunk(msgspec.Struct, forbid_unknown_fields=True):
     x_groq: Any = None
 
 
-_decode_chunk = msgspec.json.Decoder(_Chunk).decode
 
 
 class OpenAIChat:
     name = "openai-chat"
+    hot: Hot
 
     def __init__(self) -> None:
         # Per (choice, index): with n > 1 each choice is a message of its own, whose
@@ -99,16 +109,6 @@ class OpenAIChat:
             isinstance(payload, dict)
             and (payload.get("object") == EVENT or "choices" in payload)
         )
-
-    def hot_rows(self, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
-        """Every chunk that neither opens nor closes a call: text, a bare argument
-        fragment, or nothing (a role, usage); those need none of the call state."""
-        rows: list[Sequence[Ev] | None] = [None] * len(raws)
-        at = [i for i, raw in enumerate(raws) if raw != b"[DONE]"]
-        for i, chunk in zip(at, decode_each(_decode_chunk, [raws[i] for i in at]), strict=True):
-            if chunk is not None:
-                rows[i] = _hot(chunk, events[i], raws[i])
-        return rows
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         name = payload.get("object") or event
@@ -127,9 +127,7 @@ class OpenAIChat:
             if isinstance(content, list):
                 out += _content_parts(name, content, data, k)
             elif content:
-                content = text(content, "delta.content")
-                out.append(delta_row(name, "text_delta", None, content,
-                                     wire_length(data, "content", content), k))
+                out.append(_text_row(name, text(content, "delta.content"), data, k))
             for pos, tc in enumerate(delta.get("tool_calls") or ()):
                 index = tc.get("index", pos)
                 fn = tc.get("function") or {}
@@ -160,10 +158,9 @@ class OpenAIChat:
                         self._open.append(key)
                     out.append(Ev(name, "call_start", index, cid, tool, choice=k))
                     if args:  # some servers send the whole call in its first chunk
-                        out.append(delta_row(name, "args_delta", index, args, wire, k))
+                        out.append(_args_row(name, index, args, wire, k))
                 else:
-                    out.append(_new(Ev, (name, "args_delta", index, cid, tool, args,
-                                         wire if args is not None else None, None, None, k)))
+                    out.append(_args_row(name, index, args, wire, k, cid, tool))
             if choice.get("finish_reason"):
                 out.extend(self._stop_all(name, k))
         return out or [Ev(name, "other")]
@@ -181,8 +178,9 @@ class OpenAIChat:
         return stops
 
 
-def _hot(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
-    """What normalize() gives for a chunk that needs no state, or None for any other."""
+def _hot_rows(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
+    """A chunk that neither opens nor closes a call: text, a bare argument fragment, or
+    nothing (a role, usage); those need none of the call state. None for any other."""
     name = chunk.object or event
     if chunk.error is not msgspec.UNSET or type(name) is not str:
         return None
@@ -200,8 +198,7 @@ def _hot(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
     if content:
         if type(content) is not str:
             return None  # typed parts, or a wrong type normalize() reports
-        rows.append(delta_row(name, "text_delta", None, content,
-                              wire_length(raw.decode(), "content", content), k))
+        rows.append(_text_row(name, content, raw.decode(), k))
     calls = delta.tool_calls
     if calls:
         fn = calls[0].function or _Function()
@@ -210,8 +207,11 @@ def _hot(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
                 or fn.name is not None or not (args is None or type(args) is str):
             return None
         wire = None if args is None else wire_length(raw.decode(), "arguments", args)
-        rows.append(delta_row(name, "args_delta", index, args, wire, k))
+        rows.append(_args_row(name, index, args, wire, k))
     return tuple(rows) or (Ev(name, "other"),)
+
+
+OpenAIChat.hot = Hot(msgspec.json.Decoder(_Chunk).decode, _hot_rows)
 
 
 def _content_parts(name: str, parts: list[Any], data: str, choice: int) -> list[Ev]:
@@ -220,7 +220,7 @@ def _content_parts(name: str, parts: list[Any], data: str, choice: int) -> list[
     for part in parts:
         if part.get("type") == "text":
             frag = text(part["text"], "content[].text")
-            out.append(delta_row(name, "text_delta", None, frag,
+            out.append(fragment_row(name, "text_delta", None, frag,
                                  wire_length(data, "text", frag), choice))
         else:  # thinking and other part types
             out.append(Ev(name, "other", choice=choice))

@@ -5,19 +5,26 @@ https://platform.openai.com/docs/api-reference/responses-streaming
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
-from . import INT64, Ev, Index, decode_each, delta_row, index, maybe_text, text
+from ..events import INT64, Ev, Hot, Index, Kind, fragment_row, index, maybe_text, text
 from .wire import wire_length
 
 _TURN_STOPS = frozenset(("response.completed", "response.incomplete", "response.failed"))
-_DELTA_KINDS = {
+_DELTA_KINDS: dict[str, Kind] = {
     "response.function_call_arguments.delta": "args_delta",
     "response.output_text.delta": "text_delta",
 }
+
+
+def _delta_row(kind: str, row_kind: Kind, block: int | None, frag: str,
+               data: str | bytes) -> Ev:
+    """The row of an argument or text delta, for normalize and the fast path alike."""
+    if type(data) is bytes:
+        data = data.decode()
+    return fragment_row(kind, row_kind, block, frag, wire_length(data, "delta", frag))
 
 
 class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
@@ -36,11 +43,25 @@ class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
     summary_index: Any = None
 
 
-_decode_delta = msgspec.json.Decoder(_DeltaEvent).decode
+def _hot_rows(p: _DeltaEvent, event: str, raw: bytes) -> tuple[Ev] | None:
+    """A ``*.delta`` needs no item state when it carries ``output_index``."""
+    if p.type != event:
+        return None
+    kind = _DELTA_KINDS.get(p.type)
+    if kind is None:
+        return (Ev(p.type, "other", p.output_index),)
+    if type(p.delta) is not str:
+        return None  # normalize says what is wrong
+    return (_delta_row(p.type, kind, p.output_index, p.delta, raw),)
+
+
+_HOT = Hot(msgspec.json.Decoder(_DeltaEvent).decode, _hot_rows,
+           lambda event: event.endswith(".delta"))  # nearly all of a stream
 
 
 class OpenAIResponses:
     name = "openai-responses"
+    hot = _HOT
 
     def __init__(self) -> None:
         self._items: dict[str, int] = {}  # item id -> output_index, for events naming only the id
@@ -48,23 +69,6 @@ class OpenAIResponses:
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
         return isinstance(payload, dict) and str(payload.get("type", event)).startswith("response.")
-
-    def hot_rows(self, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
-        """Every ``*.delta`` event at once: they need no item state when they carry
-        ``output_index``, and they are nearly all of a stream."""
-        rows: list[Sequence[Ev] | None] = [None] * len(raws)
-        at = [i for i, event in enumerate(events) if event.endswith(".delta")]
-        for i, p in zip(at, decode_each(_decode_delta, [raws[i] for i in at]), strict=True):
-            if p is None or p.type != events[i]:
-                continue
-            kind = _DELTA_KINDS.get(p.type)
-            frag = p.delta
-            if kind is None:
-                rows[i] = (Ev(p.type, "other", p.output_index),)
-            elif type(frag) is str:
-                wire = wire_length(raws[i].decode(), "delta", frag)
-                rows[i] = (delta_row(p.type, kind, p.output_index, frag, wire),)
-        return rows
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         kind = payload.get("type", event)
@@ -76,8 +80,7 @@ class OpenAIResponses:
                 index(block, "output_index")
         row_kind = _DELTA_KINDS.get(kind)
         if row_kind is not None:
-            frag = text(payload["delta"], "delta")
-            return [delta_row(kind, row_kind, block, frag, wire_length(data, "delta", frag))]
+            return [_delta_row(kind, row_kind, block, text(payload["delta"], "delta"), data)]
         if kind == "response.function_call_arguments.done":
             return [Ev(kind, "args_done", block, tool=maybe_text(payload.get("name"), "name"),
                        final=text(payload["arguments"], "arguments"))]

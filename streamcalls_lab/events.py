@@ -1,0 +1,125 @@
+"""The normalised event every wire format gives, and the checks its fields pass.
+
+A layer below the formats: ``providers/*`` build :class:`Ev` rows with the helpers here,
+``bulk.py`` and ``deltas.py`` read them. Nothing here knows a format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, Literal, NamedTuple, get_args
+
+import msgspec
+
+Kind = Literal[
+    "text_start",
+    "text_delta",
+    "call_start",
+    "args_delta",
+    "args_done",
+    "block_stop",
+    "turn_stop",
+    "other",
+    "error",
+]
+KINDS: tuple[Kind, ...] = get_args(Kind)
+"""Every ``kind``, in the order of the column's categories."""
+
+
+class Ev(NamedTuple):
+    """One normalised event; a frame yields one or more, in wire order."""
+
+    event: str
+    kind: Kind
+    block: int | None = None
+    call_id: str | None = None
+    tool: str | None = None
+    fragment: str | None = None
+    wire_chars: int | None = None
+    final: str | None = None
+    problem: str | None = None
+    choice: int | None = None
+    """Chat only: which of the ``n`` choices the row belongs to (``choices[].index``)."""
+
+
+_new = tuple.__new__
+
+
+def fragment_row(event: str, kind: Kind, block: int | None, fragment: str | None,
+                 wire_chars: int | None, choice: int | None = None,
+                 call_id: str | None = None, tool: str | None = None) -> Ev:
+    """An :class:`Ev` for a text or argument fragment (most rows of a stream), built
+    without NamedTuple's keyword handling."""
+    return _new(Ev, (event, kind, block, call_id, tool, fragment, wire_chars, None, None, choice))
+
+
+DONE = object()
+"""Stands for a ``data: [DONE]`` payload, which is not JSON."""
+DONE_ROWS = (Ev("[DONE]", "turn_stop"),)
+"""What ``data: [DONE]`` means in every format: the end of the stream."""
+
+
+def is_done(data: str | bytes) -> bool:
+    """The one test for the ``[DONE]`` sentinel, on a frame's data as text or bytes."""
+    return data == "[DONE]" or data == b"[DONE]"
+
+
+PAYLOAD_ERRORS = (KeyError, TypeError, AttributeError, IndexError)
+"""What ``normalize`` raises for a payload of an unexpected shape (the reader reports it)."""
+
+
+# -- field checks: anything of the wrong type is reported, never coerced ------------------------
+def text(value: Any, field: str) -> str:
+    """A field that must be a string."""
+    if type(value) is str:
+        return value
+    raise TypeError(f"{field} should be a string, not {type(value).__name__}")
+
+
+def maybe_text(value: Any, field: str) -> str | None:
+    return None if value is None else text(value, field)
+
+
+def obj(value: Any, field: str) -> dict[str, Any]:
+    """A field that must be a JSON object (``"text" in "some text"`` would not fail)."""
+    if type(value) is dict:
+        return value
+    raise TypeError(f"{field} should be an object, not {type(value).__name__}")
+
+
+def array(value: Any, field: str) -> list[Any]:
+    """A field that must be a JSON array."""
+    if type(value) is list:
+        return value
+    raise TypeError(f"{field} should be a list, not {type(value).__name__}")
+
+
+INT64 = range(-(2**63), 2**63)
+"""What the Int64 ``block`` column holds: ``block in INT64`` is one C-level check."""
+
+
+def index(value: Any, field: str) -> int:
+    """A block index: an integer (``True`` and ``"0"`` are not) that fits the Int64 column."""
+    if type(value) is int:
+        if value in INT64:
+            return value
+        raise TypeError(f"{field} should fit in 64 bits, not be {value}")
+    raise TypeError(f"{field} should be an integer, not {type(value).__name__}")
+
+
+Index = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+"""A block index as a typed payload field: an integer that orjson also reads as one."""
+
+
+class Hot(NamedTuple):
+    """A format's frames that need no state, as the fast path (``bulk.py``) reads them.
+
+    ``decode`` is a msgspec decoder of a struct that forbids unknown fields (so every byte
+    is parsed, as orjson would); ``rows`` builds the frame's rows from the struct with the
+    same row helpers ``normalize`` uses, or gives None to leave the frame to ``normalize``.
+    """
+
+    decode: Callable[[bytes], Any]
+    rows: Callable[[Any, str, bytes], Sequence[Ev] | None]
+    event: Callable[[str], bool] | None = None
+    """Which frames to try, by event name; None tries every frame."""
