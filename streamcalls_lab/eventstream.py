@@ -247,8 +247,9 @@ class AutoDecoder:
     """SSE, AWS event-stream or NDJSON, chosen from the start of a capture.
 
     Event-stream when its first byte is 0 or 1 (:func:`is_eventstream`); NDJSON when its
-    first byte that is not whitespace opens a JSON object (:func:`~.ndjson.looks_like_ndjson`:
-    an SSE line starts with a field name or a colon, never ``{``); SSE otherwise. Only a
+    first byte that is not whitespace opens a JSON object or array
+    (:func:`~.ndjson.looks_like_ndjson`: an SSE line starts with a field name or a colon,
+    never ``{`` or ``[``); SSE otherwise. Only a
     leading run of whitespace is held back until the choice is made, and it holds no frame,
     so every frame comes out of the chosen decoder exactly when it would have.
     """

@@ -71,7 +71,7 @@ def test_auto_reads_a_json_object_first_as_ndjson(head: bytes) -> None:
     assert isinstance(dec.decoder, NDJSONDecoder)
 
 
-@pytest.mark.parametrize("head", [b"data: {}\n\n", b"\n\nevent: x\n", b": ping\n\n", b"[{"])
+@pytest.mark.parametrize("head", [b"data: {}\n\n", b"\n\nevent: x\n", b": ping\n\n", b"<html>"])
 def test_auto_reads_anything_else_as_sse(head: bytes) -> None:
     dec = AutoDecoder()
     dec.feed(head)
@@ -94,3 +94,16 @@ def test_every_split_gives_the_same_frames_and_problems() -> None:
     whole = frames(body, strict=False)
     for cut in range(1, len(body)):
         assert list(decode_any([body[:cut], body[cut:]], strict=False)) == whole, cut
+
+
+def test_a_json_array_is_reported_as_gemini_without_alt_sse() -> None:
+    body = b'[{\r\n  "candidates": []\r\n}\r\n,\r\n{"candidates": []}]'
+    with pytest.raises(CaptureError, match=r"byte 0: a JSON array.*without \?alt=sse"):
+        frames(body)
+
+
+def test_a_pretty_printed_document_is_reported_once_and_not_read_further() -> None:
+    body = b'{\n  "log": {\n    "entries": []\n  }\n}\n'
+    got = frames(body, strict=False)
+    assert len(got) == 1 and "pretty-printed JSON document" in got[0].problem
+    assert got[0].offset == 0
