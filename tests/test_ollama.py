@@ -153,3 +153,9 @@ def test_the_ollama_sdk_reads_the_same_calls_and_text(lines: list[dict]) -> None
     assert [(t, orjson.loads(a)) for t, a in zip(out.tool, out.args, strict=True)] == calls
     df = scl.load(body)
     assert "".join(df.fragment[df.kind == "text_delta"]) == text
+
+
+def test_a_directory_loads_ndjson_captures(tmp_path) -> None:
+    (tmp_path / "turn.ndjson").write_bytes(ndjson(*ollama_turn()))
+    df = scl.load(tmp_path)
+    assert set(df.turn) == {"turn"} and set(df.provider) == {"ollama"}
