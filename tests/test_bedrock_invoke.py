@@ -19,15 +19,9 @@ from .wire_samples import (
     llama_events,
     mistral_events,
     nova_events,
+    rows_of,
     titan_events,
 )
-
-
-def table(body: bytes, **options: object) -> list[tuple]:
-    df = scl.load(body, **options)
-    return list(zip(df.event, df.kind.astype(str),
-                    df.block.astype(object).where(df.block.notna(), None),
-                    df.fragment.fillna("-"), strict=True))
 
 
 def test_invoke_is_registered_and_detected() -> None:
@@ -58,11 +52,11 @@ def test_claude_calls_are_whole_and_complete() -> None:
 
 
 def test_the_stop_carrying_invocation_metrics_is_still_the_turn_stop() -> None:
-    assert table(invoke(*claude_events()))[-1] == ("message_stop", "turn_stop", None, "-")
+    assert rows_of(invoke(*claude_events()))[-1] == ("message_stop", "turn_stop", None, "-")
 
 
 def test_nova_events_inside_read_as_converse_stream_does() -> None:
-    rows = table(invoke(*nova_events()))
+    rows = rows_of(invoke(*nova_events()))
     _, name, fragments = WEATHER[0]
     assert [r[1] for r in rows] == ["other", "text_delta", "block_stop", "call_start",
                                     "args_delta", "block_stop", "turn_stop", "other"]

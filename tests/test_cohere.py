@@ -16,16 +16,11 @@ from .wire_samples import (
     cohere,
     cohere_events,
     ndjson,
+    rows_of,
 )
 
 VERCEL = sorted((CAPTURES / "other").glob("vercel__ai__cohere-*.jsonl"))
 
-
-def table(body: bytes) -> list[tuple]:
-    df = scl.load(body)
-    return list(zip(df.event, df.kind.astype(str),
-                    df.block.astype(object).where(df.block.notna(), None),
-                    df.fragment.fillna("-"), strict=True))
 
 
 def test_cohere_is_registered_and_detected() -> None:
@@ -39,7 +34,7 @@ def test_it_is_detected_from_the_payload_without_event_lines() -> None:
 
 def test_a_tool_call_is_announced_filled_and_stopped_by_its_tool_call_index() -> None:
     events = cohere_events([("c1", "f", ['{"a"', ": 1}"])], plan="x")
-    rows = table(cohere(*events))
+    rows = rows_of(cohere(*events))
     assert rows[2:6] == [("tool-call-start", "call_start", 0, "-"),
                          ("tool-call-delta", "args_delta", 0, '{"a"'),
                          ("tool-call-delta", "args_delta", 0, ": 1}"),
@@ -59,7 +54,7 @@ def test_the_tool_plan_is_text() -> None:
 
 
 def test_answer_text_is_text_with_a_start_and_no_block() -> None:
-    rows = table(cohere(*cohere_events([], plan="", text=["Sun", "ny"], finish="COMPLETE")))
+    rows = rows_of(cohere(*cohere_events([], plan="", text=["Sun", "ny"], finish="COMPLETE")))
     assert [r for r in rows if r[0].startswith("content")] == [
         ("content-start", "text_start", None, "-"), ("content-delta", "text_delta", None, "Sun"),
         ("content-delta", "text_delta", None, "ny"), ("content-end", "other", None, "-")]
@@ -70,11 +65,11 @@ def test_thinking_content_is_other() -> None:
                "delta": {"message": {"content": {"type": "thinking", "thinking": ""}}}},
               {"type": "content-delta", "index": 0,
                "delta": {"message": {"content": {"thinking": "hmm"}}}}]
-    assert [r[1] for r in table(cohere(*events))] == ["other", "other"]
+    assert [r[1] for r in rows_of(cohere(*events))] == ["other", "other"]
 
 
 def test_message_end_is_the_turn_stop() -> None:
-    assert table(cohere(*cohere_events()))[-1] == ("message-end", "turn_stop", None, "-")
+    assert rows_of(cohere(*cohere_events()))[-1] == ("message-end", "turn_stop", None, "-")
 
 
 def test_argument_wire_chars_count_the_escapes() -> None:

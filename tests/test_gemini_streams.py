@@ -9,7 +9,7 @@ import pytest
 
 import streamcalls_lab as scl
 
-from .test_gemini import call, chunk, gemini
+from .test_gemini import call, chunk, gemini, genai_responses
 from .wire_samples import assert_chunking_changes_nothing
 
 
@@ -57,19 +57,8 @@ def test_each_candidates_finish_is_its_own_turn_stop() -> None:
 
 
 def test_the_google_genai_sdk_reads_the_same_candidates() -> None:
-    genai = pytest.importorskip("google.genai")
-    import httpx
-
-    def serve(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"},
-                              content=CANDIDATES)
-
-    client = genai.Client(api_key="fake", http_options=genai.types.HttpOptions(
-        base_url="http://sdk-reference.invalid",
-        httpx_client=httpx.Client(transport=httpx.MockTransport(serve))))
     calls, text = [], {}
-    for response in client.models.generate_content_stream(model="gemini-2.5-flash",
-                                                           contents="x"):
+    for response in genai_responses(CANDIDATES):
         for cand in response.candidates or []:
             for part in cand.content.parts or []:
                 if part.function_call is not None:
@@ -176,18 +165,8 @@ def test_a_path_that_cannot_be_read_is_a_problem_naming_it() -> None:
 
 def test_the_google_genai_sdk_reads_the_same_pieces() -> None:
     """The SDK does not assemble the pieces; it reads each one, which the rows must match."""
-    genai = pytest.importorskip("google.genai")
-    import httpx
-
-    def serve(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"},
-                              content=STREAMED)
-
-    client = genai.Client(api_key="fake", http_options=genai.types.HttpOptions(
-        base_url="http://sdk-reference.invalid",
-        httpx_client=httpx.Client(transport=httpx.MockTransport(serve))))
     pieces = []
-    for response in client.models.generate_content_stream(model="gemini-3-pro", contents="x"):
+    for response in genai_responses(STREAMED):
         for part in response.candidates[0].content.parts or []:
             for p in (part.function_call and part.function_call.partial_args) or []:
                 pieces.append(next(v for v in (p.string_value, p.number_value, p.bool_value)

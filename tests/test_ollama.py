@@ -16,14 +16,8 @@ from .wire_samples import (
     ollama_call,
     ollama_line,
     ollama_turn,
+    rows_of,
 )
-
-
-def table(body: bytes, **options: object) -> list[tuple]:
-    df = scl.load(body, **options)
-    return list(zip(df.event, df.kind.astype(str),
-                    df.block.astype(object).where(df.block.notna(), None),
-                    df.fragment.fillna("-"), strict=True))
 
 
 def test_ollama_is_registered_and_detected() -> None:
@@ -33,18 +27,18 @@ def test_ollama_is_registered_and_detected() -> None:
 
 def test_content_is_text_and_done_is_the_turn_stop() -> None:
     body = ndjson(ollama_line("Bon"), ollama_line("jour"), ollama_line(done=True))
-    assert table(body) == [("chunk", "text_delta", None, "Bon"),
+    assert rows_of(body) == [("chunk", "text_delta", None, "Bon"),
                            ("chunk", "text_delta", None, "jour"),
                            ("done", "turn_stop", None, "-")]
 
 
 def test_thinking_alone_is_other() -> None:
-    assert table(ndjson(ollama_line(thinking="hmm"))) == [("chunk", "other", None, "-")]
+    assert rows_of(ndjson(ollama_line(thinking="hmm"))) == [("chunk", "other", None, "-")]
 
 
 def test_each_whole_call_is_announced_given_its_arguments_and_stopped() -> None:
     line = ollama_line(tool_calls=[ollama_call("f", {"a": 1}), ollama_call("g", {})])
-    assert table(ndjson(line)) == [
+    assert rows_of(ndjson(line)) == [
         ("chunk", "call_start", 0, "-"), ("chunk", "args_delta", 0, '{"a":1}'),
         ("chunk", "block_stop", 0, "-"), ("chunk", "call_start", 1, "-"),
         ("chunk", "args_delta", 1, "{}"), ("chunk", "block_stop", 1, "-")]
@@ -79,7 +73,7 @@ def test_arguments_sent_as_a_string_are_the_fragment() -> None:
 def test_generate_responses_are_text() -> None:
     body = ndjson({"model": "m", "created_at": "t", "response": "Hi", "done": False},
                   {"model": "m", "created_at": "t", "response": "", "done": True})
-    assert [r[1] for r in table(body)] == ["text_delta", "turn_stop"]
+    assert [r[1] for r in rows_of(body)] == ["text_delta", "turn_stop"]
 
 
 def test_an_error_line_is_a_provider_error_row_in_strict_mode_too() -> None:
@@ -104,7 +98,7 @@ def test_a_problem_line_numbers_no_call() -> None:
 
 
 def test_a_turn_cut_off_before_done_has_no_turn_stop() -> None:
-    assert "turn_stop" not in [r[1] for r in table(ndjson(*ollama_turn()[:-1]))]
+    assert "turn_stop" not in [r[1] for r in rows_of(ndjson(*ollama_turn()[:-1]))]
 
 
 def test_chunking_changes_nothing() -> None:

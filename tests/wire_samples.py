@@ -214,3 +214,14 @@ def assert_chunking_changes_nothing(body: bytes, *, strict: bool = True) -> None
         assert scl.load([body[:cut], body[cut:]], name="t", strict=strict).equals(whole), cut
     one_by_one = scl.load([body[i : i + 1] for i in range(len(body))], name="t", strict=strict)
     assert one_by_one.equals(whole)
+
+
+def rows_of(body: bytes, **options: object) -> list[tuple]:
+    """(event, kind, block, fragment) of each row, None for an empty block and "-" for no
+    fragment: what most of the new formats' tests compare."""
+    import streamcalls_lab as scl
+
+    df = scl.load(body, **options)
+    return list(zip(df.event, df.kind.astype(str),
+                    df.block.astype(object).where(df.block.notna(), None),
+                    df.fragment.fillna("-"), strict=True))

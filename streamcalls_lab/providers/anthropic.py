@@ -16,8 +16,8 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from ..events import INT64, Ev, Hot, Index, Kind, fragment_row, index, maybe_text, obj, text
-from .spans import value_span
+from ..events import INT64, Ev, Hot, Index, Kind, fragment_row, index, maybe_text, text
+from .spans import object_text
 from .wire import wire_length
 
 _TYPES = frozenset(
@@ -93,10 +93,8 @@ _HOT = Hot(msgspec.json.Decoder(_DeltaEvent).decode, _hot_rows,
 
 def _whole_input(data: str, given: dict[str, Any], block: int) -> Ev:
     """A call's input given whole in its start: one fragment, the object exactly as sent."""
-    span = value_span(data, "input", given, data.find('"content_block"'), len(data))
-    if span is None:
-        raise TypeError("content_block.input: not found as written in the data line")
-    frag = data[span[0]:span[1]]
+    frag = object_text(data, "input", given, data.find('"content_block"'), len(data),
+                       "content_block.input")
     return fragment_row("content_block_start", "args_delta", block, frag, len(frag))
 
 
@@ -127,7 +125,7 @@ class AnthropicMessages:
                 out = [Ev(kind, "call_start", block, call_id, tool)]
                 given = cb.get("input")
                 if given:  # sent whole in the start (a server tool called from code)
-                    out.append(_whole_input(data, obj(given, "content_block.input"), block))
+                    out.append(_whole_input(data, given, block))
                 return out
             if cb.get("type") == "text":
                 return [Ev(kind, "text_start", block)]

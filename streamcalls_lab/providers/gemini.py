@@ -17,6 +17,7 @@ from itertools import pairwise
 from typing import Any
 
 from ..events import Ev, array, fragment_row, index, maybe_text, obj, text
+from .spans import exact_span, object_text
 from .spans import value_span as _span
 
 
@@ -118,15 +119,9 @@ class Gemini:
         """A whole call: announced, its arguments in one fragment, stopped."""
         args = fc.get("args")
         block = self._announce(event, fc, out, k)
-        span = _span(data, "functionCall", fc, at, len(data))
-        if span is None:
-            raise TypeError("functionCall: not found as written in the data line")
+        span = exact_span(data, "functionCall", fc, at, len(data), "functionCall")
         if args is not None:
-            obj(args, "functionCall.args")
-            where = _span(data, "args", args, span[0], span[1])
-            if where is None:
-                raise TypeError("functionCall.args: not found as written in the data line")
-            frag = data[where[0]:where[1]]  # byte-exact: the object as it was sent
+            frag = object_text(data, "args", args, *span, "functionCall.args")
             out.append(fragment_row(event, "args_delta", block, frag, len(frag), k))
         out.append(Ev(event, "block_stop", block, choice=k))
         return span[1]

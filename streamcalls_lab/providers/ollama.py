@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Ev, array, fragment_row, maybe_text, obj, text
-from .spans import value_span
+from .spans import exact_span, object_text
 from .wire import wire_length
 
 
@@ -74,9 +74,7 @@ class Ollama:
         fn = obj(tc.get("function"), "tool_calls[].function")
         tool = text(fn.get("name"), "function.name")
         call_id = maybe_text(tc.get("id"), "tool_calls[].id")
-        span = value_span(data, "function", fn, at, len(data))
-        if span is None:
-            raise TypeError("tool_calls[].function: not found as written in the line")
+        span = exact_span(data, "function", fn, at, len(data), "tool_calls[].function")
         block = self._calls
         self._calls += 1
         out.append(Ev(name, "call_start", block, call_id, tool))
@@ -85,11 +83,7 @@ class Ollama:
             out.append(fragment_row(name, "args_delta", block, args,
                                  wire_length(data[span[0]:span[1]], "arguments", args)))
         elif args is not None:
-            obj(args, "function.arguments")
-            where = value_span(data, "arguments", args, span[0], span[1])
-            if where is None:
-                raise TypeError("function.arguments: not found as written in the line")
-            frag = data[where[0]:where[1]]  # byte-exact: the object as it was sent
+            frag = object_text(data, "arguments", args, *span, "function.arguments")
             out.append(fragment_row(name, "args_delta", block, frag, len(frag)))
         out.append(Ev(name, "block_stop", block))
         return span[1]

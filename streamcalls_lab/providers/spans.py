@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from ..events import obj
+
 _scan = json.JSONDecoder().raw_decode  # a JSON value's end, from where it starts
 
 
@@ -42,3 +44,19 @@ def value_span(data: str, key: str, value: Any, start: int, end: int) -> tuple[i
         except (ValueError, RecursionError):
             continue
     return None
+
+
+def exact_span(data: str, key: str, value: Any, start: int, end: int, field: str
+               ) -> tuple[int, int]:
+    """:func:`value_span`, or a problem naming ``field`` when the value is not there."""
+    span = value_span(data, key, value, start, end)
+    if span is None:
+        raise TypeError(f"{field}: not found as written in the data line")
+    return span
+
+
+def object_text(data: str, key: str, value: Any, start: int, end: int, field: str) -> str:
+    """The JSON object ``value`` (of ``key``) exactly as it stands in ``data[start:end]``:
+    a call's arguments as one fragment, byte for byte, never re-serialised."""
+    at, stop = exact_span(data, key, obj(value, field), start, end, field)
+    return data[at:stop]
