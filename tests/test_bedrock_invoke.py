@@ -74,6 +74,25 @@ def test_text_families_give_their_text_and_a_turn_stop(events: list, text: str) 
     assert df.kind.tolist()[-1] == "turn_stop" and df.problem.isna().all()
 
 
+def test_a_ping_before_claudes_first_event_is_read_as_anthropic() -> None:
+    rows = rows_of(invoke({"type": "ping"}, *claude_events()))
+    assert rows[0] == ("ping", "other", None, "-")
+    assert scl.load(invoke({"type": "ping"})).problem.isna().all()
+
+
+def test_openai_compatible_chunks_read_as_chat_completions() -> None:
+    chunks = [{"id": "c1", "object": "chat.completion.chunk", "model": "openai.gpt-oss-120b",
+               "choices": [{"index": 0, "delta": d, "finish_reason": f}]} for d, f in [
+        ({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                               "function": {"name": "f", "arguments": ""}}]},
+         None),
+        ({"tool_calls": [{"index": 0, "function": {"arguments": '{"a": 1}'}}]}, None),
+        ({}, "tool_calls")]]
+    out = scl.calls(invoke(*chunks))
+    assert list(zip(out.call_id, out.tool, out.args, out.complete, strict=True)) == [
+        ("call_1", "f", '{"a": 1}', True)]
+
+
 def test_a_chunk_of_an_unknown_family_is_other_and_says_why() -> None:
     row = scl.load(invoke({"completions": [{"data": {"text": "hi"}}]})).iloc[0]
     assert row.kind == "other" and "model family this kit does not read" in row.problem

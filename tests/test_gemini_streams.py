@@ -179,3 +179,8 @@ def test_the_google_genai_sdk_reads_the_same_pieces() -> None:
 
 def test_chunking_changes_nothing_when_arguments_stream() -> None:
     assert_chunking_changes_nothing(STREAMED)
+
+
+def test_a_whole_call_saying_it_will_not_continue_keeps_its_args() -> None:
+    out = scl.calls(gemini(chunk(call("f", {"a": 1}, willContinue=False))))
+    assert out.args.tolist() == ['{"a": 1}']

@@ -205,12 +205,12 @@ def mistral_events(words: Iterable[str] = ("Paris", " is mild.")) -> list[dict]:
 # -- a check every new format's tests share ----------------------------------------------------
 
 def assert_chunking_changes_nothing(body: bytes, *, strict: bool = True) -> None:
-    """Splits into two reads (every position of a short body, some 300 spread over a long
+    """Splits into two reads (every position of a short body, some 100 spread over a long
     one), and one byte at a time, load exactly the rows of one read."""
     import streamcalls_lab as scl
 
     whole = scl.load(body, name="t", strict=strict)
-    for cut in range(1, len(body), max(1, len(body) // 300)):
+    for cut in range(1, len(body), max(1, len(body) // 100)):
         assert scl.load([body[:cut], body[cut:]], name="t", strict=strict).equals(whole), cut
     one_by_one = scl.load([body[i : i + 1] for i in range(len(body))], name="t", strict=strict)
     assert one_by_one.equals(whole)

@@ -20,6 +20,7 @@ import orjson
 
 from ..events import Ev, array, fragment_row, index, obj, text
 from .anthropic import AnthropicMessages
+from .openai_chat import OpenAIChat
 from .wire import wire_length
 
 _TYPES = frozenset(
@@ -92,7 +93,8 @@ class BedrockInvoke:
     Each event-stream message is a ``chunk`` whose payload is ``{"bytes": "<base64>"}``;
     the bytes are the model family's own streaming JSON. Claude sends Anthropic Messages
     events (read by that format's reader, ``amazon-bedrock-invocationMetrics`` riding on its
-    ``message_stop``), Nova the ConverseStream events each under its own key, and Llama,
+    ``message_stop``), OpenAI-compatible families (gpt-oss, DeepSeek) Chat Completions
+    chunks, Nova the ConverseStream events each under its own key, and Llama,
     Titan and Mistral text alone (``generation``, ``outputText``, ``outputs[].text``, with
     their stop reason). A chunk of any other family is an ``other`` row whose ``problem``
     says so. Offsets are the outer message's; ``wire_chars`` is measured in the inner JSON.
@@ -102,12 +104,11 @@ class BedrockInvoke:
     hot = None  # AWS event-stream, like ConverseStream
 
     def __init__(self) -> None:
-        self._inner: AnthropicMessages | BedrockConverse | None = None
+        self._inner: AnthropicMessages | BedrockConverse | OpenAIChat | None = None
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
         return event == "chunk" and isinstance(payload, dict) and "bytes" in payload
-
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         if event.endswith("Exception"):
@@ -123,13 +124,16 @@ class BedrockInvoke:
             raise TypeError(f"chunk.bytes should be base64 of UTF-8 JSON: {e}") from None
         inner = obj(inner, "the model's event (chunk.bytes)")
         if self._inner is None:
-            kind = inner.get("type", "")
-            if AnthropicMessages.sniff(kind, inner) or kind == "error":
+            if isinstance(inner.get("type"), str):  # Claude: every event names its type
                 self._inner = AnthropicMessages()
-            elif next((k for k in inner if k in _TYPES), None) is not None:
+            elif "choices" in inner:  # OpenAI-compatible families (gpt-oss, DeepSeek, Jamba)
+                self._inner = OpenAIChat()
+            elif any(k in _TYPES for k in inner):  # Nova
                 self._inner = BedrockConverse()
         if isinstance(self._inner, AnthropicMessages):
             return self._inner.normalize(text(inner.get("type"), "type"), inner, inner_text)
+        if isinstance(self._inner, OpenAIChat):
+            return self._inner.normalize(event, inner, inner_text)
         if isinstance(self._inner, BedrockConverse):
             key = next((k for k in inner if k in _TYPES), None)
             if key is None:

@@ -98,7 +98,8 @@ class Gemini:
                     out.append(fragment_row(event, "text_delta", None, frag, wire, k))
             elif key == "functionCall":
                 fc = obj(part[key], "parts[].functionCall")
-                if "partialArgs" in fc or "willContinue" in fc or k in self._open:
+                if "partialArgs" in fc or fc.get("willContinue") not in (None, False) \
+                        or k in self._open:
                     at = self._streamed(event, fc, data, at, out, k)
                 else:
                     at = self._call(event, fc, data, at, out, k)
