@@ -39,7 +39,8 @@ class Ev(NamedTuple):
     final: str | None = None
     problem: str | None = None
     choice: int | None = None
-    """Chat only: which of the ``n`` choices the row belongs to (``choices[].index``)."""
+    """Chat and Gemini: which of the ``n`` choices (``choices[].index``) or candidates
+    (``candidates[].index``) the row belongs to."""
 
 
 _new = tuple.__new__
