@@ -62,3 +62,4 @@ def test_a_known_format_has_no_such_reason() -> None:
     df = scl.load(ndjson({"model": "m", "created_at": "t", "message": {"content": "a"},
                           "done": True}))
     assert df.problem.isna().all()
+
