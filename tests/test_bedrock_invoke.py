@@ -171,3 +171,46 @@ def test_the_wrapper_round_trips() -> None:
 
     [frame] = list(decode_any([invoke_chunk({"type": "ping"})]))
     assert json.loads(base64.b64decode(json.loads(frame.data)["bytes"])) == {"type": "ping"}
+
+
+def botocore_inner_events(body: bytes) -> list[dict]:
+    """The model's events as botocore reads them: its own event-stream decoder, Bedrock's
+    service model (the ``ResponseStream`` shape) and base64 handling."""
+    pytest.importorskip("botocore")
+    from botocore.eventstream import EventStreamBuffer
+    from botocore.loaders import Loader
+    from botocore.model import ServiceModel
+    from botocore.parsers import EventStreamJSONParser
+
+    shape = ServiceModel(Loader().load_service_model("bedrock-runtime", "service-2")) \
+        .shape_for("ResponseStream")
+    buf, parser, out = EventStreamBuffer(), EventStreamJSONParser(), []
+    buf.add_data(body)
+    for message in buf:
+        parsed = parser.parse(message.to_response_dict(), shape)
+        if "chunk" in parsed:
+            out.append(json.loads(parsed["chunk"]["bytes"]))
+    return out
+
+
+def test_botocore_reads_the_same_nova_call() -> None:
+    body = invoke(*nova_events())
+    events = botocore_inner_events(body)
+    starts = [e["contentBlockStart"]["start"]["toolUse"] for e in events
+              if "toolUse" in e.get("contentBlockStart", {}).get("start", {})]
+    inputs = "".join(e["contentBlockDelta"]["delta"]["toolUse"]["input"] for e in events
+                     if "toolUse" in e.get("contentBlockDelta", {}).get("delta", {}))
+    out = scl.calls(body)
+    assert list(zip(out.call_id, out.tool, out.args, strict=True)) == [
+        (starts[0]["toolUseId"], starts[0]["name"], inputs)]
+
+
+@pytest.mark.parametrize("events", [llama_events(), titan_events(), mistral_events()],
+                         ids=["llama", "titan", "mistral"])
+def test_botocore_reads_the_same_text(events: list) -> None:
+    body = invoke(*events)
+    inner = botocore_inner_events(body)
+    text = "".join(e.get("generation") or e.get("outputText") or
+                   "".join(o["text"] for o in e.get("outputs", [])) for e in inner)
+    df = scl.load(body)
+    assert "".join(df.fragment[df.kind == "text_delta"]) == text
