@@ -15,8 +15,10 @@ from .sources import Source
 
 CALL_COLUMNS = (
     "turn", "provider", "block", "choice", "call_id", "tool", "args", "n_deltas", "chars",
-    "wire_chars", "complete", "valid_json", "final_matches", "problem",
+    "wire_chars", "complete", "valid_json", "final_matches", "problem", "args_format",
 )
+TEXT_INPUT = "custom_tool_call_input"
+"""In an event's name: the call's input is free text (a Responses custom tool), not JSON."""
 _FED = ["kind", "block", "call_id", "tool", "fragment", "wire_chars", "final"]
 
 
@@ -57,19 +59,24 @@ def calls(source_or_deltas: Source | pd.DataFrame, **load_options: object) -> pd
     else:
         deltas = load(source_or_deltas, **load_options)  # type: ignore[arg-type]
     with gc_paused():
-        return _table(_accumulate(deltas))
+        return _table(*_accumulate(deltas))
 
 
-def _accumulate(deltas: pd.DataFrame) -> dict[tuple[str, str, int | None], Accumulator]:
+def _accumulate(deltas: pd.DataFrame) -> tuple[dict[tuple[str, str, int | None], Accumulator],
+                                                 set[int]]:
+    """The accumulators, and the ``id`` of each call whose input is free text."""
     kinds = deltas["kind"].tolist()
     wanted = [i for i, kind in enumerate(kinds) if kind in _CALL_KINDS]
     rows = deltas.take(wanted)
     turns, providers = rows["turn"].tolist(), rows["provider"].tolist()
+    texts: set[int] = set()
+    events = rows["event"].tolist() if "event" in rows else [""] * len(rows)
     choices = rows["choice"].tolist() if "choice" in rows else [None] * len(rows)
     fed = zip(*(rows[c].tolist() for c in _FED), strict=True)
     accs: dict[tuple[str, str, int | None], Accumulator] = {}
     of_turn: dict[tuple[str, str], list[Accumulator]] = {}
-    for turn, provider, choice, values in zip(turns, providers, choices, fed, strict=True):
+    for turn, provider, choice, name, values in zip(turns, providers, choices, events, fed,
+                                                    strict=True):
         if present(turn) is None or present(provider) is None:
             continue  # groupby drops a row without a key
         key = (turn, provider, present(choice))
@@ -84,10 +91,13 @@ def _accumulate(deltas: pd.DataFrame) -> dict[tuple[str, str, int | None], Accum
         event = dict(zip(_FED, values, strict=True))
         for acc in targets:
             acc.feed(event)
-    return accs
+            if TEXT_INPUT in name and acc.calls:
+                texts.add(id(acc.by_key.get(acc.key(event), acc.calls[-1])))
+    return accs, texts
 
 
-def _table(accs: dict[tuple[str, str, int | None], Accumulator]) -> pd.DataFrame:
+def _table(accs: dict[tuple[str, str, int | None], Accumulator],
+           texts: set[int]) -> pd.DataFrame:
     cols: dict[str, list[object]] = {c: [] for c in CALL_COLUMNS}
     for (turn, provider, choice), acc in accs.items():
         for buf in acc.calls:
@@ -106,6 +116,7 @@ def _table(accs: dict[tuple[str, str, int | None], Accumulator]) -> pd.DataFrame
             cols["valid_json"].append(_valid(args))
             cols["final_matches"].append(None if buf.final is None else buf.final == args)
             cols["problem"].append("; ".join(buf.problems) or None)
+            cols["args_format"].append("text" if id(buf) in texts else "json")
     return pd.DataFrame({
         "turn": columns.strings(cols["turn"]),
         "provider": columns.category(cols["provider"]),
@@ -121,4 +132,5 @@ def _table(accs: dict[tuple[str, str, int | None], Accumulator]) -> pd.DataFrame
         "valid_json": np.array(cols["valid_json"], dtype="bool"),
         "final_matches": pd.array(cols["final_matches"], dtype="boolean"),
         "problem": columns.strings(cols["problem"]),
+        "args_format": columns.category(cols["args_format"], ("json", "text")),
     })

@@ -17,6 +17,7 @@ import pandas as pd
 
 from . import columns
 from .bulk import Whole, whole_rows
+from .diagnose import undetected_reason
 from .errors import CaptureError
 from .events import DONE, DONE_ROWS, KINDS, PAYLOAD_ERRORS, Ev, is_done
 from .eventstream import AutoDecoder, decode_any
@@ -173,7 +174,7 @@ def _undetected(event: str, payload: Any) -> Ev:
         err = payload.get("error", payload) if isinstance(payload, dict) else payload
         msg = err.get("message", err) if isinstance(err, dict) else err
         return Ev(event, "error", problem=f"provider error: {str(msg)[:300]}")
-    return Ev(event, "other")
+    return Ev(event, "other", problem=undetected_reason(event, payload))
 
 
 class Decoded(NamedTuple):

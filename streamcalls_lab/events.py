@@ -39,7 +39,8 @@ class Ev(NamedTuple):
     final: str | None = None
     problem: str | None = None
     choice: int | None = None
-    """Chat only: which of the ``n`` choices the row belongs to (``choices[].index``)."""
+    """Chat and Gemini: which of the ``n`` choices (``choices[].index``) or candidates
+    (``candidates[].index``) the row belongs to."""
 
 
 _new = tuple.__new__
@@ -89,6 +90,13 @@ def obj(value: Any, field: str) -> dict[str, Any]:
     if type(value) is dict:
         return value
     raise TypeError(f"{field} should be an object, not {type(value).__name__}")
+
+
+def array(value: Any, field: str) -> list[Any]:
+    """A field that must be a JSON array."""
+    if type(value) is list:
+        return value
+    raise TypeError(f"{field} should be a list, not {type(value).__name__}")
 
 
 INT64 = range(-(2**63), 2**63)

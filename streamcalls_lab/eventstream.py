@@ -12,7 +12,7 @@ name (u8 length, UTF-8), a value type (u8) and a value the type sizes (:data:`HE
 gives, so every layer above reads both framings: ``event`` is the ``:event-type`` header
 (``:exception-type`` for an exception, which the format turns into an error row), ``data``
 the payload as text. :class:`AutoDecoder` is the one place that chooses the framing of a
-capture, from its first byte.
+capture (this one, SSE or NDJSON), from its first bytes.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from zlib import crc32
 
 from .errors import CaptureError
+from .ndjson import NDJSONDecoder, looks_like_ndjson
 from .sse import Frame, SSEDecoder, decode_frames
 
 PRELUDE = 12
@@ -243,30 +244,49 @@ def _broken_prelude(head: bytes | bytearray, total: int, hlen: int, crc: int) ->
 
 
 class AutoDecoder:
-    """SSE or AWS event-stream, chosen from a capture's first byte (:func:`is_eventstream`).
+    """SSE, AWS event-stream or NDJSON, chosen from the start of a capture.
 
-    The choice needs no look-ahead, so it holds nothing back: every frame comes out of the
-    chosen decoder exactly when it would have.
+    Event-stream when its first byte is 0 or 1 (:func:`is_eventstream`); NDJSON when its
+    first byte that is not whitespace opens a JSON object or array
+    (:func:`~.ndjson.looks_like_ndjson`: an SSE line starts with a field name or a colon,
+    never ``{`` or ``[``); SSE otherwise. Only a
+    leading run of whitespace is held back until the choice is made, and it holds no frame,
+    so every frame comes out of the chosen decoder exactly when it would have.
     """
 
     def __init__(self, source: str = "<bytes>", *, strict: bool = True) -> None:
         self.source = source
         self.strict = strict
-        self.decoder: SSEDecoder | EventStreamDecoder | None = None
+        self.decoder: SSEDecoder | EventStreamDecoder | NDJSONDecoder | None = None
+        self._held = b""
 
     def feed(self, chunk: bytes, t: float = math.nan) -> list[Frame]:
         dec = self.decoder
         if dec is None:
             if not chunk:
                 return []
-            dec = self._choose(chunk[:1])
+            head = self._held + chunk
+            if is_eventstream(head[:1]):
+                dec = self._choose(EventStreamDecoder)
+            else:
+                ndjson = looks_like_ndjson(head)
+                if ndjson is None:
+                    self._held = head
+                    return []
+                dec = self._choose(NDJSONDecoder if ndjson else SSEDecoder)
+            chunk, self._held = head, b""
         return dec.feed(chunk, t)
 
     def close(self) -> list[Frame]:
-        return (self.decoder or self._choose(b"")).close()  # an empty capture: SSE says so
+        dec = self.decoder
+        if dec is None:  # empty, or whitespace alone: SSE says what is wrong with it
+            dec = self._choose(SSEDecoder)
+            if self._held:
+                out = dec.feed(self._held)
+                return out + dec.close()
+        return dec.close()
 
-    def _choose(self, first: bytes) -> SSEDecoder | EventStreamDecoder:
-        framing = EventStreamDecoder if is_eventstream(first) else SSEDecoder
+    def _choose(self, framing: type) -> SSEDecoder | EventStreamDecoder | NDJSONDecoder:
         self.decoder = framing(self.source, strict=self.strict)
         return self.decoder
 

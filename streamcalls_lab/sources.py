@@ -20,7 +20,7 @@ from typing import IO
 from . import timing
 
 Source = str | PathLike | bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes]
-CAPTURE_SUFFIXES = (".sse", ".eventstream")  # AWS event-stream: Bedrock
+CAPTURE_SUFFIXES = (".sse", ".eventstream", ".ndjson")  # event-stream: Bedrock; NDJSON: Ollama
 
 
 @dataclass

@@ -168,10 +168,11 @@ WRONG = {
                             "parts[].thought should be a boolean, not str"),
     "parts as an object": ({"candidates": [{"content": {"parts": {"text": "x"}}}]},
                            "content.parts should be a list, not dict"),
-    "a second candidate": ({"candidates": [{"index": 1, "content": {"parts": []}}]},
-                           "candidates[].index should be 0"),
-    "arguments streamed in parts": (chunk(call("f", partialArgs=[], willContinue=True)),
-                                    "functionCall.partialArgs"),
+    "willContinue as a string": (chunk(call("f", willContinue="yes")),
+                                 "functionCall.willContinue should be a boolean, not str"),
+    "a piece with two values": (chunk(call("f", willContinue=False, partialArgs=[
+        {"jsonPath": "$.a", "stringValue": "x", "numberValue": 1}])),
+                                "partialArgs[] should hold one value"),
     "finishReason as a number": (chunk(finish=None, finishReason=1),
                                  "candidates[].finishReason should be a string, not int"),
 }
@@ -306,9 +307,9 @@ def test_damaged_real_captures_load_the_same_either_way(seed: Path, where: float
     assert_same(body[:at] + text + body[at + len(text) * replace:])
 
 
-def _sdk_stream(body: bytes) -> tuple[list[tuple[str, object, object]], list[str]]:
-    """(name, args, id) of each call and each answer text, as the google-genai SDK reads
-    them: its own HTTP client (over an in-memory transport), SSE reader and types."""
+def genai_responses(body: bytes) -> list:
+    """Each chunk as the google-genai SDK reads it: its own HTTP client (an in-memory
+    transport), SSE reader and types."""
     genai = pytest.importorskip("google.genai")
     import httpx
 
@@ -318,9 +319,14 @@ def _sdk_stream(body: bytes) -> tuple[list[tuple[str, object, object]], list[str
     client = genai.Client(api_key="fake", http_options=genai.types.HttpOptions(
         base_url="http://sdk-reference.invalid",
         httpx_client=httpx.Client(transport=httpx.MockTransport(serve))))
+    return list(client.models.generate_content_stream(model="gemini-2.5-flash", contents="x"))
+
+
+def _sdk_stream(body: bytes) -> tuple[list[tuple[str, object, object]], list[str]]:
+    """(name, args, id) of each call and each answer text, as the google-genai SDK reads
+    them (:func:`genai_responses`)."""
     calls, text = [], []
-    for response in client.models.generate_content_stream(model="gemini-2.5-flash",
-                                                           contents="x"):
+    for response in genai_responses(body):
         for cand in response.candidates or []:
             for part in (cand.content and cand.content.parts) or []:
                 if part.function_call is not None:

@@ -217,7 +217,13 @@ def _strings(line: dict[str, Any]) -> list[tuple[str, str]]:
             return [("args_delta", delta["partial_json"])]
         if delta.get("type") == "text_delta":
             return [("text_delta", delta["text"])]
-    if kind == "response.function_call_arguments.delta":
+    if kind == "content_block_start":  # a call's input given whole in its start
+        block = line.get("content_block") or {}
+        if block.get("type") in ("tool_use", "server_tool_use", "mcp_tool_use") and \
+                block.get("input"):
+            return [("args_delta", orjson.dumps(block["input"]).decode())]  # compact as sent
+    if kind in ("response.function_call_arguments.delta", "response.mcp_call_arguments.delta",
+                "response.custom_tool_call_input.delta"):
         return [("args_delta", delta)]
     if kind == "response.output_text.delta":
         return [("text_delta", delta)]

@@ -17,8 +17,10 @@ from typing import Any, Protocol
 
 from ..events import Ev, Hot
 from .anthropic import AnthropicMessages
-from .bedrock import BedrockConverse
+from .bedrock import BedrockConverse, BedrockInvoke
+from .cohere import CohereChat
 from .gemini import Gemini
+from .ollama import Ollama
 from .openai_chat import OpenAIChat
 from .openai_responses import OpenAIResponses
 
@@ -34,7 +36,9 @@ class Reader(Protocol):
 
 
 READERS: dict[str, type[Reader]] = {
-    f.name: f for f in (AnthropicMessages, OpenAIChat, OpenAIResponses, Gemini, BedrockConverse)
+    f.name: f
+    for f in (AnthropicMessages, OpenAIChat, OpenAIResponses, Gemini, BedrockConverse,
+              BedrockInvoke, CohereChat, Ollama)
 }
 """Every wire format's reader, by the name the ``provider`` column shows."""
 

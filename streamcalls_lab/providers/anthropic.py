@@ -1,6 +1,13 @@
 """Anthropic Messages: content blocks announced, filled by deltas, closed by a stop.
 
 https://docs.anthropic.com/en/api/messages-streaming
+
+Server tools (``server_tool_use``: web search, web fetch, code execution) and MCP tools
+(``mcp_tool_use``) are calls like ``tool_use``; their result blocks (``*_tool_result``) are
+``other`` rows whose ``call_id`` is the ``tool_use_id`` they answer. A call's input given
+whole in its start (a server tool called from code execution) is one fragment, the object
+as sent. Fine-grained tool streaming sends the same events, but its arguments may not be
+valid JSON: that is ``valid_json`` False in ``calls()``, never a load error.
 """
 
 from __future__ import annotations
@@ -9,7 +16,8 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from ..events import INT64, Ev, Hot, Index, Kind, fragment_row, index, text
+from ..events import INT64, Ev, Hot, Index, Kind, fragment_row, index, maybe_text, text
+from .spans import object_text
 from .wire import wire_length
 
 _TYPES = frozenset(
@@ -79,6 +87,13 @@ _HOT = Hot(msgspec.json.Decoder(_DeltaEvent).decode, _hot_rows,
            "content_block_delta".__eq__)  # all but a handful of a stream's frames
 
 
+def _whole_input(data: str, given: dict[str, Any], block: int) -> Ev:
+    """A call's input given whole in its start: one fragment, the object exactly as sent."""
+    frag = object_text(data, "input", given, data.find('"content_block"'), len(data),
+                       "content_block.input")
+    return fragment_row("content_block_start", "args_delta", block, frag, len(frag))
+
+
 class AnthropicMessages:
     name = "anthropic-messages"
     hot = _HOT
@@ -105,10 +120,15 @@ class AnthropicMessages:
             cb = payload["content_block"]
             if cb.get("type") in _CALL_BLOCKS:
                 call_id, tool = text(cb["id"], "id"), text(cb["name"], "name")
-                return [Ev(kind, "call_start", block, call_id, tool)]
+                out = [Ev(kind, "call_start", block, call_id, tool)]
+                given = cb.get("input")
+                if given:  # sent whole in the start (a server tool called from code)
+                    out.append(_whole_input(data, given, block))
+                return out
             if cb.get("type") == "text":
                 return [Ev(kind, "text_start", block)]
-            return [Ev(kind, "other", block)]
+            # A server or MCP tool's result block names the call it answers.
+            return [Ev(kind, "other", block, maybe_text(cb.get("tool_use_id"), "tool_use_id"))]
         if kind == "content_block_stop":
             return [Ev(kind, "block_stop", index(payload["index"], "index"))]
         if kind == "message_stop":

@@ -12,9 +12,15 @@ first sign of it. An exception message arrives as an event named by its ``:excep
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
-from ..events import Ev, Kind, fragment_row, index, obj, text
+import orjson
+
+from ..events import Ev, Kind, array, fragment_row, index, obj, text
+from .anthropic import AnthropicMessages
+from .openai_chat import OpenAIChat
 from .wire import wire_length
 
 _TYPES = frozenset(
@@ -50,6 +56,7 @@ class BedrockConverse:
     def sniff(event: str, payload: Any) -> bool:
         return isinstance(payload, dict) and (event in _TYPES or event in _EXCEPTIONS)
 
+
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         if event == "contentBlockDelta":
             block = index(payload["contentBlockIndex"], "contentBlockIndex")
@@ -77,3 +84,96 @@ class BedrockConverse:
             message = payload.get("message") if isinstance(payload, dict) else payload
             return [Ev(event, "error", problem=f"provider error: {event}: {message}")]
         return [Ev(event, "other")]  # messageStart, metadata
+
+
+class BedrockInvoke:
+    """Bedrock ``InvokeModelWithResponseStream``: the model's own events, base64-wrapped.
+
+    https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModelWithResponseStream.html
+
+    Each event-stream message is a ``chunk`` whose payload is ``{"bytes": "<base64>"}``;
+    the bytes are the model family's own streaming JSON. Claude sends Anthropic Messages
+    events (read by that format's reader, ``amazon-bedrock-invocationMetrics`` riding on its
+    ``message_stop``), OpenAI-compatible families (gpt-oss, DeepSeek) Chat Completions
+    chunks, Nova the ConverseStream events each under its own key, and Llama,
+    Titan and Mistral text alone (``generation``, ``outputText``, ``outputs[].text``, with
+    their stop reason). A chunk of any other family is an ``other`` row whose ``problem``
+    says so. Offsets are the outer message's; ``wire_chars`` is measured in the inner JSON.
+    """
+
+    name = "bedrock-invoke"
+    hot = None  # AWS event-stream, like ConverseStream
+
+    def __init__(self) -> None:
+        self._inner: AnthropicMessages | BedrockConverse | OpenAIChat | None = None
+
+    @staticmethod
+    def sniff(event: str, payload: Any) -> bool:
+        return event == "chunk" and isinstance(payload, dict) and "bytes" in payload
+
+    def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
+        if event.endswith("Exception"):
+            message = payload.get("message") if isinstance(payload, dict) else payload
+            return [Ev(event, "error", problem=f"provider error: {event}: {message}")]
+        if event != "chunk":
+            return [Ev(event, "other")]
+        raw = text(obj(payload, "chunk")["bytes"], "chunk.bytes")
+        try:
+            inner_text = base64.b64decode(raw, validate=True).decode("utf-8")
+            inner = orjson.loads(inner_text)
+        except (binascii.Error, UnicodeDecodeError, orjson.JSONDecodeError) as e:
+            raise TypeError(f"chunk.bytes should be base64 of UTF-8 JSON: {e}") from None
+        inner = obj(inner, "the model's event (chunk.bytes)")
+        if self._inner is None:
+            if isinstance(inner.get("type"), str):  # Claude: every event names its type
+                self._inner = AnthropicMessages()
+            elif "choices" in inner:  # OpenAI-compatible families (gpt-oss, DeepSeek, Jamba)
+                self._inner = OpenAIChat()
+            elif any(k in _TYPES for k in inner):  # Nova
+                self._inner = BedrockConverse()
+        if isinstance(self._inner, AnthropicMessages):
+            return self._inner.normalize(text(inner.get("type"), "type"), inner, inner_text)
+        if isinstance(self._inner, OpenAIChat):
+            return self._inner.normalize(event, inner, inner_text)
+        if isinstance(self._inner, BedrockConverse):
+            key = next((k for k in inner if k in _TYPES), None)
+            if key is None:
+                return [Ev(event, "other")]  # invocation metrics alone
+            return self._inner.normalize(key, obj(inner[key], key), inner_text)
+        return _text_family(inner, inner_text)
+
+
+_TEXT_FAMILIES = (  # the key of a text fragment, and of the stop reason that ends the turn
+    ("generation", "stop_reason"),  # Meta Llama
+    ("outputText", "completionReason"),  # Amazon Titan Text
+)
+_METRICS = "amazon-bedrock-invocationMetrics"
+
+
+def _text_family(inner: dict[str, Any], inner_text: str) -> list[Ev]:
+    """A chunk of a model family that streams text alone (no tool calls on this API)."""
+    out: list[Ev] = []
+    for key, stop in _TEXT_FAMILIES:
+        if key in inner:
+            frag = text(inner[key], key)
+            if frag:
+                out.append(fragment_row(key, "text_delta", None, frag,
+                                     wire_length(inner_text, key, frag)))
+            if inner.get(stop) is not None:
+                out.append(Ev(key, "turn_stop"))
+            return out or [Ev(key, "other")]
+    if "outputs" in inner:  # Mistral
+        for output in array(inner["outputs"], "outputs"):
+            output = obj(output, "outputs[]")
+            frag = text(output.get("text", ""), "outputs[].text")
+            if frag:
+                out.append(fragment_row("outputs", "text_delta", None, frag,
+                                     wire_length(inner_text, "text", frag)))
+            if output.get("stop_reason") is not None:
+                out.append(Ev("outputs", "turn_stop"))
+        return out or [Ev("outputs", "other")]
+    if set(inner) == {_METRICS}:
+        return [Ev(_METRICS, "other")]
+    keys = ", ".join(sorted(inner)[:8])
+    return [Ev("chunk", "other", problem=f"a Bedrock invoke chunk from a model family this kit "
+                                          f"does not read (its keys: {keys}): kept as other")]

@@ -12,47 +12,13 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
+from copy import deepcopy
+from itertools import pairwise
 from typing import Any
 
-import orjson
-
-from ..events import Ev, fragment_row, index, maybe_text, obj, text
-
-_scan = json.JSONDecoder().raw_decode  # a JSON value's end, from where it starts
-
-
-@cache
-def _key(key: str) -> re.Pattern[str]:
-    # A bare quote after '{', ',' or whitespace opens a key: inside a string it would
-    # have been escaped, and the character before it a backslash.
-    return re.compile(r'(?<=[{,\s])"' + re.escape(key) + r'"[ \t\n\r]*:[ \t\n\r]*')
-
-
-def _span(data: str, key: str, value: Any, start: int, end: int) -> tuple[int, int] | None:
-    """Where the value of ``key`` that parses to ``value`` stands in ``data[start:end]``.
-
-    Parsing each candidate and comparing keeps a like-named key elsewhere (a nested
-    ``"args"``, a repeated key orjson overrode) from being taken for it.
-    """
-    for m in _key(key).finditer(data, start, end):
-        at = m.end()
-        try:  # (orjson's and json's errors are ValueErrors)
-            found, stop = _scan(data, at)
-            if stop <= end and (
-                found == value if type(value) is str  # a string reads the same in both
-                else type(found) is dict and orjson.loads(data[at:stop]) == value
-            ):  # an object is compared as orjson read it (big integers, floats)
-                return at, stop
-        except (ValueError, RecursionError):
-            continue
-    return None
-
-
-def _list(value: Any, field: str) -> list[Any]:
-    if type(value) is list:
-        return value
-    raise TypeError(f"{field} should be a list, not {type(value).__name__}")
+from ..events import Ev, array, fragment_row, index, maybe_text, obj, text
+from .spans import exact_span, object_text
+from .spans import value_span as _span
 
 
 class Gemini:
@@ -60,7 +26,8 @@ class Gemini:
     hot = None  # a chunk is a whole response: a stream is dozens of them, not thousands
 
     def __init__(self) -> None:
-        self._calls = 0  # function calls so far in the turn: the next one's block
+        self._calls: dict[int, int] = {}  # per candidate: calls so far, the next one's block
+        self._open: dict[int, _Streamed] = {}  # per candidate: a call whose args still stream
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
@@ -74,12 +41,13 @@ class Gemini:
                  or "usageMetadata" in payload or "promptFeedback" in payload)
         )
 
+
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
-        calls = self._calls
+        state = deepcopy((self._calls, self._open))
         try:
             return self._chunk(event, payload, data)
         except Exception:
-            self._calls = calls  # a chunk reported as a problem numbers no call
+            self._calls, self._open = state  # a chunk reported as a problem changes nothing
             raise
 
     def _chunk(self, event: str, payload: Any, data: str) -> list[Ev]:
@@ -94,25 +62,22 @@ class Gemini:
             return [Ev(event, "error", problem=f"provider error: {err}")]
         out: list[Ev] = []
         at = 0  # parts stand in data in order: each is looked for after the one before
-        for number, cand in enumerate(_list(candidates or [], "candidates")):
+        for number, cand in enumerate(array(candidates or [], "candidates")):
             cand = obj(cand, "candidates[]")
             k = cand.get("index")
             k = number if k is None else index(k, "candidates[].index")  # 0 is left out
-            if k != 0:
-                raise TypeError(f"candidates[].index should be 0 (one candidate per chunk: "
-                                f"candidateCount > 1 is not supported), not {k}")
             content = obj(cand.get("content") or {}, "candidates[].content")
-            for part in _list(content.get("parts") or [], "content.parts"):
-                at = self._part(event, obj(part, "parts[]"), data, at, out)
+            for part in array(content.get("parts") or [], "content.parts"):
+                at = self._part(event, obj(part, "parts[]"), data, at, out, k)
             if maybe_text(cand.get("finishReason"), "candidates[].finishReason"):
-                out.append(Ev(event, "turn_stop"))
+                out.append(Ev(event, "turn_stop", choice=k))
         feedback = payload.get("promptFeedback")
         if isinstance(feedback, dict) and feedback.get("blockReason") and not candidates:
             out.append(Ev(event, "turn_stop"))  # the prompt was blocked: no answer follows
         return out or [Ev(event, "other")]
 
     def _part(self, event: str, part: dict[str, Any], data: str, at: int,
-              out: list[Ev]) -> int:
+              out: list[Ev], k: int) -> int:
         """The rows of one part, in the order its keys stand; where its text ends."""
         before = len(out)
         for key in part:  # orjson keeps the keys in wire order
@@ -128,36 +93,138 @@ class Gemini:
                     at = span[1]
                     wire = span[1] - span[0] - 2  # without the quotes
                 if thought:
-                    out.append(Ev(event, "other"))  # a thinking summary
+                    out.append(Ev(event, "other", choice=k))  # a thinking summary
                 else:
-                    out.append(fragment_row(event, "text_delta", None, frag, wire))
+                    out.append(fragment_row(event, "text_delta", None, frag, wire, k))
             elif key == "functionCall":
-                at = self._call(event, obj(part[key], "parts[].functionCall"), data, at, out)
+                fc = obj(part[key], "parts[].functionCall")
+                if "partialArgs" in fc or fc.get("willContinue") not in (None, False) \
+                        or k in self._open:
+                    at = self._streamed(event, fc, data, at, out, k)
+                else:
+                    at = self._call(event, fc, data, at, out, k)
         if len(out) == before:  # a signature, code execution, a built-in tool, ...
-            out.append(Ev(event, "other"))
+            out.append(Ev(event, "other", choice=k))
         return at
 
-    def _call(self, event: str, fc: dict[str, Any], data: str, at: int,
-              out: list[Ev]) -> int:
-        """A whole call: announced, its arguments in one fragment, stopped."""
-        if "partialArgs" in fc or fc.get("willContinue"):
-            raise TypeError("functionCall.partialArgs: arguments streamed over several "
-                            "parts (Vertex AI streamFunctionCallArguments) are not supported")
+    def _announce(self, event: str, fc: dict[str, Any], out: list[Ev], k: int) -> int:
         tool = text(fc.get("name"), "functionCall.name")
         call_id = maybe_text(fc.get("id"), "functionCall.id")
+        block = self._calls.get(k, 0)
+        self._calls[k] = block + 1
+        out.append(Ev(event, "call_start", block, call_id, tool, choice=k))
+        return block
+
+    def _call(self, event: str, fc: dict[str, Any], data: str, at: int,
+              out: list[Ev], k: int) -> int:
+        """A whole call: announced, its arguments in one fragment, stopped."""
         args = fc.get("args")
-        block = self._calls
-        self._calls += 1
-        out.append(Ev(event, "call_start", block, call_id, tool))
-        span = _span(data, "functionCall", fc, at, len(data))
-        if span is None:
-            raise TypeError("functionCall: not found as written in the data line")
+        block = self._announce(event, fc, out, k)
+        span = exact_span(data, "functionCall", fc, at, len(data), "functionCall")
         if args is not None:
-            obj(args, "functionCall.args")
-            where = _span(data, "args", args, span[0], span[1])
-            if where is None:
-                raise TypeError("functionCall.args: not found as written in the data line")
-            frag = data[where[0]:where[1]]  # byte-exact: the object as it was sent
-            out.append(fragment_row(event, "args_delta", block, frag, len(frag)))
-        out.append(Ev(event, "block_stop", block))
+            frag = object_text(data, "args", args, *span, "functionCall.args")
+            out.append(fragment_row(event, "args_delta", block, frag, len(frag), k))
+        out.append(Ev(event, "block_stop", block, choice=k))
         return span[1]
+
+    def _streamed(self, event: str, fc: dict[str, Any], data: str, at: int,
+                  out: list[Ev], k: int) -> int:
+        """One part of a call whose arguments stream (Vertex AI ``partialArgs``).
+
+        The part that names the call announces it; each piece (a ``jsonPath`` and a value;
+        a string value is appended to what that path holds) is an ``other`` row whose
+        fragment is the value; the first part whose ``willContinue`` is not true ends the
+        call: one ``args_delta`` then carries the arguments assembled from the pieces
+        (compact JSON, never on the wire as such, so ``wire_chars`` is NA), then its stop.
+        """
+        more = fc.get("willContinue", False)
+        if type(more) is not bool:
+            raise TypeError(f"functionCall.willContinue should be a boolean, "
+                            f"not {type(more).__name__}")
+        call = self._open.get(k)
+        if call is None:
+            call = self._open[k] = _Streamed(self._announce(event, fc, out, k))
+        elif fc.get("name") is not None:
+            raise TypeError("functionCall.name: a new call began before the streamed one "
+                            "ended (willContinue was true)")
+        for piece in array(fc.get("partialArgs") or [], "functionCall.partialArgs"):
+            frag = call.add(obj(piece, "partialArgs[]"))
+            out.append(Ev(event, "other", call.block, fragment=frag, choice=k))
+        if not more:
+            del self._open[k]
+            args = json.dumps(call.args, separators=(",", ":"), ensure_ascii=False)
+            out.append(Ev(event, "args_delta", call.block, fragment=args, choice=k))
+            out.append(Ev(event, "block_stop", call.block, choice=k))
+        span = _span(data, "functionCall", fc, at, len(data))
+        return at if span is None else span[1]
+
+
+_VALUES = ("stringValue", "numberValue", "boolValue", "nullValue")
+_STEP = re.compile(r"\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]")
+
+
+class _Streamed:
+    """A call whose arguments arrive as ``partialArgs`` pieces, assembled by ``jsonPath``."""
+
+    def __init__(self, block: int) -> None:
+        self.block = block
+        self.args: dict[str, Any] = {}
+
+    def add(self, piece: dict[str, Any]) -> str | None:
+        """Put one piece in place; its value's text, for the row's fragment."""
+        path = text(piece.get("jsonPath"), "partialArgs[].jsonPath")
+        found = [key for key in _VALUES if key in piece]
+        if not found:
+            return None  # a piece that only says more follows
+        if len(found) > 1:
+            raise TypeError(f"partialArgs[] should hold one value, not {', '.join(found)}")
+        value = None if found[0] == "nullValue" else piece[found[0]]
+        if found[0] == "stringValue":
+            text(value, "partialArgs[].stringValue")
+        parent, key = self._slot(path)
+        if found[0] == "stringValue" and isinstance(_get(parent, key), str):
+            value = _get(parent, key) + value
+        _set(parent, key, value)
+        return piece[found[0]] if found[0] == "stringValue" else json.dumps(value)
+
+    def _slot(self, path: str) -> tuple[Any, str | int]:
+        """The container a path's last step is in (made on the way), and that step."""
+        if not path.startswith("$"):
+            raise TypeError(f"partialArgs[].jsonPath should start with $, not {path!r}")
+        steps: list[str | int] = []
+        at = 1
+        while at < len(path):
+            m = _STEP.match(path, at)
+            if m is None:
+                raise TypeError(f"partialArgs[].jsonPath {path!r}: cannot read it after {at}")
+            name, number, quoted = m.groups()
+            steps.append(int(number) if number is not None else name if name is not None
+                         else re.sub(r"\\(.)", r"\1", quoted))
+            at = m.end()
+        if not steps:
+            raise TypeError("partialArgs[].jsonPath should name an argument, not be $")
+        node: Any = self.args
+        for step, after in pairwise(steps):
+            child = _get(node, step)
+            if child is None:
+                child = [] if isinstance(after, int) else {}
+                _set(node, step, child)
+            node = child
+        return node, steps[-1]
+
+
+def _get(node: Any, step: str | int) -> Any:
+    if isinstance(step, int):
+        if type(node) is not list:
+            raise TypeError(f"partialArgs[].jsonPath indexes [{step}] into a non-list")
+        return node[step] if step < len(node) else None
+    if type(node) is not dict:
+        raise TypeError(f"partialArgs[].jsonPath names .{step} in a non-object")
+    return node.get(step)
+
+
+def _set(node: Any, step: str | int, value: Any) -> None:
+    _get(node, step)  # the container's type is checked there
+    if isinstance(step, int):
+        node.extend([None] * (step + 1 - len(node)))
+    node[step] = value

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from ..events import DONE, INT64, Ev, Hot, Index, fragment_row, maybe_text, text
+from ..events import DONE, INT64, Ev, Hot, Index, fragment_row, maybe_text, obj, text
 from ..events import index as block_index
 from .wire import wire_length, wire_lengths
 
@@ -122,7 +122,11 @@ class OpenAIChat:
                 content = text(content, "delta.content")
                 out.append(fragment_row(name, "text_delta", None, content,
                                         wire_length(data, "content", content), k))
-            for pos, tc in enumerate(delta.get("tool_calls") or ()):
+            calls = delta.get("tool_calls") or ()
+            legacy = delta.get("function_call")
+            if legacy is not None:  # the deprecated single call: no id, no index
+                calls = [*calls, {"index": 0, "function": obj(legacy, "delta.function_call")}]
+            for pos, tc in enumerate(calls):
                 index = tc.get("index", pos)
                 fn = tc.get("function") or {}
                 cid, tool, args = tc.get("id"), fn.get("name"), fn.get("arguments")

@@ -1,6 +1,11 @@
 """OpenAI Responses: output items announced, argument deltas, a ``.done`` with the whole string.
 
 https://platform.openai.com/docs/api-reference/responses-streaming
+
+Three item types are calls whose input streams: ``function_call`` (JSON arguments),
+``custom_tool_call`` (a custom tool's free-text ``input``: not JSON, ``calls()`` says so in
+``args_format``) and ``mcp_call`` (JSON arguments of a remote MCP tool the server runs; it
+has no ``call_id``, so its item ``id`` stands in).
 """
 
 from __future__ import annotations
@@ -16,7 +21,19 @@ from .wire import wire_length
 _TURN_STOPS = frozenset(("response.completed", "response.incomplete", "response.failed"))
 _DELTA_KINDS: dict[str, Kind] = {  # read by normalize and by the fast path's _hot_rows
     "response.function_call_arguments.delta": "args_delta",
+    "response.custom_tool_call_input.delta": "args_delta",
+    "response.mcp_call_arguments.delta": "args_delta",
     "response.output_text.delta": "text_delta",
+}
+_DONE = {  # a done event -> the field repeating the whole input
+    "response.function_call_arguments.done": "arguments",
+    "response.custom_tool_call_input.done": "input",
+    "response.mcp_call_arguments.done": "arguments",
+}
+CALL_ITEMS = {  # item type -> (the field naming the call, the field holding its input)
+    "function_call": ("call_id", "arguments"),
+    "custom_tool_call": ("call_id", "input"),
+    "mcp_call": ("id", "arguments"),
 }
 
 
@@ -77,31 +94,36 @@ class OpenAIResponses:
         if row_kind is not None:
             frag = text(payload["delta"], "delta")
             return [fragment_row(kind, row_kind, block, frag, wire_length(data, "delta", frag))]
-        if kind == "response.function_call_arguments.done":
+        field = _DONE.get(kind)
+        if field is not None:
             return [Ev(kind, "args_done", block, tool=maybe_text(payload.get("name"), "name"),
-                       final=text(payload["arguments"], "arguments"))]
+                       final=text(payload[field], field))]
         if kind == "response.output_item.added":
             item = payload["item"]
             if isinstance(item.get("id"), str) and block is not None:
                 self._items[item["id"]] = block
-            if item.get("type") == "function_call":
-                call_id = maybe_text(item.get("call_id"), "item.call_id")
+            fields = CALL_ITEMS.get(item.get("type"))  # type: ignore[arg-type]
+            if fields is not None:
+                id_field, input_field = fields
+                call_id = maybe_text(item.get(id_field), f"item.{id_field}")
                 tool = maybe_text(item.get("name"), "item.name")
                 out = [Ev(kind, "call_start", block, call_id, tool)]
-                if item.get("arguments"):
-                    frag = text(item["arguments"], "item.arguments")
+                if item.get(input_field):
+                    frag = text(item[input_field], f"item.{input_field}")
                     out.append(Ev(kind, "args_delta", block, fragment=frag,
-                                  wire_chars=wire_length(data, "arguments", frag)))
+                                  wire_chars=wire_length(data, input_field, frag)))
                 return out
             if item.get("type") == "message":
                 return [Ev(kind, "text_start", block)]
             return [Ev(kind, "other", block)]
         if kind == "response.output_item.done":
             item = payload["item"]
-            if item.get("type") == "function_call":
-                call_id = maybe_text(item.get("call_id"), "item.call_id")
+            fields = CALL_ITEMS.get(item.get("type"))  # type: ignore[arg-type]
+            if fields is not None:
+                id_field, input_field = fields
+                call_id = maybe_text(item.get(id_field), f"item.{id_field}")
                 tool = maybe_text(item.get("name"), "item.name")
-                final = maybe_text(item.get("arguments"), "item.arguments")
+                final = maybe_text(item.get(input_field), f"item.{input_field}")
                 return [Ev(kind, "block_stop", block, call_id, tool, final=final)]
             return [Ev(kind, "block_stop", block)]
         if kind in _TURN_STOPS:

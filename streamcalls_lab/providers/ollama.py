@@ -1,0 +1,89 @@
+"""Ollama's native API (``POST /api/chat``, and ``/api/generate``): one JSON object per line.
+
+https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion
+
+The framing is NDJSON (:mod:`streamcalls_lab.ndjson`), not SSE. Each line is a whole
+response so far: ``message.content`` is a text fragment (``response`` for ``/api/generate``),
+``message.thinking`` the model's reasoning, and ``message.tool_calls`` calls that arrive
+whole, ``function.arguments`` a JSON object, with no id and often no index. Calls are
+numbered in order of arrival, as Gemini's are; each is announced, given its arguments as
+one fragment (the object's text exactly as it stood in the line, as for Gemini) and stopped,
+in one line. ``"done": true`` ends the turn; an ``{"error": …}`` line is the server's error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..events import Ev, array, fragment_row, maybe_text, obj, text
+from .spans import exact_span, object_text
+from .wire import wire_length
+
+
+class Ollama:
+    name = "ollama"
+    hot = None  # the fast path reads SSE captures only, and this is NDJSON
+
+    def __init__(self) -> None:
+        self._calls = 0  # calls so far in the turn: the next one's block
+
+    @staticmethod
+    def sniff(event: str, payload: Any) -> bool:
+        # Never a frame another format claims: those carry a type, choices or candidates.
+        return (
+            isinstance(payload, dict)
+            and type(payload.get("done")) is bool
+            and ("message" in payload or "response" in payload)
+            and "type" not in payload
+            and "choices" not in payload
+        )
+
+
+    def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
+        calls = self._calls
+        try:
+            return self._line(payload, data)
+        except Exception:
+            self._calls = calls  # a line reported as a problem numbers no call
+            raise
+
+    def _line(self, payload: Any, data: str) -> list[Ev]:
+        payload = obj(payload, "an Ollama line")
+        done = payload.get("done")
+        if done is not None and type(done) is not bool:
+            raise TypeError(f"done should be a boolean, not {type(done).__name__}")
+        name = "done" if done else "chunk"
+        if "error" in payload:
+            return [Ev("error", "error", problem=f"provider error: {payload['error']}")]
+        out: list[Ev] = []
+        message = obj(payload.get("message") or {}, "message")
+        content = message.get("content") if "message" in payload else payload.get("response")
+        key = "content" if "message" in payload else "response"
+        if content:
+            frag = text(content, key)
+            out.append(fragment_row(name, "text_delta", None, frag, wire_length(data, key, frag)))
+        at = 0
+        for tc in array(message.get("tool_calls") or [], "message.tool_calls"):
+            at = self._call(name, obj(tc, "tool_calls[]"), data, at, out)
+        if done:
+            out.append(Ev(name, "turn_stop"))
+        return out or [Ev(name, "other")]  # thinking alone, or nothing new
+
+    def _call(self, name: str, tc: dict[str, Any], data: str, at: int, out: list[Ev]) -> int:
+        """A whole call: announced, its arguments in one fragment, stopped."""
+        fn = obj(tc.get("function"), "tool_calls[].function")
+        tool = text(fn.get("name"), "function.name")
+        call_id = maybe_text(tc.get("id"), "tool_calls[].id")
+        span = exact_span(data, "function", fn, at, len(data), "tool_calls[].function")
+        block = self._calls
+        self._calls += 1
+        out.append(Ev(name, "call_start", block, call_id, tool))
+        args = fn.get("arguments")
+        if type(args) is str:  # a server that sends the arguments as a string
+            out.append(fragment_row(name, "args_delta", block, args,
+                                 wire_length(data[span[0]:span[1]], "arguments", args)))
+        elif args is not None:
+            frag = object_text(data, "arguments", args, *span, "function.arguments")
+            out.append(fragment_row(name, "args_delta", block, frag, len(frag)))
+        out.append(Ev(name, "block_stop", block))
+        return span[1]

@@ -1,0 +1,65 @@
+"""A stream of unknown format still loads, and each row says what it looks like and why it is
+not read: never ``provider == "unknown"`` with no reason."""
+
+from __future__ import annotations
+
+import pytest
+
+import streamcalls_lab as scl
+from streamcalls_lab.encode import event_message
+
+from .test_providers import sse
+from .wire_samples import ndjson
+
+COHERE_V1 = sse((None, {"is_finished": False, "event_type": "stream-start",
+                        "generation_id": "g1"}),
+                (None, {"is_finished": False, "event_type": "text-generation", "text": "Hi"}))
+ANTHROPIC_LEGACY = sse(("completion", {"type": "completion", "completion": " Hello",
+                                       "stop_reason": None, "model": "claude-2.1"}))
+AI_SDK_UI = sse((None, {"type": "start", "messageId": "m1"}),
+                (None, {"type": "tool-input-delta", "toolCallId": "c1",
+                        "inputTextDelta": '{"a"'}))
+ASSISTANTS = sse(("thread.run.step.delta", {"id": "step_1", "object": "thread.run.step.delta",
+                                            "delta": {"step_details": {}}}))
+HAR_ONE_LINE = ndjson({"log": {"version": "1.2", "entries": []}})
+OLLAMA_PULL = ndjson({"status": "pulling manifest"}, {"status": "success"})
+SOMETHING = sse((None, {"result": [], "token": "x"}))
+
+REASONS = {
+    "cohere v1": (COHERE_V1, "looks like Cohere v1 chat"),
+    "anthropic text completions": (ANTHROPIC_LEGACY, "looks like Anthropic Text Completions"),
+    "ai sdk ui stream": (AI_SDK_UI, "looks like a Vercel AI SDK UI message stream"),
+    "assistants": (ASSISTANTS, "looks like the OpenAI Assistants API"),
+    "har on one line": (HAR_ONE_LINE, "looks like a HAR export"),
+    "ollama progress": (OLLAMA_PULL, "looks like Ollama progress lines"),
+    "anything else": (SOMETHING, "a JSON object with keys result, token"),
+    "not an object": (sse((None, [1, 2])), "the data is a JSON list"),
+    "aws events of another service": (
+        event_message("TranscriptEvent", b'{"Transcript": {"Results": []}}'),
+        "event 'TranscriptEvent', a JSON object with keys Transcript"),
+}
+
+
+@pytest.mark.parametrize("case", REASONS)
+def test_every_row_of_an_unknown_stream_says_what_it_looks_like(case: str) -> None:
+    body, reason = REASONS[case]
+    df = scl.load(body)  # strict: an unknown format is not an error
+    assert set(df.provider) == {"unknown"} and set(df.kind) == {"other"}
+    assert df.problem.str.contains(reason, regex=False).all(), df.problem.tolist()
+
+
+def test_the_reason_survives_lenient_mode() -> None:
+    df = scl.load(COHERE_V1, strict=False)
+    assert df.problem.notna().all()
+
+
+def test_a_provider_error_in_an_unknown_stream_is_still_an_error_row() -> None:
+    df = scl.load(sse((None, {"error": {"message": "overloaded"}})))
+    assert (df.kind.tolist(), df.problem.tolist()) == (["error"], ["provider error: overloaded"])
+
+
+def test_a_known_format_has_no_such_reason() -> None:
+    df = scl.load(ndjson({"model": "m", "created_at": "t", "message": {"content": "a"},
+                          "done": True}))
+    assert df.problem.isna().all()
+
