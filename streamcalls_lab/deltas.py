@@ -299,6 +299,27 @@ class EventDecoder:
 
 
 def _load_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: bool) -> None:
+    """One capture's rows; an entry that cannot be read, or a recording that broke off,
+    is a :class:`CaptureError` (strict) or an error row (lenient) naming why."""
+    if cap.problem is not None:
+        if strict:
+            raise cap.problem
+        out.add(cap.name, [_source_problem(cap.problem, 0, UNKNOWN)])
+        return
+    try:
+        _decode_one(cap, provider, strict, out, bulk and cap.cut_off is None)
+    except CaptureError as e:  # lenient decoding never raises: the source itself failed
+        if strict or e.source == cap.name:
+            raise
+        out.add(cap.name, [_source_problem(e, 0, UNKNOWN)])
+
+
+def _source_problem(e: CaptureError, n: int, provider: str) -> Decoded:
+    fr = Frame(e.offset, e.offset, "", "", problem=e.reason)
+    return _new(Decoded, (fr, n, provider, Ev("", "error", problem=f"{e.source}: {e.reason}")))
+
+
+def _decode_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: bool) -> None:
     chunks = cap.chunks
     if bulk:
         body = cap.whole()
@@ -310,12 +331,19 @@ def _load_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: bo
             chunks = [body]
     dec = EventDecoder(cap.name, provider=provider, strict=strict)
     rows: list[Decoded] = []
+    size = 0
     for chunk in chunks:
         if isinstance(chunk, tuple):
             rows += dec.feed(chunk[1], chunk[0])
+            size += len(chunk[1])
         else:
             rows += dec.feed(chunk)
+            size += len(chunk)
     rows += dec.close()
+    if (cut := cap.broke_off(size)) is not None:
+        if strict:
+            raise cut
+        rows.append(_source_problem(cut, dec._frames, dec.provider))
     out.add(cap.name, rows)
 
 
