@@ -24,6 +24,7 @@ class Command:
 
 
 COMMANDS: dict[str, Command] = {}
+COMMANDS_PROG = "python -m streamcalls_lab"
 
 
 def arg(*names: str, **options: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
@@ -132,11 +133,14 @@ def cmd_import(ns: argparse.Namespace) -> int:
 )
 def cmd_redact(ns: argparse.Namespace) -> int:
     """Replace values with same-size filler, keeping every length, split and escape."""
-    from .redact import redact_paths
+    from .redact import Refused, redact_paths
 
-    written = redact_paths(ns.paths, ns.out, salt=ns.salt)
+    refused: list[Refused] = []
+    written = redact_paths(ns.paths, ns.out, salt=ns.salt, refused=refused)
     print(f"redacted {len(written)} capture(s) into {ns.out}")
-    return 0
+    for e in refused:
+        print(f"{COMMANDS_PROG} redact: error: {e} (nothing written for it)", file=sys.stderr)
+    return 1 if refused else 0
 
 
 @command(
@@ -205,7 +209,7 @@ def cmd_coverage(ns: argparse.Namespace) -> int:
 # -- entry point ---------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m streamcalls_lab",
+        prog=COMMANDS_PROG,
         description="Replay, serve, record, import and redact streamed LLM tool calls.",
     )
     subs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
