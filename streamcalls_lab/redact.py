@@ -21,15 +21,37 @@ each read arrived. Redaction keeps all of it and replaces the data:
 - **Ids are replaced consistently:** the same id maps to the same stand-in
   everywhere a run sees it (an HMAC of the id, letters to letters, digits to
   digits, the ``toolu_``/``call_`` prefix kept).
-- Kept as they are: SSE field names and comments, event types, object keys,
-  numbers outside arguments (indexes, token counts), and the values of
-  schema keys (``type``, ``role``, ``name``, ``model``, ``finish_reason``...).
 
-- Numbers under a ``bytes`` key (Chat ``logprobs`` spell each token out as
-  byte values) get their digits replaced too.
+**Default deny.** Every JSON string and number is replaced unless the policy
+below names it; so a format added later is redacted whole before anyone lists
+its structure. Kept on purpose, because loading needs them to find the same
+events, blocks and calls:
 
-Known gaps: a data line that is not valid UTF-8 is left as it is, and so is
-any text outside ``data`` lines (SSE ``id:`` fields, comments).
+- object keys (schema, in arguments too: ``{"city": ...}`` keeps ``city``);
+  ``true``/``false``/``null``; punctuation and whitespace;
+- SSE field names, ``event:`` values (event types) and ``retry:`` digits;
+  comments only when a known keep-alive (``ping``, ``OPENROUTER PROCESSING``...);
+- the values of schema keys (:data:`SCHEMA_KEYS`: ``type``, ``role``, tool
+  ``name``, ``model``, ``finish_reason``...), and numbers under
+  :data:`NUMBER_KEYS` or named like a token count, but only where every
+  object above them is a known envelope (:data:`CONTAINERS`). Inside an
+  argument object (Gemini ``functionCall.args``, Anthropic ``input``, Ollama
+  ``arguments``, Bedrock ``toolUse.input``) or any object not listed, a
+  ``name`` or ``status`` or ``42`` is data like any other;
+- an id's provider prefix (``toolu_``, ``call_``...: :data:`_ID_PREFIX`); the
+  rest of the id, ``id:`` fields included, is replaced consistently.
+
+Header values of AWS event-stream messages are filler except the ``:``-named
+ones AWS defines; each message's CRC is recomputed (one that was wrong stays
+wrong). Bedrock InvokeModel's base64 ``bytes`` are unwrapped, redacted and
+wrapped again. A line that is no SSE field (every reader ignores it), a data
+line that is not JSON, junk inside broken JSON and the characters around bytes
+that are not UTF-8 are filler; the stray bytes themselves stay (a broken byte
+spells nothing) so the capture fails to decode exactly where it did.
+
+**Refused, nothing written:** an empty file, bytes with no complete SSE frame
+or event-stream message (JSON lines, a HAR, a PNG, a stream cut in its first
+frame): :class:`Refused` names the file, the byte and why.
 """
 
 from __future__ import annotations
@@ -85,6 +107,11 @@ KEPT_COMMENTS = frozenset(("", "ping", "keep-alive", "keepalive", "heartbeat",
 """SSE comments kept as they are (keep-alives servers send); any other comment is filler."""
 _LITERALS = frozenset(("true", "false", "null"))
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_ID_PREFIX = re.compile(
+    r"(?:toolu|srvtoolu|call|msg|resp|fc|rs|msg|chatcmpl|cmpl|gen|item|tooluse|ctc|mcp|ws|"
+    r"ig|run|req|evt|chunk)[_-]"
+)
+"""Id prefixes providers use (``toolu_``, ``call_``...), kept; any other prefix is replaced."""
 _HEADER_SIZES = {2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}  # event-stream header value sizes
 ID_KEYS = frozenset((
     "id", "call_id", "item_id", "tool_use_id", "tool_call_id", "response_id",
@@ -337,7 +364,7 @@ class Redactor:
         """The stand-in for an id: same length and character classes, prefix kept."""
         if value in self._ids:
             return self._ids[value]
-        m = re.match(r"[A-Za-z]{1,12}[_-]", value)
+        m = _ID_PREFIX.match(value)
         keep = m.end() if m and m.end() < len(value) else 0
         stream = self._stream(value)
         out = [value[:keep]]
@@ -400,7 +427,9 @@ class Redactor:
     def _chat_key(call: tuple[Any, ...], scalars: dict[tuple[Any, ...], str]) -> tuple[Any, ...]:
         i = call.index("tool_calls")
         choice = scalars.get((*call[:2], "index"), call[1]) if call[:1] == ("choices",) else 0
-        return ("c", choice, scalars.get((*call[: i + 2], "index"), call[i + 1]))
+        # Chat: tool_calls[i]; Cohere: one tool_calls object, keyed by the event's index.
+        slot = call[i + 1] if len(call) > i + 1 else scalars.get(("index",))
+        return ("c", choice, scalars.get((*call[: i + 2], "index"), slot))
 
     def _value(
         self, wire: str, path: tuple[Any, ...], scalars: dict[tuple[Any, ...], str], turn: _Turn
@@ -479,18 +508,16 @@ class Redactor:
             elif name == b"":  # a comment
                 text = _text(body[value:end])
                 if text.strip() not in KEPT_COMMENTS:
-                    out[value:end] = _same_size("".join(map(fill, text)), end - value,
-                                                bytes_out=True)
+                    out[value:end] = _same_size("".join(map(fill, text)), end - value)
             elif name == b"id":
-                out[value:end] = _same_size(self.id(_text(body[value:end])), end - value,
-                                            bytes_out=True)
+                out[value:end] = _same_size(self.id(_text(body[value:end])), end - value)
             elif name == b"retry":
                 if not body[value:end].isdigit():
                     out[value:end] = _same_size("".join(map(fill, _text(body[value:end]))),
                                                 end - value)
-            elif name != b"event":
-                raise Refused(source, start, f"not an SSE field: a line starting "
-                                             f"{body[start:min(end, start + 20)]!r}")
+            elif name != b"event":  # not a field: every reader ignores it, so it is filler
+                out[start:end] = _same_size("".join(map(fill, _text(body[start:end]))),
+                                            end - start)
         return bytes(out)
 
     def _eventstream(self, body: bytes, source: str) -> bytes:
