@@ -72,6 +72,7 @@ from typing import Any
 from zlib import crc32
 
 from . import timing
+from .encode import encode_message
 from .eventstream import PRELUDE, is_eventstream
 from .sources import CAPTURE_SUFFIXES, entry_problem
 from .sse import SSEDecoder
@@ -527,21 +528,24 @@ class Redactor:
         turn = _Turn()
         at = 0
         while at + PRELUDE <= len(body):
-            total, hlen, _ = struct.unpack_from(">III", body, at)
-            if total < PRELUDE + 4 or hlen > total - PRELUDE - 4 or at + total > len(body):
-                break
+            total, hlen, head_crc = struct.unpack_from(">III", body, at)
+            if (total < PRELUDE + 4 or hlen > total - PRELUDE - 4 or at + total > len(body)
+                    or crc32(body[at : at + 8]) != head_crc):
+                break  # decoding stops here too: the rest is a damaged tail
             heads = at + PRELUDE
             payload = heads + hlen
             end = at + total - 4
             try:
-                out[heads:payload] = self._headers(body[heads:payload])
+                headers = self._headers(body[heads:payload])
             except (IndexError, UnicodeDecodeError, ValueError):
-                out[heads:payload] = b"x" * hlen
+                headers = b"x" * hlen
             text = _text(body[payload:end])
-            out[payload:end] = _same_size(self.data(text, turn), end - payload)
+            message = bytearray(encode_message(headers, _same_size(self.data(text, turn),
+                                                                   end - payload)))
             stored = struct.unpack_from(">I", body, end)[0]
-            wrong = crc32(body[at:end]) ^ stored
-            struct.pack_into(">I", out, end, crc32(out[at:end]) ^ wrong)
+            wrong = crc32(body[at:end]) ^ stored  # 0 unless the capture's CRC was wrong
+            struct.pack_into(">I", message, total - 4, crc32(message[:-4]) ^ wrong)
+            out[at : at + total] = message
             at += total
         if at == 0:
             raise Refused(source, 0, "not an AWS event-stream: no complete message (cut in "

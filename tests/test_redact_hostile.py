@@ -209,3 +209,21 @@ def test_refusals_are_collected_and_the_rest_still_written(tmp_path: Path) -> No
                            progress=False, refused=refused)
     assert [p.name for p in written] == ["b.sse"] and [e.source for e in refused] == [
         str(tmp_path / "a.sse")]
+
+
+def test_an_event_stream_message_with_a_wrong_crc_stays_wrong_and_others_stay_right() -> None:
+    first = bytearray(event("contentBlockDelta", json.dumps({"contentBlockIndex": 0,
+                                                             "delta": {"text": MARK}})))
+    first[-1] ^= 0xFF  # its message CRC no longer matches
+    body = bytes(first) + event("messageStop", '{"stopReason":"end_turn"}')
+    redacted = Redactor(SALT).capture(body)
+    assert MARK.encode() not in redacted
+    assert [f.problem is None for f in decode(redacted, strict=False)] == [
+        f.problem is None for f in decode(body, strict=False)]
+
+
+def test_an_event_stream_cut_mid_message_keeps_no_byte_of_the_cut_payload() -> None:
+    body = event("messageStart", '{"role":"assistant"}') + event(
+        "contentBlockDelta", json.dumps({"delta": {"text": MARK}}))[:-6]
+    redacted = Redactor(SALT).capture(body)
+    assert len(redacted) == len(body) and MARK.encode() not in redacted
