@@ -118,11 +118,15 @@ def cmd_record(ns: argparse.Namespace) -> int:
 )
 def cmd_import(ns: argparse.Namespace) -> int:
     """Extract event streams from HAR, VCR and JSON-lines recordings as .sse captures."""
+    from .errors import CaptureError
     from .importers import import_paths
 
-    written = import_paths(ns.files, ns.out)
+    errors: list[CaptureError] = []
+    written = import_paths(ns.files, ns.out, errors=errors)
     print(f"wrote {len(written)} capture(s) to {ns.out}")
-    return 0
+    for e in errors:
+        print(f"{COMMANDS_PROG} import: error: {e} (skipped)", file=sys.stderr)
+    return 1 if errors else 0
 
 
 @command(

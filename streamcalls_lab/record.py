@@ -152,7 +152,7 @@ def record(
         raise RecordError("the URL must be http:// or https:// with a host")
     env = default_key_env(url) if key_env == "auto" else key_env
     key = _key(env)
-    secrets = [key] if key else []
+    secrets = ([key] if key else []) + provenance.url_secrets(url)
     safe_url = provenance.scrub_url(url, secrets)
     send = {
         "content-type": "application/json",
