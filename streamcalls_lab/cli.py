@@ -66,6 +66,8 @@ def cmd_serve(ns: argparse.Namespace) -> int:
     server = SSEServer(ns.capture, port=ns.port, speed=ns.speed, default_delay=ns.delay,
                        status=ns.status)
     print(f"serving {', '.join(server.names)} at {server.base_url} (any POST or GET path)")
+    for why in server.skipped:
+        print(f"not served: {why}", file=sys.stderr)
     print(f"  anthropic.Anthropic(base_url={server.base_url!r}, api_key='fake')")
     print(f"  openai.OpenAI(base_url={server.base_url + '/v1'!r}, api_key='fake')")
     print("Ctrl-C to stop", flush=True)
