@@ -157,9 +157,27 @@ def cmd_redact(ns: argparse.Namespace) -> int:
 )
 def cmd_replay(ns: argparse.Namespace) -> int:
     """Write a capture to stdout at its recorded pace, like watching it arrive."""
+    from .deltas import load_captures
+    from .eventstream import is_eventstream
+    from .fixtures import unreadable
     from .replay import replay
+    from .sources import resolve
+
+    caps = resolve(ns.capture)
+    bad = unreadable(load_captures(caps, strict=False), [c.name for c in caps])
+    for name, why in bad.items():  # never a PNG or a JSON file dumped onto the terminal
+        print(f"{COMMANDS_PROG} replay: error: {ns.capture} ({name}): not a capture: {why}",
+              file=sys.stderr)
+    if bad:
+        return 1
 
     out = sys.stdout.buffer
+    with open(ns.capture, "rb") as f:
+        binary = is_eventstream(f.read(1))
+    if binary and sys.stdout.isatty():
+        print(f"{COMMANDS_PROG} replay: error: {ns.capture} is a binary AWS event-stream: "
+              "redirect the output to a file or a pipe", file=sys.stderr)
+        return 1
     try:
         for data in replay(ns.capture, speed=ns.speed, default_delay=ns.delay):
             out.write(data)
@@ -205,11 +223,19 @@ def cmd_generate(ns: argparse.Namespace) -> int:
 @command(arg("source", help="a capture, a directory or a glob of them"))
 def cmd_coverage(ns: argparse.Namespace) -> int:
     """Which of the five fixture properties a set of captures covers, per format."""
-    from .deltas import load
-    from .fixtures import coverage
+    from .deltas import load_captures
+    from .fixtures import coverage, unreadable
+    from .sources import resolve
 
-    print(coverage(load(ns.source, strict=False)).to_string())
-    return 0
+    caps = resolve(ns.source)
+    events = load_captures(caps, strict=False)
+    bad = unreadable(events, [c.name for c in caps])
+    good = events[~events["turn"].isin(list(bad))]
+    if len(good):
+        print(coverage(good).to_string())
+    for name, why in bad.items():
+        print(f"{COMMANDS_PROG} coverage: error: {name}: not a capture: {why}", file=sys.stderr)
+    return 1 if bad else 0
 
 
 # -- entry point ---------------------------------------------------------------------------
