@@ -113,6 +113,7 @@ _ID_PREFIX = re.compile(
     r"ig|run|req|evt|chunk)[_-]"
 )
 """Id prefixes providers use (``toolu_``, ``call_``...), kept; any other prefix is replaced."""
+_NUMBER_PREFIX = re.compile(r"-?[0-9]*(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?")
 _HEADER_SIZES = {2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}  # event-stream header value sizes
 ID_KEYS = frozenset((
     "id", "call_id", "item_id", "tool_use_id", "tool_call_id", "response_id",
@@ -212,6 +213,7 @@ class ArgsLexer:
         self.is_key = False
         self.expect_key = False
         self.escape = 0  # 1 after a backslash, 2..5 inside the hex digits of \uXXXX
+        self.word = ""  # the bare word (number or literal) being read
 
     def step(self, c: str) -> str:
         if self.in_string:
@@ -230,9 +232,20 @@ class ArgsLexer:
             self.expect_key = False
         elif c == ",":
             self.expect_key = bool(self.stack) and self.stack[-1] == "{"
-        elif "0" <= c <= "9":
-            return "1"  # never a leading zero, so every number stays valid
+        elif not c.isspace():
+            return self._bare(c)
+        self.word = ""
         return c
+
+    def _bare(self, c: str) -> str:
+        """A character of a number or literal; anything else (arguments that are not JSON)
+        is data, so filler."""
+        self.word += c
+        if any(lit.startswith(self.word) for lit in _LITERALS):
+            return c
+        if _NUMBER_PREFIX.fullmatch(self.word):
+            return "1" if "0" <= c <= "9" else c  # never a leading zero: still valid
+        return fill(c)
 
     def _in_string(self, c: str) -> str:
         if self.escape == 1:
