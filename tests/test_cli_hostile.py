@@ -19,15 +19,19 @@ NOT_CAPTURES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(NOT_CAPTURES))
+@pytest.fixture(params=sorted(NOT_CAPTURES))
+def not_capture(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    path = tmp_path / request.param
+    path.write_bytes(NOT_CAPTURES[request.param])
+    return path
+
+
 def test_coverage_names_a_file_that_is_not_a_capture_and_fails(
-    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str],
+    not_capture: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    path = tmp_path / name
-    path.write_bytes(NOT_CAPTURES[name])
-    assert cli.main(["coverage", str(path)]) == 1
+    assert cli.main(["coverage", str(not_capture)]) == 1
     err = capsys.readouterr().err
-    assert name.removesuffix(".sse") in err and "not a capture" in err
+    assert not_capture.stem in err and "not a capture" in err
 
 
 def test_coverage_still_reports_the_good_captures_beside_a_bad_one(
@@ -40,12 +44,10 @@ def test_coverage_still_reports_the_good_captures_beside_a_bad_one(
     assert "anthropic-messages" in out.out and "image" in out.err
 
 
-@pytest.mark.parametrize("name", sorted(NOT_CAPTURES))
 def test_replay_refuses_a_file_that_is_not_a_capture_and_writes_nothing(
-    tmp_path: Path, name: str, capsysbinary: pytest.CaptureFixture[bytes],
+    not_capture: Path, capsysbinary: pytest.CaptureFixture[bytes],
 ) -> None:
-    path = tmp_path / name
-    path.write_bytes(NOT_CAPTURES[name])
-    assert cli.main(["replay", str(path), "--speed", "inf"]) == 1
+    assert cli.main(["replay", str(not_capture), "--speed", "inf"]) == 1
     out = capsysbinary.readouterr()
-    assert out.out == b"" and b"not a capture" in out.err and name.encode() in out.err
+    assert out.out == b"" and b"not a capture" in out.err
+    assert not_capture.name.encode() in out.err
