@@ -123,8 +123,10 @@ def _from_file(path: Path, name: str, timed: bool | None = None,
 def _cut_off(path: Path) -> str | None:
     """The ``cut_off`` reason in the provenance sidecar (record and proxy write it)."""
     side = provenance.sidecar(path)
-    if not side.is_file():
+    if not os.path.lexists(side):
         return None
+    if not side.is_file():  # never opened: a FIFO would block
+        raise CaptureError(str(side), 0, "provenance sidecar is not a regular file")
     try:
         meta = json.loads(side.read_bytes())
     except (OSError, ValueError) as e:

@@ -9,6 +9,7 @@ original chunking exactly.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -33,10 +34,12 @@ def write(path: Path, reads: Iterable[tuple[float, int]]) -> Path:
 def read(path: Path) -> list[tuple[float, int]] | None:
     """The reads recorded for ``path``, or None when it has no sidecar."""
     side = sidecar(path)
-    if not side.exists():
+    if not os.path.lexists(side):
         return None
     reads: list[tuple[float, int]] = []
     where = str(side)
+    if not side.is_file():  # a FIFO would block the read; a dangling link has no reads
+        raise CaptureError(where, 0, "timing sidecar is not a regular file")
     try:
         raw = side.read_bytes()
     except OSError as e:

@@ -200,3 +200,13 @@ def test_an_unparseable_provenance_sidecar_is_named(tmp_path: Path) -> None:
     provenance.sidecar(path).write_text("{not json")
     with pytest.raises(CaptureError, match=r"meta\.json.*unreadable provenance"):
         load(path)
+
+
+@pytest.mark.parametrize("sidecar", [timing.sidecar, provenance.sidecar])
+def test_a_sidecar_that_is_a_fifo_is_named_never_opened(tmp_path: Path, sidecar) -> None:
+    root = _folder(tmp_path)
+    (root / "odd.sse").write_bytes(GOOD)
+    os.mkfifo(sidecar(root / "odd.sse"))
+    df = load(root, strict=False)  # would block forever if the FIFO were opened
+    assert df[df.turn == "odd"].problem.str.contains("not a regular file").all()
+    assert df[df.turn == "good"].kind.ne("error").all()
