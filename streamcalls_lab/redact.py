@@ -49,7 +49,8 @@ line that is not JSON, junk inside broken JSON and the characters around bytes
 that are not UTF-8 are filler; the stray bytes themselves stay (a broken byte
 spells nothing) so the capture fails to decode exactly where it did.
 
-**Refused, nothing written:** an empty file, bytes with no complete SSE frame
+A ``.ndjson`` capture (Ollama) is redacted line by line, each line as a ``data``
+payload. **Refused, nothing written:** an empty file, bytes with no complete SSE frame
 or event-stream message (JSON lines, a HAR, a PNG, a stream cut in its first
 frame): :class:`Refused` names the file, the byte and why.
 """
@@ -482,17 +483,34 @@ class Redactor:
         return out if len(out) == len(wire) else rewrite(wire, fill)
 
     # -- a whole capture ----------------------------------------------------------------
-    def capture(self, body: bytes, source: str = "<bytes>") -> bytes:
+    def capture(self, body: bytes, source: str = "<bytes>", *, ndjson: bool = False) -> bytes:
         """The capture with every value redacted; same length, same line layout.
 
-        Raises :class:`Refused` for bytes it cannot read as an event stream (see the
-        module docstring), so nothing is ever handed back unread.
+        ``ndjson``: the capture is newline-delimited JSON (Ollama's ``.ndjson``), one event a
+        line; otherwise SSE or AWS event-stream, by its first byte. Raises :class:`Refused`
+        for bytes it cannot read so (see the module docstring): never handed back unread.
         """
         if not body:
             raise Refused(source, 0, "empty file: nothing to redact")
+        if ndjson:
+            return self._ndjson(body, source)
         if is_eventstream(body[:1]):
             return self._eventstream(body, source)
         return self._sse(body, source)
+
+    def _ndjson(self, body: bytes, source: str) -> bytes:
+        """One JSON value a line, each redacted like an SSE ``data`` payload."""
+        out = bytearray(body)
+        turn = _Turn()
+        events = 0
+        for m in re.finditer(rb"[^\r\n]+", body):
+            text = _text(m.group())
+            if text.strip():
+                events += text.lstrip()[:1] in ("{", "[")
+                out[m.start():m.end()] = _same_size(self.data(text, turn), len(m.group()))
+        if not events:
+            raise Refused(source, 0, "not NDJSON: no line holds a JSON object or array")
+        return bytes(out)
 
     def _sse(self, body: bytes, source: str) -> bytes:
         out = bytearray(body)
@@ -680,7 +698,8 @@ def redact_file(
         body = src.read_bytes()
     except OSError as e:
         raise Refused(str(src), 0, f"cannot be read: {e.strerror or e}") from None
-    redacted = (redactor or Redactor()).capture(body, str(src))
+    redacted = (redactor or Redactor()).capture(body, str(src),
+                                                 ndjson=src.suffix.lower() == ".ndjson")
     dst.parent.mkdir(parents=True, exist_ok=True)
     dst.write_bytes(redacted)
     side = timing.sidecar(src)
@@ -711,7 +730,7 @@ def redact_paths(
     for p in map(Path, paths):
         if p.is_dir():
             jobs += [(f, out_dir / f.relative_to(p)) for f in sorted(p.rglob("*"))
-                     if f.suffix in CAPTURE_SUFFIXES]
+                     if f.suffix in (*CAPTURE_SUFFIXES, ".ndjson")]
         else:
             jobs.append((p, out_dir / p.name))
     redactor = Redactor(salt)

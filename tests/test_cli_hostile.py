@@ -15,7 +15,7 @@ NOT_CAPTURES = {
     "image.sse": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)),
     "empty.sse": b"",
     "doc.sse": b'{"log": {"entries": []}}\n',
-    "lines.sse": b'{"type": "message_start"}\n{"type": "message_stop"}\n',
+    "lines.sse": b'{"level": "info", "msg": "started"}\n{"level": "info", "msg": "done"}\n',
 }
 
 

@@ -227,3 +227,17 @@ def test_an_event_stream_cut_mid_message_keeps_no_byte_of_the_cut_payload() -> N
         "contentBlockDelta", json.dumps({"delta": {"text": MARK}}))[:-6]
     redacted = Redactor(SALT).capture(body)
     assert len(redacted) == len(body) and MARK.encode() not in redacted
+
+
+def test_an_ndjson_capture_is_redacted_line_by_line(tmp_path: Path) -> None:
+    lines = [{"model": "llama3", "message": {"role": "assistant", "content": MARK,
+              "tool_calls": [{"function": {"name": "lookup", "arguments": _planted("n")}}]},
+              "done": False}, {"model": "llama3", "done": True, "eval_count": 31337}]
+    src = tmp_path / "in" / "turn.ndjson"
+    src.parent.mkdir()
+    body = b"".join(json.dumps(x).encode() + b"\n" for x in lines)
+    src.write_bytes(body)
+    [out] = redact_paths([tmp_path / "in"], tmp_path / "out", progress=False)
+    redacted = out.read_bytes()
+    assert len(redacted) == len(body) and MARK.encode() not in redacted
+    assert [json.loads(x)["done"] for x in redacted.splitlines()] == [False, True]
