@@ -90,7 +90,7 @@ CONTAINERS = frozenset((
     "response", "item", "output", "part", "input_tokens_details", "output_tokens_details",
     "reasoning", "text", "format", "incomplete_details",
     # Gemini
-    "candidates", "parts", "functionCall", "usageMetadata",
+    "candidates", "parts", "functionCall", "usageMetadata", "partialArgs",
     # Bedrock ConverseStream
     "start", "toolUse", "metrics",
     # Cohere v2
@@ -124,7 +124,7 @@ SCHEMA_KEYS = frozenset((
     "type", "object", "role", "name", "model", "stop_reason", "finish_reason", "status",
     "service_tier", "tool_choice", "truncation", "effort", "verbosity", "inference_geo",
     "system_fingerprint", "finishReason", "modelVersion", "event", "stopReason",
-    "done_reason",
+    "done_reason", "jsonPath",  # Vertex partialArgs: a path of argument keys, kept as keys are
 ))
 ARG_DELTA_EVENTS = frozenset((
     "response.function_call_arguments.delta", "response.mcp_call_arguments.delta",

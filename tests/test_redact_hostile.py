@@ -80,6 +80,12 @@ GEMINI = _sse(
         {"functionCall": {"name": "lookup", "args": _planted("g")}}]}}],
         "modelVersion": "gemini-2.5", "responseId": f"{MARK}rid"}),
 )
+VERTEX_PARTIAL = _sse(  # Vertex AI streams arguments as partialArgs pieces
+    (None, {"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {
+        "name": "lookup", "partialArgs": [
+            {"jsonPath": "$.city", "stringValue": MARK},
+            {"jsonPath": "$.n", "numberValue": 987654321}], "willContinue": True}}]}}]}),
+)
 OLLAMA_AS_SSE = _sse(  # Ollama's message shape: arguments as an object
     (None, {"model": "llama3", "created_at": f"2025-{MARK}", "message": {
         "role": "assistant", "content": MARK, "tool_calls": [
@@ -110,6 +116,7 @@ BAD_LINES = (  # a frame with one bad line: broken JSON, invalid UTF-8
     b'data: {"text": "' + MARK.encode() + b' two"}\ndata: not json ' + MARK.encode() + b'\n\n'
 )
 SSE_BODIES = {"anthropic": ANTHROPIC, "chat": CHAT, "responses": RESPONSES, "gemini": GEMINI,
+              "vertex-partial": VERTEX_PARTIAL,
               "ollama": OLLAMA_AS_SSE, "cohere": COHERE, "unknown": UNKNOWN_FORMAT,
               "fields": FIELDS, "bad-lines": BAD_LINES}
 
@@ -150,6 +157,7 @@ def test_no_planted_secret_survives_in_an_event_stream_and_every_crc_checks() ->
 def test_what_the_policy_keeps_on_purpose_is_kept() -> None:
     """Tool names, event names, types and model under known envelopes, ids' prefixes, keys,
     indexes and token counts: structure the geometry needs, documented in the module."""
+    assert b'"jsonPath": "$.city"' in Redactor(SALT).capture(VERTEX_PARTIAL)
     redacted = Redactor(SALT).capture(ANTHROPIC).decode()
     for kept in ('"name": "lookup"', "event: content_block_start", '"type": "tool_use"',
                  '"model": "claude"', '"index": 1', '"input_tokens": 5', "toolu_", '"age": '):
