@@ -91,8 +91,9 @@ CONTAINERS = frozenset((
     "reasoning", "text", "format", "incomplete_details",
     # Gemini
     "candidates", "parts", "functionCall", "usageMetadata", "partialArgs",
-    # Bedrock ConverseStream
-    "start", "toolUse", "metrics",
+    # Bedrock ConverseStream (InvokeModel's Nova wraps each event under its name)
+    "start", "toolUse", "metrics", "messageStart", "contentBlockStart", "contentBlockDelta",
+    "contentBlockStop", "messageStop", "metadata", "amazon-bedrock-invocationMetrics",
     # Cohere v2
     "billed_units", "tokens",
 ))
@@ -459,7 +460,8 @@ class Redactor:
         if key == "bytes" and path == ("bytes",):
             return self._wrapped(wire, turn)
         if key == "input" and "toolUse" in path and "delta" in path:  # Bedrock, streamed
-            return rewrite(wire, turn.lexer(("b", scalars.get(("contentBlockIndex",)))).step)
+            block = scalars.get((*path[: path.index("delta")], "contentBlockIndex"))
+            return rewrite(wire, turn.lexer(("b", block)).step)
         if key == "partial_json":
             return rewrite(wire, turn.lexer(("a", scalars.get(("index",)))).step)
         if key == "delta" and scalars.get(("type",)) in ARG_DELTA_EVENTS:
