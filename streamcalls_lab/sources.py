@@ -168,7 +168,7 @@ def resolve(source: Source, name: str | None = None) -> list[Capture]:
         return [Capture(name or "<bytes>", [bytes(source)])]
     if isinstance(source, (str, PathLike)):
         text = os.fspath(source)
-        if isinstance(source, str) and _looks_like_capture(text):
+        if isinstance(source, str) and _looks_like_capture(text) and not _exists(text):
             raise ValueError("this looks like capture text, not a path: pass it as bytes "
                              "(text.encode()) to read it")
         path = Path(text)
@@ -192,6 +192,13 @@ def resolve(source: Source, name: str | None = None) -> list[Capture]:
     if isinstance(source, Iterable):
         return [Capture(name or "<chunks>", source)]
     raise TypeError(f"not a capture source: {type(source).__name__}")
+
+
+def _exists(text: str) -> bool:
+    try:
+        return os.path.lexists(text)
+    except (OSError, ValueError):  # too long for a path, or holds a NUL: capture text
+        return False
 
 
 def _looks_like_capture(text: str) -> bool:
