@@ -43,10 +43,11 @@ browser:
 data: $(VENV)/.lab
 	$(BIN)/python scripts/make_data.py
 
-## bench: load throughput and memory against peers, as ratios in one run; check_handler's pace
+## bench: load throughput and memory against peers, as ratios in one run; check_handler's pace; serve under 200 clients
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_load.py
 	$(BIN)/python benchmarks/bench_check.py
+	$(BIN)/python benchmarks/bench_serve.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

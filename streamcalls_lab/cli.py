@@ -24,6 +24,7 @@ class Command:
 
 
 COMMANDS: dict[str, Command] = {}
+COMMANDS_PROG = "python -m streamcalls_lab"
 
 
 def arg(*names: str, **options: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
@@ -65,6 +66,8 @@ def cmd_serve(ns: argparse.Namespace) -> int:
     server = SSEServer(ns.capture, port=ns.port, speed=ns.speed, default_delay=ns.delay,
                        status=ns.status)
     print(f"serving {', '.join(server.names)} at {server.base_url} (any POST or GET path)")
+    for why in server.skipped:
+        print(f"not served: {why}", file=sys.stderr)
     print(f"  anthropic.Anthropic(base_url={server.base_url!r}, api_key='fake')")
     print(f"  openai.OpenAI(base_url={server.base_url + '/v1'!r}, api_key='fake')")
     print("Ctrl-C to stop", flush=True)
@@ -117,11 +120,15 @@ def cmd_record(ns: argparse.Namespace) -> int:
 )
 def cmd_import(ns: argparse.Namespace) -> int:
     """Extract event streams from HAR, VCR and JSON-lines recordings as .sse captures."""
+    from .errors import CaptureError
     from .importers import import_paths
 
-    written = import_paths(ns.files, ns.out)
+    errors: list[CaptureError] = []
+    written = import_paths(ns.files, ns.out, errors=errors)
     print(f"wrote {len(written)} capture(s) to {ns.out}")
-    return 0
+    for e in errors:
+        print(f"{COMMANDS_PROG} import: error: {e} (skipped)", file=sys.stderr)
+    return 1 if errors else 0
 
 
 @command(
@@ -132,11 +139,14 @@ def cmd_import(ns: argparse.Namespace) -> int:
 )
 def cmd_redact(ns: argparse.Namespace) -> int:
     """Replace values with same-size filler, keeping every length, split and escape."""
-    from .redact import redact_paths
+    from .redact import Refused, redact_paths
 
-    written = redact_paths(ns.paths, ns.out, salt=ns.salt)
+    refused: list[Refused] = []
+    written = redact_paths(ns.paths, ns.out, salt=ns.salt, refused=refused)
     print(f"redacted {len(written)} capture(s) into {ns.out}")
-    return 0
+    for e in refused:
+        print(f"{COMMANDS_PROG} redact: error: {e} (nothing written for it)", file=sys.stderr)
+    return 1 if refused else 0
 
 
 @command(
@@ -147,9 +157,27 @@ def cmd_redact(ns: argparse.Namespace) -> int:
 )
 def cmd_replay(ns: argparse.Namespace) -> int:
     """Write a capture to stdout at its recorded pace, like watching it arrive."""
+    from .deltas import load_captures
+    from .eventstream import is_eventstream
+    from .fixtures import unreadable
     from .replay import replay
+    from .sources import resolve
+
+    caps = resolve(ns.capture)
+    bad = unreadable(load_captures(caps, strict=False), [c.name for c in caps])
+    for name, why in bad.items():  # never a PNG or a JSON file dumped onto the terminal
+        print(f"{COMMANDS_PROG} replay: error: {ns.capture} ({name}): not a capture: {why}",
+              file=sys.stderr)
+    if bad:
+        return 1
 
     out = sys.stdout.buffer
+    with open(ns.capture, "rb") as f:
+        binary = is_eventstream(f.read(1))
+    if binary and sys.stdout.isatty():
+        print(f"{COMMANDS_PROG} replay: error: {ns.capture} is a binary AWS event-stream: "
+              "redirect the output to a file or a pipe", file=sys.stderr)
+        return 1
     try:
         for data in replay(ns.capture, speed=ns.speed, default_delay=ns.delay):
             out.write(data)
@@ -195,17 +223,25 @@ def cmd_generate(ns: argparse.Namespace) -> int:
 @command(arg("source", help="a capture, a directory or a glob of them"))
 def cmd_coverage(ns: argparse.Namespace) -> int:
     """Which of the five fixture properties a set of captures covers, per format."""
-    from .deltas import load
-    from .fixtures import coverage
+    from .deltas import load_captures
+    from .fixtures import coverage, unreadable
+    from .sources import resolve
 
-    print(coverage(load(ns.source, strict=False)).to_string())
-    return 0
+    caps = resolve(ns.source)
+    events = load_captures(caps, strict=False)
+    bad = unreadable(events, [c.name for c in caps])
+    good = events[~events["turn"].isin(list(bad))]
+    if len(good):
+        print(coverage(good).to_string())
+    for name, why in bad.items():
+        print(f"{COMMANDS_PROG} coverage: error: {name}: not a capture: {why}", file=sys.stderr)
+    return 1 if bad else 0
 
 
 # -- entry point ---------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m streamcalls_lab",
+        prog=COMMANDS_PROG,
         description="Replay, serve, record, import and redact streamed LLM tool calls.",
     )
     subs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -305,6 +305,27 @@ class EventDecoder:
 
 
 def _load_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: bool) -> None:
+    """One capture's rows; an entry that cannot be read, or a recording that broke off,
+    is a :class:`CaptureError` (strict) or an error row (lenient) naming why."""
+    if cap.problem is not None:
+        if strict:
+            raise cap.problem
+        out.add(cap.name, [_source_problem(cap.problem, 0, UNKNOWN)])
+        return
+    try:
+        _decode_one(cap, provider, strict, out, bulk and cap.cut_off is None)
+    except CaptureError as e:  # lenient decoding never raises: the source itself failed
+        if strict or e.source == cap.name:
+            raise
+        out.add(cap.name, [_source_problem(e, 0, UNKNOWN)])
+
+
+def _source_problem(e: CaptureError, n: int, provider: str) -> Decoded:
+    fr = Frame(e.offset, e.offset, "", "", problem=e.reason)
+    return _new(Decoded, (fr, n, provider, Ev("", "error", problem=f"{e.source}: {e.reason}")))
+
+
+def _decode_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: bool) -> None:
     chunks = cap.chunks
     if bulk:
         body = cap.whole()
@@ -328,14 +349,20 @@ def _load_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: bo
         out.add(cap.name, rows, more=added > 0)
         rows.clear()
 
+    size = 0
     for chunk in chunks:
         t, chunk = chunk if isinstance(chunk, tuple) else (math.nan, chunk)
+        size += len(chunk)
         for at in range(0, len(chunk), _PIECE):  # (the decoder gives the same in any pieces)
             rows += dec.feed(chunk[at:at + _PIECE] if len(chunk) > _PIECE else chunk, t)
             if len(rows) >= _BATCH:
                 flush()
                 added += 1
     rows += dec.close()
+    if (cut := cap.broke_off(size)) is not None:
+        if strict:
+            raise cut
+        rows.append(_source_problem(cut, dec._frames, dec.provider))
     flush()
     for row, n in problems:  # a run's length is known only once it has ended
         if n in dec.runs:

@@ -52,6 +52,21 @@ _FRAGMENT_KEY = {
 }
 
 
+def unreadable(events: pd.DataFrame, names: Sequence[str] = ()) -> dict[str, str]:
+    """The turns no wire format could read (an empty file, a PNG, a JSON document...), each
+    with why: its first problem, or that it holds no event of a known format. ``names``:
+    every turn expected, so one that gave no row at all is named too."""
+    out = {name: "no events at all (an empty file?)" for name in names}
+    for turn, rows in events.groupby("turn", sort=False):
+        if (rows["provider"].astype(str) != "unknown").any():
+            out.pop(str(turn), None)
+            continue
+        problems = rows["problem"].dropna()
+        out[str(turn)] = (f"byte {rows.loc[problems.index[0], 'offset']}: {problems.iloc[0]}"
+                          if len(problems) else "no event of a known wire format")
+    return out
+
+
 # -- text-level helpers --------------------------------------------------------------------
 def escape_spans(args: str) -> list[tuple[int, int]]:
     """``(start, end)`` of every JSON escape in argument text (``\\n`` is 2 long, ``\\uXXXX`` 6).

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 SUFFIX = ".meta.json"
 REDACTED = "REDACTED"
@@ -50,19 +50,82 @@ def scrub_headers(
         text = ", ".join(str(v) for v in values)
         if is_secret_name(key) or _contains(text, secrets):
             continue
+        if "://" in text and "?" in text:  # Location, Link...: a URL's query can carry a key
+            text = ", ".join(scrub_url(v.strip(), secrets) if "://" in v else v
+                             for v in text.split(", "))
         out[key] = f"{out[key]}, {text}" if key in out else text
     return out
 
 
+SAFE_PARAMS = frozenset(("alt", "api-version", "api_version", "stream", "beta", "format",
+                         "version", "model", "deployment", "region", "n"))
+"""URL parameters whose values are kept (they explain a stream); every other value is blanked."""
+_SECRET_PARAM = re.compile(
+    r"^(?:code|sig|jwt|otp|nonce|state|pass|pwd|ticket|assertion|hmac|hash|x-amz-.*|"
+    r"x-goog-.*|se|sp|sv|st|skoid|sktid)$", re.IGNORECASE
+)  # OAuth codes, JWTs, presigned URLs (S3 X-Amz-*, GCS X-Goog-*, Azure SAS sig/se/sp/...)
+
+
+def is_secret_param(name: str) -> bool:
+    """Whether a URL parameter can carry a credential (``key``, ``sig``, ``code``...)."""
+    return is_secret_name(name) or bool(_SECRET_PARAM.match(name))
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials a URL carries: its password and its secret-named parameters' values."""
+    parts = urlsplit(url)
+    found = [parts.password or ""]
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True)
+              if is_secret_param(k)]
+    return [s for s in found if len(s) >= _MIN_SECRET]
+
+
+def body_secrets(text: str | bytes | None) -> list[str]:
+    """Values under secret-named keys of a JSON request body (``{"api_key": ...}``)."""
+    try:
+        payload = json.loads(text) if text else None
+    except ValueError:
+        return []
+    found: list[str] = []
+    stack = [payload]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if isinstance(v, str) and is_secret_name(str(k)) and len(v) >= _MIN_SECRET:
+                    found.append(v)
+                else:
+                    stack.append(v)
+        elif isinstance(value, list):
+            stack += value
+    return found
+
+
+def scrub_body(body: bytes, secrets: Iterable[str]) -> tuple[bytes, int]:
+    """``body`` with every secret (raw, JSON-escaped or URL-quoted) replaced by as many
+    ``x``, so every length stays; and how many were replaced."""
+    count = 0
+    for s in {s for s in secrets if len(s) >= _MIN_SECRET}:
+        escaped = json.dumps(s)[1:-1]
+        for form in {s, escaped, escaped.replace("/", "\\/"), quote(s, safe="")}:
+            raw = form.encode("utf-8")
+            n = body.count(raw)
+            if n:
+                body = body.replace(raw, b"x" * len(raw))
+                count += n
+    return body, count
+
+
 def scrub_url(url: str, secrets: Iterable[str] = ()) -> str:
-    """The URL without user info, with key-like query values (``?key=...``) blanked."""
+    """The URL without user info, with every query value blanked but :data:`SAFE_PARAMS`'
+    (``?key=...``, ``code=``, ``sig=``: all of them, whatever they are called)."""
     secrets = list(secrets)
     parts = urlsplit(url)
     host = parts.hostname or ""
     if parts.port is not None:
         host = f"{host}:{parts.port}"
     query = [
-        (k, REDACTED if is_secret_name(k) or _contains(v, secrets) else v)
+        (k, v if k.lower() in SAFE_PARAMS and not _contains(v, secrets) else REDACTED)
         for k, v in parse_qsl(parts.query, keep_blank_values=True)
     ]
     path = parts.path

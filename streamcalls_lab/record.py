@@ -152,7 +152,7 @@ def record(
         raise RecordError("the URL must be http:// or https:// with a host")
     env = default_key_env(url) if key_env == "auto" else key_env
     key = _key(env)
-    secrets = [key] if key else []
+    secrets = ([key] if key else []) + provenance.url_secrets(url)
     safe_url = provenance.scrub_url(url, secrets)
     send = {
         "content-type": "application/json",
@@ -222,18 +222,30 @@ def _save(
             if not chunk:
                 break
             if inflate is not None:
-                chunk = inflate.decompress(chunk)
+                try:
+                    chunk = inflate.decompress(chunk)
+                except zlib.error:
+                    cut = f"corrupt {encoding} body"
+                    break
                 if not chunk:
                     continue
             if first is None:
                 first = now
             f.write(chunk)
             read_log.append((now - first, len(chunk)))
-        if inflate is not None and (rest := inflate.flush()):
-            now = clock()
-            first = now if first is None else first
-            f.write(rest)
-            read_log.append((now - first, len(rest)))
+        if inflate is not None and cut is None:
+            if rest := inflate.flush():
+                now = clock()
+                first = now if first is None else first
+                f.write(rest)
+                read_log.append((now - first, len(rest)))
+            if not inflate.eof:  # every byte arrived, but the compressed stream had not ended
+                cut = f"{encoding} body ended before its end"
+    nbytes = sum(n for _, n in read_log)
+    if cut and not nbytes:  # nothing to study: no empty capture left behind
+        out.unlink(missing_ok=True)
+        raise RecordError(f"the stream from {safe_url} broke off ({cut}) before its first "
+                          "byte; nothing saved")
     side = timing.write(out, read_log)
     meta = {
         "source": "record",
@@ -247,7 +259,6 @@ def _save(
     if cut:
         meta["cut_off"] = cut
     meta_path = provenance.write(out, meta, secrets)
-    nbytes = sum(n for _, n in read_log)
     if cut:
         raise RecordError(
             f"the stream from {safe_url} broke off ({cut}) after {nbytes} bytes; "

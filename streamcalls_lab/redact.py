@@ -21,44 +21,111 @@ each read arrived. Redaction keeps all of it and replaces the data:
 - **Ids are replaced consistently:** the same id maps to the same stand-in
   everywhere a run sees it (an HMAC of the id, letters to letters, digits to
   digits, the ``toolu_``/``call_`` prefix kept).
-- Kept as they are: SSE field names and comments, event types, object keys,
-  numbers outside arguments (indexes, token counts), and the values of
-  schema keys (``type``, ``role``, ``name``, ``model``, ``finish_reason``...).
 
-- Numbers under a ``bytes`` key (Chat ``logprobs`` spell each token out as
-  byte values) get their digits replaced too.
+**Default deny.** Every JSON string and number is replaced unless the policy
+below names it; so a format added later is redacted whole before anyone lists
+its structure. Kept on purpose, because loading needs them to find the same
+events, blocks and calls:
 
-Known gaps: a data line that is not valid UTF-8 is left as it is, and so is
-any text outside ``data`` lines (SSE ``id:`` fields, comments).
+- object keys (schema, in arguments too: ``{"city": ...}`` keeps ``city``);
+  ``true``/``false``/``null``; punctuation and whitespace;
+- SSE field names, ``event:`` values (event types) and ``retry:`` digits;
+  comments only when a known keep-alive (``ping``, ``OPENROUTER PROCESSING``...);
+- the values of schema keys (:data:`SCHEMA_KEYS`: ``type``, ``role``, tool
+  ``name``, ``model``, ``finish_reason``...), and numbers under
+  :data:`NUMBER_KEYS` or named like a token count, but only where every
+  object above them is a known envelope (:data:`CONTAINERS`). Inside an
+  argument object (Gemini ``functionCall.args``, Anthropic ``input``, Ollama
+  ``arguments``, Bedrock ``toolUse.input``) or any object not listed, a
+  ``name`` or ``status`` or ``42`` is data like any other;
+- an id's provider prefix (``toolu_``, ``call_``...: :data:`_ID_PREFIX`); the
+  rest of the id, ``id:`` fields included, is replaced consistently.
+
+Header values of AWS event-stream messages are filler except the ``:``-named
+ones AWS defines; each message's CRC is recomputed (one that was wrong stays
+wrong). Bedrock InvokeModel's base64 ``bytes`` are unwrapped, redacted and
+wrapped again. A line that is no SSE field (every reader ignores it), a data
+line that is not JSON, junk inside broken JSON and the characters around bytes
+that are not UTF-8 are filler; the stray bytes themselves stay (a broken byte
+spells nothing) so the capture fails to decode exactly where it did.
+
+A ``.ndjson`` capture (Ollama) is redacted line by line, each line as a ``data``
+payload. **Refused, nothing written:** an empty file, bytes with no complete SSE frame
+or event-stream message (JSON lines, a HAR, a PNG, a stream cut in its first
+frame): :class:`Refused` names the file, the byte and why.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import os
 import re
 import shutil
+import struct
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from typing import Any
+from zlib import crc32
 
 from . import timing
-from .eventstream import is_eventstream
+from .encode import encode_message
+from .eventstream import PRELUDE, is_eventstream
+from .sources import CAPTURE_SUFFIXES, entry_problem
 from .sse import SSEDecoder
 
 FILLERS = {1: "x", 2: "ø", 3: "░", 4: "𝕩"}
 """Filler by UTF-8 length (ASCII letters and digits keep their class: ``x``, ``X``, ``0``)."""
+CONTAINERS = frozenset((
+    # Anthropic
+    "message", "content_block", "delta", "usage", "error", "content", "cache_creation",
+    "server_tool_use",
+    # Chat Completions (and Cohere v2, Ollama: the same envelope words)
+    "choices", "tool_calls", "function", "prompt_tokens_details", "completion_tokens_details",
+    # Responses
+    "response", "item", "output", "part", "input_tokens_details", "output_tokens_details",
+    "reasoning", "text", "format", "incomplete_details",
+    # Gemini
+    "candidates", "parts", "functionCall", "usageMetadata", "partialArgs",
+    # Bedrock ConverseStream (InvokeModel's Nova wraps each event under its name)
+    "start", "toolUse", "metrics", "messageStart", "contentBlockStart", "contentBlockDelta",
+    "contentBlockStop", "messageStop", "metadata", "amazon-bedrock-invocationMetrics",
+    # Cohere v2
+    "billed_units", "tokens",
+))
+"""Objects whose members are envelope: only under these do schema keys keep their values.
+Anything else (``input``, ``args``, object ``arguments``, a format not listed) is data."""
+NUMBER_KEYS = frozenset((
+    "index", "output_index", "content_index", "summary_index", "sequence_number",
+    "contentBlockIndex", "annotation_index", "created", "created_at", "latencyMs",
+))
+"""Numbers that are structure (which block, which event) or measurements (token counts)."""
+_COUNT = re.compile(r"(?i)tokens?$|tokencount$|_requests$")
+KEPT_COMMENTS = frozenset(("", "ping", "keep-alive", "keepalive", "heartbeat",
+                           "OPENROUTER PROCESSING"))
+"""SSE comments kept as they are (keep-alives servers send); any other comment is filler."""
+_LITERALS = frozenset(("true", "false", "null"))
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_ID_PREFIX = re.compile(
+    r"(?:toolu|srvtoolu|call|msg|resp|fc|rs|msg|chatcmpl|cmpl|gen|item|tooluse|ctc|mcp|ws|"
+    r"ig|run|req|evt|chunk)[_-]"
+)
+"""Id prefixes providers use (``toolu_``, ``call_``...), kept; any other prefix is replaced."""
+_NUMBER_PREFIX = re.compile(r"-?[0-9]*(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?")
+_HEADER_SIZES = {2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}  # event-stream header value sizes
 ID_KEYS = frozenset((
     "id", "call_id", "item_id", "tool_use_id", "tool_call_id", "response_id",
-    "previous_response_id", "message_id", "responseId",
+    "previous_response_id", "message_id", "responseId", "toolUseId",
 ))
 SCHEMA_KEYS = frozenset((
     "type", "object", "role", "name", "model", "stop_reason", "finish_reason", "status",
     "service_tier", "tool_choice", "truncation", "effort", "verbosity", "inference_geo",
-    "system_fingerprint", "finishReason", "modelVersion", "event",
+    "system_fingerprint", "finishReason", "modelVersion", "event", "stopReason",
+    "done_reason", "jsonPath",  # Vertex partialArgs: a path of argument keys, kept as keys are
 ))
 ARG_DELTA_EVENTS = frozenset((
     "response.function_call_arguments.delta", "response.mcp_call_arguments.delta",
@@ -148,6 +215,7 @@ class ArgsLexer:
         self.is_key = False
         self.expect_key = False
         self.escape = 0  # 1 after a backslash, 2..5 inside the hex digits of \uXXXX
+        self.word = ""  # the bare word (number or literal) being read
 
     def step(self, c: str) -> str:
         if self.in_string:
@@ -166,9 +234,20 @@ class ArgsLexer:
             self.expect_key = False
         elif c == ",":
             self.expect_key = bool(self.stack) and self.stack[-1] == "{"
-        elif "0" <= c <= "9":
-            return "1"  # never a leading zero, so every number stays valid
+        elif not c.isspace():
+            return self._bare(c)
+        self.word = ""
         return c
+
+    def _bare(self, c: str) -> str:
+        """A character of a number or literal; anything else (arguments that are not JSON)
+        is data, so filler."""
+        self.word += c
+        if any(lit.startswith(self.word) for lit in _LITERALS):
+            return c
+        if _NUMBER_PREFIX.fullmatch(self.word):
+            return "1" if "0" <= c <= "9" else c  # never a leading zero: still valid
+        return fill(c)
 
     def _in_string(self, c: str) -> str:
         if self.escape == 1:
@@ -211,12 +290,13 @@ class _Str:
     path: tuple[Any, ...]
 
 
-def _scan(text: str) -> tuple[list[_Str], dict[tuple[Any, ...], str], list[tuple[int, int]]]:
-    """Value strings with their paths, scalar values by path, and number tokens under ``bytes``."""
+def _scan(text: str) -> tuple[list[_Str], dict[tuple[Any, ...], str], list[_Str]]:
+    """Value strings with their paths, scalar values by path, and bare words (numbers,
+    literals, or junk in broken JSON) with theirs."""
     stack: list[list[Any]] = []  # [bracket, member key or index, expecting a key]
     strings: list[_Str] = []
     scalars: dict[tuple[Any, ...], str] = {}
-    byte_numbers: list[tuple[int, int]] = []
+    words: list[_Str] = []
     for m in _TOKEN.finditer(text):
         if m.start("s") >= 0:
             value = _decoded(m.group("s"))
@@ -248,13 +328,31 @@ def _scan(text: str) -> tuple[list[_Str], dict[tuple[Any, ...], str], list[tuple
         elif kind == "w":
             path = tuple(e[1] for e in stack)
             scalars[path] = m.group()
-            if any(p == "bytes" for p in path if isinstance(p, str)):
-                byte_numbers.append((m.start(), m.end()))
-    return strings, scalars, byte_numbers
+            words.append(_Str(m.start(), m.end(), path))
+    return strings, scalars, words
 
 
 def _decoded(wire: str) -> str:
     return "".join(_decode(u.group()) for u in _UNIT.finditer(wire))
+
+
+def _structural(path: tuple[Any, ...]) -> bool:
+    """Whether every object above a value is a known envelope (not arguments, not unknown)."""
+    return all(isinstance(p, int) or p in CONTAINERS for p in path[:-1])
+
+
+def _number(word: str, path: tuple[Any, ...]) -> str:
+    """A bare word's stand-in: structural numbers and JSON literals kept, other digits ``1``,
+    anything else (junk in broken JSON) filler."""
+    if word in _LITERALS:
+        return word
+    if _NUMBER.fullmatch(word):
+        key = path[-1] if path else None
+        if _structural(path) and isinstance(key, str) and (
+                key in NUMBER_KEYS or _COUNT.search(key)):
+            return word
+        return re.sub(r"[0-9]", "1", word)  # never a leading zero: still a valid number
+    return "".join(fill(c) for c in word)
 
 
 def _key_of(path: tuple[Any, ...]) -> str | None:
@@ -282,7 +380,7 @@ class Redactor:
         """The stand-in for an id: same length and character classes, prefix kept."""
         if value in self._ids:
             return self._ids[value]
-        m = re.match(r"[A-Za-z]{1,12}[_-]", value)
+        m = _ID_PREFIX.match(value)
         keep = m.end() if m and m.end() < len(value) else 0
         stream = self._stream(value)
         out = [value[:keep]]
@@ -315,7 +413,7 @@ class Redactor:
             return text
         if head[0] not in '{["':
             return "".join(fill(c) for c in text)  # not JSON: all of it is data
-        strings, scalars, byte_numbers = _scan(text)
+        strings, scalars, words = _scan(text)
         self._reset_calls(scalars, turn)
         out = list(text)  # one slot per character; each slot is rewritten at equal width
         for s in strings:
@@ -323,8 +421,8 @@ class Redactor:
             new = self._value(wire, s.path, scalars, turn)
             if new != wire:
                 out[s.start:s.end] = list(new)
-        for a, b in byte_numbers:
-            out[a:b] = ["1" if c.isdigit() else c for c in text[a:b]]
+        for w in words:
+            out[w.start:w.end] = list(_number(text[w.start:w.end], w.path))
         return "".join(out)
 
     def _reset_calls(self, scalars: dict[tuple[Any, ...], str], turn: _Turn) -> None:
@@ -345,17 +443,25 @@ class Redactor:
     def _chat_key(call: tuple[Any, ...], scalars: dict[tuple[Any, ...], str]) -> tuple[Any, ...]:
         i = call.index("tool_calls")
         choice = scalars.get((*call[:2], "index"), call[1]) if call[:1] == ("choices",) else 0
-        return ("c", choice, scalars.get((*call[: i + 2], "index"), call[i + 1]))
+        # Chat: tool_calls[i]; Cohere: one tool_calls object, keyed by the event's index.
+        slot = call[i + 1] if len(call) > i + 1 else scalars.get(("index",))
+        return ("c", choice, scalars.get((*call[: i + 2], "index"), slot))
 
     def _value(
         self, wire: str, path: tuple[Any, ...], scalars: dict[tuple[Any, ...], str], turn: _Turn
     ) -> str:
         key = _key_of(path)
-        if key in SCHEMA_KEYS:
+        known = _structural(path) and isinstance(path[-1] if path else None, str)
+        if known and key in SCHEMA_KEYS:
             return wire
-        if key in ID_KEYS:
+        if known and key in ID_KEYS:
             chars = iter(self.id(_decoded(wire)))
             return rewrite(wire, lambda c: next(chars))
+        if key == "bytes" and path == ("bytes",):
+            return self._wrapped(wire, turn)
+        if key == "input" and "toolUse" in path and "delta" in path:  # Bedrock, streamed
+            block = scalars.get((*path[: path.index("delta")], "contentBlockIndex"))
+            return rewrite(wire, turn.lexer(("b", block)).step)
         if key == "partial_json":
             return rewrite(wire, turn.lexer(("a", scalars.get(("index",)))).step)
         if key == "delta" and scalars.get(("type",)) in ARG_DELTA_EVENTS:
@@ -367,40 +473,181 @@ class Redactor:
             return rewrite(wire, ArgsLexer().step)  # the whole string at once
         return rewrite(wire, fill)
 
-    # -- a whole capture ----------------------------------------------------------------
-    def capture(self, body: bytes) -> bytes:
-        """The capture with every ``data`` line redacted; same length, same line layout.
+    def _wrapped(self, wire: str, turn: _Turn) -> str:
+        """Bedrock InvokeModel's ``{"bytes": base64 of a JSON event}``: the event inside is
+        redacted and wrapped again (same length in, same length out); anything else is
+        filler."""
+        try:
+            inner = base64.b64decode(wire, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return rewrite(wire, fill)
+        out = base64.b64encode(self.data(inner, turn).encode("utf-8")).decode("ascii")
+        return out if len(out) == len(wire) else rewrite(wire, fill)
 
-        SSE only: an AWS event-stream message carries CRCs over its payload, so a rewrite
-        would need new ones. Refused rather than handed back with its text untouched.
+    # -- a whole capture ----------------------------------------------------------------
+    def capture(self, body: bytes, source: str = "<bytes>", *, ndjson: bool = False) -> bytes:
+        """The capture with every value redacted; same length, same line layout.
+
+        ``ndjson``: the capture is newline-delimited JSON (Ollama's ``.ndjson``), one event a
+        line; otherwise SSE or AWS event-stream, by its first byte. Raises :class:`Refused`
+        for bytes it cannot read so (see the module docstring): never handed back unread.
         """
+        if not body:
+            raise Refused(source, 0, "empty file: nothing to redact")
+        if ndjson:
+            return self._ndjson(body, source)
         if is_eventstream(body[:1]):
-            raise ValueError("redacting an AWS event-stream capture (Bedrock) is not supported: "
-                             "its messages carry CRCs over the payload")
+            return self._eventstream(body, source)
+        return self._sse(body, source)
+
+    def _ndjson(self, body: bytes, source: str) -> bytes:
+        """One JSON value a line, each redacted like an SSE ``data`` payload."""
+        out = bytearray(body)
+        turn = _Turn()
+        events = 0
+        for m in re.finditer(rb"[^\r\n]+", body):
+            text = _text(m.group())
+            if text.strip():
+                events += text.lstrip()[:1] in ("{", "[")
+                out[m.start():m.end()] = _same_size(self.data(text, turn), len(m.group()))
+        if not events:
+            raise Refused(source, 0, "not NDJSON: no line holds a JSON object or array")
+        return bytes(out)
+
+    def _sse(self, body: bytes, source: str) -> bytes:
         out = bytearray(body)
         turn = _Turn()
         dec = SSEDecoder(strict=False)
-        done = 0
+        done: set[int] = set()  # starts of the data lines redacted frame by frame
+        whole = 0
         for fr in dec.feed(body) + dec.close():
             if fr.problem is not None or fr.end <= fr.offset:
                 continue
+            whole += 1
             spans = _data_spans(body, fr.offset, fr.end)
             pieces = self.data(fr.data, turn).split("\n")
             if len(pieces) == len(spans):
                 for (a, b), piece in zip(spans, pieces, strict=True):
                     out[a:b] = _same_size(piece, b - a)
-            done = fr.end
-        for a, b in _data_spans(body, done, len(body), tail=True):
+                    done.add(a)
+        if not whole:
+            raise Refused(source, 0, "not an event stream: no complete SSE frame (JSON, HAR, "
+                                     "binary, or a stream cut in its first frame)")
+        for start, end, field_end, value in _lines(body):
+            name = body[start:field_end]
+            if name == b"data":
+                if value not in done:
+                    out[value:end] = _same_size(self.data(_text(body[value:end]), turn),
+                                                end - value)
+            elif name == b"":  # a comment
+                text = _text(body[value:end])
+                if text.strip() not in KEPT_COMMENTS:
+                    out[value:end] = _same_size("".join(map(fill, text)), end - value)
+            elif name == b"id":
+                out[value:end] = _same_size(self.id(_text(body[value:end])), end - value)
+            elif name == b"retry":
+                if not body[value:end].isdigit():
+                    out[value:end] = _same_size("".join(map(fill, _text(body[value:end]))),
+                                                end - value)
+            elif name != b"event":  # not a field: every reader ignores it, so it is filler
+                out[start:end] = _same_size("".join(map(fill, _text(body[start:end]))),
+                                            end - start)
+        return bytes(out)
+
+    def _eventstream(self, body: bytes, source: str) -> bytes:
+        """AWS event-stream: headers and payload redacted in place, each message's CRC
+        recomputed (a CRC that was wrong stays wrong by the same difference)."""
+        out = bytearray(body)
+        turn = _Turn()
+        at = 0
+        while at + PRELUDE <= len(body):
+            total, hlen, head_crc = struct.unpack_from(">III", body, at)
+            if (total < PRELUDE + 4 or hlen > total - PRELUDE - 4 or at + total > len(body)
+                    or crc32(body[at : at + 8]) != head_crc):
+                break  # decoding stops here too: the rest is a damaged tail
+            heads = at + PRELUDE
+            payload = heads + hlen
+            end = at + total - 4
             try:
-                text = body[a:b].decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-            out[a:b] = _same_size(self.data(text, turn), b - a)
+                headers = self._headers(body[heads:payload])
+            except (IndexError, UnicodeDecodeError, ValueError):
+                headers = b"x" * hlen
+            text = _text(body[payload:end])
+            message = bytearray(encode_message(headers, _same_size(self.data(text, turn),
+                                                                   end - payload)))
+            stored = struct.unpack_from(">I", body, end)[0]
+            wrong = crc32(body[at:end]) ^ stored  # 0 unless the capture's CRC was wrong
+            struct.pack_into(">I", message, total - 4, crc32(message[:-4]) ^ wrong)
+            out[at : at + total] = message
+            at += total
+        if at == 0:
+            raise Refused(source, 0, "not an AWS event-stream: no complete message (cut in "
+                                     "its first message?)")
+        if at < len(body):  # a message cut short: its lengths kept, every other byte filler
+            keep = min(len(body), at + PRELUDE)
+            out[keep:] = b"x" * (len(body) - keep)
+        return bytes(out)
+
+    @staticmethod
+    def _headers(raw: bytes) -> bytes:
+        """Header values replaced except the ``:``-named ones AWS defines (event type,
+        content type, message type, exception type): those are structure."""
+        out = bytearray(raw)
+        i = 0
+        while i < len(raw):
+            name = raw[i + 1 : i + 1 + raw[i]].decode("utf-8")
+            i += 1 + raw[i]
+            kind = raw[i]
+            i += 1
+            if kind in (6, 7):
+                size = int.from_bytes(raw[i : i + 2])
+                i += 2
+                if not name.startswith(":"):
+                    text = raw[i : i + size].decode("utf-8", "surrogateescape")
+                    out[i : i + size] = "".join(map(fill, text)).encode(
+                        "utf-8", "surrogateescape")
+                i += size
+            elif kind in _HEADER_SIZES:
+                i += _HEADER_SIZES[kind]
+            elif kind not in (0, 1):
+                raise ValueError(f"unknown header value type {kind}")
         return bytes(out)
 
 
+class Refused(ValueError):
+    """Bytes redaction cannot read as an event stream: nothing is written for them."""
+
+    def __init__(self, source: str, offset: int, reason: str) -> None:
+        super().__init__(f"{source}: byte {offset}: refusing to redact: {reason}")
+        self.source, self.offset, self.reason = source, offset, reason
+
+
+def _text(raw: bytes) -> str:
+    """Bytes as text; bytes that are not UTF-8 ride along as lone surrogates (kept as
+    they are: a byte of a broken character is no word)."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _lines(body: bytes) -> Iterator[tuple[int, int, int, int]]:
+    """Each line of an SSE body as (start, end, end of field name, start of value); a
+    leading BOM is not part of the first line."""
+    pos = 3 if body.startswith(b"\xef\xbb\xbf") else 0
+    n = len(body)
+    while pos < n:
+        m = _LINE.match(body, pos)
+        start, end = (m.start(1), m.end(1)) if m else (pos, n)
+        if end > start:
+            colon = body.find(b":", start, end)
+            if colon < 0:
+                yield start, end, end, end
+            else:
+                value = colon + 1 + (body[colon + 1 : colon + 2] == b" ")
+                yield start, end, colon, min(value, end)
+        pos = m.end() if m else n
+
+
 def _same_size(text: str, size: int) -> bytes:
-    raw = text.encode("utf-8")
+    raw = text.encode("utf-8", "surrogateescape")
     if len(raw) != size:  # a bug here would shift every later offset: fail loudly
         raise AssertionError(f"redaction changed a data line's size ({size} -> {len(raw)})")
     return raw
@@ -412,6 +659,8 @@ def _data_spans(body: bytes, start: int, end: int, tail: bool = False) -> list[t
     ``tail``: also the last line when no line end closes it (a truncated capture).
     """
     lines, pos = [], start
+    if start == 0 and body.startswith(b"\xef\xbb\xbf"):
+        pos = start = 3  # the BOM is not part of the first field name
     for m in _LINE.finditer(body, start, end):
         lines.append((m.start(1), m.end(1)))
         pos = m.end()
@@ -437,12 +686,24 @@ def redact_bytes(body: bytes, *, salt: str | bytes | None = None) -> bytes:
 def redact_file(
     src: str | PathLike[str], dst: str | PathLike[str], *, redactor: Redactor | None = None
 ) -> Path:
-    """Write the redacted capture to ``dst``; its timing sidecar is copied byte for byte."""
+    """Write the redacted capture to ``dst``; its timing sidecar is copied byte for byte.
+
+    Raises :class:`Refused` (and writes nothing) for a file it cannot read as a capture.
+    """
     src, dst = Path(src), Path(dst)
     if src.resolve() == dst.resolve():
         raise ValueError(f"refusing to redact {src} in place")
+    why = entry_problem(src)
+    if why is not None:
+        raise Refused(str(src), 0, why)
+    try:
+        body = src.read_bytes()
+    except OSError as e:
+        raise Refused(str(src), 0, f"cannot be read: {e.strerror or e}") from None
+    redacted = (redactor or Redactor()).capture(body, str(src),
+                                                 ndjson=src.suffix.lower() == ".ndjson")
     dst.parent.mkdir(parents=True, exist_ok=True)
-    dst.write_bytes((redactor or Redactor()).capture(src.read_bytes()))
+    dst.write_bytes(redacted)
     side = timing.sidecar(src)
     if side.exists():
         shutil.copyfile(side, timing.sidecar(dst))
@@ -455,11 +716,14 @@ def redact_paths(
     *,
     salt: str | bytes | None = None,
     progress: bool | None = None,
+    refused: list[Refused] | None = None,
 ) -> list[Path]:
-    """Redact files and directories of ``.sse`` captures into ``out_dir``, one id mapping for all.
+    """Redact files and directories of captures into ``out_dir``, one id mapping for all.
 
-    A directory's captures keep their paths relative to it. ``progress``:
-    a progress bar (``None``: only on a terminal).
+    A directory's captures (``.sse``, ``.eventstream``) keep their paths relative to it.
+    ``refused``: a list that collects each file redaction refuses (nothing is written for
+    it) while the rest go on; without one the first refusal raises. ``progress``: a
+    progress bar (``None``: only on a terminal).
     """
     from tqdm.auto import tqdm
 
@@ -467,10 +731,18 @@ def redact_paths(
     jobs: list[tuple[Path, Path]] = []
     for p in map(Path, paths):
         if p.is_dir():
-            jobs += [(f, out_dir / f.relative_to(p)) for f in sorted(p.rglob("*.sse"))]
+            jobs += [(f, out_dir / f.relative_to(p)) for f in sorted(p.rglob("*"))
+                     if f.suffix in (*CAPTURE_SUFFIXES, ".ndjson")]
         else:
             jobs.append((p, out_dir / p.name))
     redactor = Redactor(salt)
     disable = None if progress is None else not progress
-    return [redact_file(src, dst, redactor=redactor)
-            for src, dst in tqdm(jobs, desc="redact", unit="file", disable=disable)]
+    written = []
+    for src, dst in tqdm(jobs, desc="redact", unit="file", disable=disable):
+        try:
+            written.append(redact_file(src, dst, redactor=redactor))
+        except Refused as e:
+            if refused is None:
+                raise
+            refused.append(e)
+    return written

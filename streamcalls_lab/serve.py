@@ -6,9 +6,18 @@ read boundaries (one HTTP chunk per read), same pace or a scaled one. Every
 POST or GET path answers, so ``/v1/messages``, ``/v1/chat/completions`` and
 ``/v1/responses`` all work. It binds to loopback only.
 
-Requests are remembered in memory (method, path, headers) so a test can see
-what a client sent; credential values are kept only as fingerprints, so even
-printing that log in a notebook never shows a key.
+Requests are remembered in memory (method, path, headers, body) so a test can
+see what a client sent; credential values are kept only as fingerprints, in
+headers, in the query (``?key=``) and under secret-named keys of a JSON body,
+so even printing that log in a notebook never shows a key. Only the last
+``max_requests`` are kept.
+
+Many clients at once: a thread per connection, a listen backlog of
+:data:`BACKLOG` (not the stdlib's 5, which makes a crowd wait for
+retransmits), an idle timeout so a silent client frees its thread, and a
+request body refused (400/413) when its ``Content-Length`` is not a size
+this server will read. A directory's symlink that leads outside it is not
+served.
 """
 
 from __future__ import annotations
@@ -18,16 +27,22 @@ import ipaddress
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from os import PathLike
+from pathlib import Path
 from typing import Any
 
 from . import provenance
 from .eventstream import is_eventstream
 from .replay import Clock, Read, Sleep, paced, reads
-from .sources import Source, resolve
+from .sources import Capture, Source, resolve
 
+BACKLOG = 1024
+MAX_BODY = 16 * 1024**2
+"""Largest request body read (a client's JSON request): more is refused with 413."""
 EVENT_STREAM = "text/event-stream"
 AWS_EVENT_STREAM = "application/vnd.amazon.eventstream"  # what Bedrock sends
 
@@ -72,10 +87,12 @@ class SSEServer:
         content_type: str | None = None,
         sleep: Sleep = time.sleep,
         clock: Clock = time.monotonic,
+        idle_timeout: float = 30.0,
+        max_requests: int = 1000,
     ) -> None:
         if not _is_loopback(host):
             raise ValueError(f"refusing to serve on {host!r}: only loopback addresses")
-        caps = resolve(source)
+        caps, self.skipped = _servable(source)
         if not caps:
             raise ValueError("nothing to serve: the source holds no capture")
         self.names = [c.name for c in caps]
@@ -88,7 +105,9 @@ class SSEServer:
         """The content-type header; None: each capture's own framing says (SSE or AWS)."""
         self.sleep = sleep
         self.clock = clock
-        self.requests: list[Request] = []
+        self.idle_timeout = idle_timeout
+        """Seconds a connection may stay silent before its thread lets it go."""
+        self.requests: deque[Request] = deque(maxlen=max_requests)
         self._next = 0
         self._lock = threading.Lock()
         self._httpd = _HTTPServer((host, port), _Handler, self)
@@ -138,15 +157,42 @@ class SSEServer:
 
     def _remember(self, method: str, path: str, headers: Any, body: bytes) -> None:
         kept = {}
+        secrets = provenance.url_secrets(path) + provenance.body_secrets(body)
         for name, value in headers.items():
             key = name.lower()
-            kept[key] = provenance.fingerprint(value) if provenance.is_secret_name(key) else value
+            if provenance.is_secret_name(key):
+                secrets.append(value)
+                value = provenance.fingerprint(value)
+            kept[key] = value
+        for s in sorted(set(secrets), key=len, reverse=True):
+            mark = provenance.fingerprint(s)
+            path = path.replace(s, mark)
+            body = body.replace(s.encode("utf-8", "replace"), mark.encode())
         with self._lock:
             self.requests.append(Request(method, path, kept, body))
 
 
+def _servable(source: Source) -> tuple[list[Capture], list[str]]:
+    """The captures to serve, and why each other entry is not (unreadable, or a symlink in
+    a directory that leads outside it)."""
+    caps = resolve(source)
+    if not isinstance(source, str | PathLike) or not Path(source).is_dir():
+        return caps, []
+    root = Path(source).resolve()
+    keep, skipped = [], []
+    for cap in caps:
+        if cap.problem is not None:
+            skipped.append(f"{cap.name}: {cap.problem.reason}")
+        elif cap.path is not None and not cap.path.resolve().is_relative_to(root):
+            skipped.append(f"{cap.name}: a symlink to a file outside {source}")
+        else:
+            keep.append(cap)
+    return keep, skipped
+
+
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = BACKLOG
 
     def __init__(self, address: tuple[str, int], handler: type, owner: SSEServer) -> None:
         if ":" in address[0]:
@@ -162,10 +208,37 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: request lines are the caller's business, and headers never get logged."""
 
+    def setup(self) -> None:
+        self.timeout = self.server.owner.idle_timeout  # an idle client frees its thread
+        super().setup()
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except TimeoutError:
+            self.close_connection = True  # silent past the idle timeout: let it go
+
     def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
+        text = (self.headers.get("content-length") or "0").strip()
+        if not text.isdigit():  # "-1", "abc", "1, 2": no size to read
+            self._refuse(400, f"bad Content-Length {text[:40]!r}")
+            return
+        length = int(text)
+        if length > MAX_BODY:
+            self._refuse(413, f"request body of {length} bytes is over {MAX_BODY}")
+            return
         body = self.rfile.read(length) if length else b""
         self._stream("POST", body)
+
+    def _refuse(self, status: int, reason: str) -> None:
+        message = reason.encode("utf-8", "replace")
+        self.close_connection = True
+        self.send_response(status)
+        self.send_header("content-type", "text/plain; charset=utf-8")
+        self.send_header("content-length", str(len(message)))
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.write(message)
 
     def do_GET(self) -> None:
         self._stream("GET", b"")

@@ -4,12 +4,25 @@ A source is a path (file, directory or glob), raw bytes, a binary file
 object, or an iterable of byte chunks. Each resolves to one or more
 :class:`Capture`; directories and globs give one per file, sorted by path so
 a load is reproducible.
+
+Folders are careless places: an entry that cannot be a capture (a dangling
+or looping symlink, a folder or FIFO named ``x.sse``, an unreadable file or
+folder, a broken timing sidecar) becomes a :class:`Capture` whose
+``problem`` says why, so ``load(strict=False)`` gives it an error row and
+keeps the rest, and strict mode raises a :class:`CaptureError` naming it.
+Only regular files are ever opened. A glob's turns are named by their path
+relative to the glob's literal folder, as a directory's are, and a file
+reached twice (a ``**`` through a symlink loop) is loaded once. A path or
+glob that matches nothing is an error, never an empty table.
 """
 
 from __future__ import annotations
 
+import errno
 import glob as globlib
+import json
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain
@@ -17,7 +30,8 @@ from os import PathLike
 from pathlib import Path
 from typing import IO
 
-from . import timing
+from . import provenance, timing
+from .errors import CaptureError
 
 Source = str | PathLike | bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes]
 CAPTURE_SUFFIXES = (".sse", ".eventstream", ".ndjson")  # event-stream: Bedrock; NDJSON: Ollama
@@ -28,6 +42,18 @@ class Capture:
     name: str
     chunks: Iterable[bytes | tuple[float, bytes]]
     path: Path | None = None
+    problem: CaptureError | None = None
+    """Why this entry cannot be read at all (its ``chunks`` raise it too)."""
+    cut_off: str | None = None
+    """The reason its provenance gives for a recording that broke off (``"cut_off"``)."""
+
+    def broke_off(self, size: int) -> CaptureError | None:
+        """The error a cut-off recording of ``size`` bytes is reported with, or None."""
+        if self.cut_off is None:
+            return None
+        return CaptureError(self.name, size,
+                            f"the recording broke off here ({self.cut_off}): the stream is "
+                            "incomplete")
 
     def whole(self) -> bytes | None:
         """The capture's bytes when they are one body with no recorded timing (read now),
@@ -44,8 +70,69 @@ def _is_glob(text: str) -> bool:
     return any(c in text for c in "*?[")
 
 
-def _from_file(path: Path, name: str) -> Capture:
-    return Capture(name, _FileChunks(path, timing.read(path)), path)
+class _Raises:
+    """The chunks of an entry that cannot be read: iterating raises why."""
+
+    def __init__(self, error: CaptureError) -> None:
+        self.error = error
+
+    def __iter__(self) -> Iterator[bytes]:
+        raise self.error
+
+
+def _bad(name: str, path: Path, reason: str) -> Capture:
+    error = CaptureError(str(path), 0, reason)
+    return Capture(name, _Raises(error), path, problem=error)
+
+
+def entry_problem(path: Path) -> str | None:
+    """Why ``path`` is not a capture file that can be opened safely, or None when it is.
+
+    Decided by ``stat`` alone: a FIFO is never opened (that would block).
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return "a symlink loop: it never reaches a file"
+        if os.path.islink(path):
+            return "a dangling symlink: its target does not exist"
+        return f"cannot be read: {e.strerror or e}"
+    if stat.S_ISDIR(mode):
+        return "a folder, not a capture file"
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a FIFO, socket or device): never opened"
+    return None
+
+
+def _from_file(path: Path, name: str, timed: bool | None = None,
+               meta: bool | None = None) -> Capture:
+    """A capture file, or an entry naming why it is not one (``timed``/``meta``: whether
+    its sidecars exist, when a folder listing already says)."""
+    why = entry_problem(path)
+    if why is not None:
+        return _bad(name, path, why)
+    try:
+        reads = timing.read(path) if timed is not False else None
+        cut = _cut_off(path) if meta is not False else None
+    except CaptureError as e:
+        return Capture(name, _Raises(e), path, problem=e)
+    return Capture(name, _FileChunks(path, reads), path, cut_off=cut)
+
+
+def _cut_off(path: Path) -> str | None:
+    """The ``cut_off`` reason in the provenance sidecar (record and proxy write it)."""
+    side = provenance.sidecar(path)
+    if not os.path.lexists(side):
+        return None
+    if not side.is_file():  # never opened: a FIFO would block
+        raise CaptureError(str(side), 0, "provenance sidecar is not a regular file")
+    try:
+        meta = json.loads(side.read_bytes())
+    except (OSError, ValueError) as e:
+        raise CaptureError(str(side), 0, f"unreadable provenance sidecar: {e}") from None
+    cut = meta.get("cut_off") if isinstance(meta, dict) else None
+    return None if cut in (None, False) else str(cut)
 
 
 class _FileChunks:
@@ -56,8 +143,16 @@ class _FileChunks:
         self.path, self.reads = path, reads
 
     def body(self) -> bytes:
-        with open(self.path, "rb", buffering=0) as f:  # one read, no buffer copy
-            return f.read()
+        # O_NONBLOCK: had the entry become a FIFO since it was listed, opening would block.
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(self.path, flags)
+            with open(fd, "rb", buffering=0) as f:  # one read, no buffer copy
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise CaptureError(str(self.path), 0, "not a regular file: never read")
+                return f.read()
+        except OSError as e:
+            raise CaptureError(str(self.path), 0, f"cannot be read: {e.strerror or e}") from None
 
     def __iter__(self) -> Iterator[bytes | tuple[float, bytes]]:
         body = self.body()
@@ -72,19 +167,24 @@ def resolve(source: Source, name: str | None = None) -> list[Capture]:
     if isinstance(source, (bytes, bytearray, memoryview)):
         return [Capture(name or "<bytes>", [bytes(source)])]
     if isinstance(source, (str, PathLike)):
-        text = str(source)
+        text = os.fspath(source)
+        if isinstance(source, str) and _looks_like_capture(text) and not _exists(text):
+            raise ValueError("this looks like capture text, not a path: pass it as bytes "
+                             "(text.encode()) to read it")
         path = Path(text)
         if path.is_file() and path.suffix.lower() == ".har":
             from .importers import captures  # a HAR holds any number of streams
 
             return captures(path)
-        if path.is_file():
-            return [_from_file(path, name or path.name.removesuffix(path.suffix))]
         if path.is_dir():
             return _directory(path)
+        if os.path.lexists(path):  # a file, or an entry that names why it is not one
+            return [_from_file(path, name or path.name.removesuffix(path.suffix))]
         if _is_glob(text):
-            files = sorted(Path(p) for p in globlib.glob(text, recursive=True))
-            return [_from_file(p, p.name.removesuffix(p.suffix)) for p in files if p.is_file()]
+            caps = _glob(text)
+            if caps:
+                return caps
+            raise FileNotFoundError(f"no capture matches the glob {text!r}")
         raise FileNotFoundError(f"no capture at {text!r}")
     if hasattr(source, "read"):
         label = name or getattr(source, "name", None) or "<stream>"
@@ -94,13 +194,54 @@ def resolve(source: Source, name: str | None = None) -> list[Capture]:
     raise TypeError(f"not a capture source: {type(source).__name__}")
 
 
+def _exists(text: str) -> bool:
+    try:
+        return os.path.lexists(text)
+    except (OSError, ValueError):  # too long for a path, or holds a NUL: capture text
+        return False
+
+
+def _looks_like_capture(text: str) -> bool:
+    """Capture text, not a path: several lines, or an SSE field or JSON at the start."""
+    head = text.lstrip("\ufeff \t")[:16]
+    return "\n" in text or "\r" in text or head.startswith(
+        ("data:", "event:", "id:", "retry:", ": ", "{")
+    )
+
+
+def _glob(pattern: str) -> list[Capture]:
+    """The captures a glob matches, named by path relative to its literal folder; a file
+    reached by two paths (a ``**`` through a symlink loop) only by the first."""
+    parts = Path(pattern).parts
+    literal = [p for p in parts[: next(i for i, p in enumerate(parts) if _is_glob(p))]]
+    root = Path(*literal) if literal else Path()
+    chosen: dict[str, Path] = {}
+    for p in map(Path, globlib.glob(pattern, recursive=True)):
+        if entry_problem(p) is not None:
+            if p.is_dir() and p.suffix.lower() not in CAPTURE_SUFFIXES:
+                continue  # a plain folder that a pattern such as ``**`` matched
+            key = str(p)
+        else:
+            key = os.path.realpath(p)
+        # One file reached by several paths: by the shortest (a loop only adds parts).
+        if key not in chosen or (len(p.parts), p) < (len(chosen[key].parts), chosen[key]):
+            chosen[key] = p
+    caps = []
+    for p in sorted(chosen.values()):
+        rel = os.path.relpath(p, root)
+        stem = "/".join(Path(rel).with_suffix("").parts) if p.suffix else rel
+        caps.append(_from_file(p, stem))
+    return caps
+
+
 def _directory(root: Path) -> list[Capture]:
     """Every capture under ``root``, in the order ``sorted(root.rglob(...))`` gives (part by
     part), from one ``os.walk``: a sidecar is found in the listing, not by a stat per file.
     """
     found = []
     top = str(root)
-    for folder, dirs, files in os.walk(top):  # like rglob, never into a symlinked folder
+    unreadable: list[OSError] = []
+    for folder, dirs, files in os.walk(top, onerror=unreadable.append):  # never into a symlink
         rel = os.path.relpath(folder, top)
         parts = () if rel == os.curdir else tuple(rel.split(os.sep))
         listed = set(files)
@@ -108,14 +249,19 @@ def _directory(root: Path) -> list[Capture]:
             dot = name.rfind(".")
             if 0 < dot < len(name) - 1 and name[dot:] in CAPTURE_SUFFIXES:
                 key = tuple(map(os.path.normcase, (*parts, name)))
-                found.append((key, parts, name, name + timing.SUFFIX in listed))
+                found.append((key, parts, name, name + timing.SUFFIX in listed,
+                              name + provenance.SUFFIX in listed))
     found.sort()
     caps = []
-    for _, parts, name, timed in found:
+    for _, parts, name, timed, meta in found:
         path = root.joinpath(*parts, name)
-        reads = timing.read(path) if timed else None
         stem = "/".join((*parts, name[: name.rfind(".")]))
-        caps.append(Capture(stem, _FileChunks(path, reads), path))
+        caps.append(_from_file(path, stem, timed, meta))
+    for e in unreadable:  # a folder os.walk could not list: never silently skipped
+        where = Path(e.filename or top)
+        rel = os.path.relpath(where, top)
+        caps.append(_bad(rel.replace(os.sep, "/"), where,
+                         f"folder cannot be listed: {e.strerror or e}"))
     return caps
 
 

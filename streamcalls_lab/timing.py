@@ -9,6 +9,7 @@ original chunking exactly.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -33,27 +34,40 @@ def write(path: Path, reads: Iterable[tuple[float, int]]) -> Path:
 def read(path: Path) -> list[tuple[float, int]] | None:
     """The reads recorded for ``path``, or None when it has no sidecar."""
     side = sidecar(path)
-    if not side.exists():
+    if not os.path.lexists(side):
         return None
     reads: list[tuple[float, int]] = []
-    lines = side.read_text(encoding="utf-8").splitlines()
-    if not lines or lines[0] != HEADER:
-        raise CaptureError(str(side), 0, f"timing sidecar must start with {HEADER!r}")
+    where = str(side)
+    if not side.is_file():  # a FIFO would block the read; a dangling link has no reads
+        raise CaptureError(where, 0, "timing sidecar is not a regular file")
+    try:
+        raw = side.read_bytes()
+    except OSError as e:
+        raise CaptureError(where, 0, f"timing sidecar cannot be read: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CaptureError(where, e.start, "timing sidecar is not UTF-8 text") from None
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n") != HEADER:
+        raise CaptureError(where, 0, f"timing sidecar must start with {HEADER!r}")
     last = 0.0
+    at = len(lines[0].encode("utf-8"))
     for number, line in enumerate(lines[1:], start=2):
         try:
-            t_text, n_text = line.split("\t")
+            t_text, n_text = line.rstrip("\r\n").split("\t")
             t, n = float(t_text), int(n_text)
         except ValueError:
-            raise CaptureError(str(side), 0, f"line {number}: expected 't<TAB>bytes'") from None
+            raise CaptureError(where, at, f"line {number}: expected 't<TAB>bytes'") from None
         # Replay sleeps for the gaps, so time must be a real clock reading that never runs back.
         if not math.isfinite(t) or t < last or n < 0:
             raise CaptureError(
-                str(side), 0,
+                where, at,
                 f"line {number}: times must be finite and non-decreasing, sizes non-negative",
             )
         last = t
         reads.append((t, n))
+        at += len(line.encode("utf-8"))
     return reads
 
 

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import pytest
 
 from streamcalls_lab.encode import encode_headers, encode_message
+from streamcalls_lab.eventstream import EventStreamDecoder
 
 from .conftest import CAPTURES
 
@@ -73,3 +74,9 @@ def real(test: F) -> F:
 def each_real(test: F) -> F:
     """A test run once per real Bedrock capture, given as ``path``."""
     return real(pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:80])(test))
+
+
+def decode(body: bytes, *, strict: bool = True) -> list:
+    """Every frame of an event-stream body, problems included when lenient."""
+    dec = EventStreamDecoder(strict=strict)
+    return dec.feed(body) + dec.close()

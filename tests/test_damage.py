@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import streamcalls_lab as scl
 
-from .test_gemini_streams import CANDIDATES, STREAMED
+from .gemini_turns import CANDIDATES, STREAMED
 from .wire_samples import claude_events, cohere, cohere_events, invoke, ndjson, ollama_turn
 
 SAMPLES = [cohere(*cohere_events()), ndjson(*ollama_turn()), invoke(*claude_events()),

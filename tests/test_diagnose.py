@@ -8,7 +8,7 @@ import pytest
 import streamcalls_lab as scl
 from streamcalls_lab.encode import event_message
 
-from .test_providers import sse
+from .sse_turns import sse
 from .wire_samples import ndjson
 
 COHERE_V1 = sse((None, {"is_finished": False, "event_type": "stream-start",

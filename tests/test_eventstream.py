@@ -24,12 +24,17 @@ from streamcalls_lab.eventstream import (
 )
 from streamcalls_lab.sse import SSEDecoder
 
-from .eventstream_turns import REAL, each_real, event, exception, frame, header, real, string
-
-
-def decode(body: bytes, *, strict: bool = True) -> list:
-    dec = EventStreamDecoder(strict=strict)
-    return dec.feed(body) + dec.close()
+from .eventstream_turns import (
+    REAL,
+    decode,
+    each_real,
+    event,
+    exception,
+    frame,
+    header,
+    real,
+    string,
+)
 
 
 def problem(body: bytes) -> str:

@@ -11,7 +11,7 @@ import pytest
 import streamcalls_lab as scl
 
 from .conftest import CAPTURES
-from .test_providers import START, anthropic, chat, responses
+from .sse_turns import START, anthropic, chat, responses
 from .wire_samples import assert_chunking_changes_nothing
 
 # -- OpenAI Responses: custom tools (free text) and MCP calls --------------------------------

@@ -21,28 +21,8 @@ from streamcalls_lab.sources import Capture
 
 from .compare import assert_same
 from .conftest import CAPTURES
-from .sse_turns import START, TOOL, sse
-
-USAGE = {"promptTokenCount": 7, "candidatesTokenCount": 3, "totalTokenCount": 10}
-
-
-def chunk(*parts: dict, finish: str | None = None, **candidate: object) -> dict:
-    cand: dict = {"content": {"parts": list(parts), "role": "model"}, "index": 0}
-    if finish:
-        cand["finishReason"] = finish
-    cand.update(candidate)
-    return {"candidates": [cand], "usageMetadata": USAGE, "modelVersion": "gemini-2.5-flash",
-            "responseId": "r1"}
-
-
-def gemini(*chunks: dict | str) -> bytes:
-    """Data lines with no event names, as Gemini sends them (a str is sent as it stands)."""
-    return sse(*((None, c) for c in chunks))
-
-
-def call(name: object, args: object = None, **more: object) -> dict:
-    fc = {"name": name, "args": {} if args is None else args, **more}
-    return {"functionCall": fc}
+from .gemini_turns import USAGE, call, chunk, gemini, genai_responses
+from .sse_turns import START, TOOL
 
 
 def rows(body: bytes, **options: object) -> list[tuple]:
@@ -306,20 +286,6 @@ def test_damaged_real_captures_load_the_same_either_way(seed: Path, where: float
     at = int(where * len(body))
     assert_same(body[:at] + text + body[at + len(text) * replace:])
 
-
-def genai_responses(body: bytes) -> list:
-    """Each chunk as the google-genai SDK reads it: its own HTTP client (an in-memory
-    transport), SSE reader and types."""
-    genai = pytest.importorskip("google.genai")
-    import httpx
-
-    def serve(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
-
-    client = genai.Client(api_key="fake", http_options=genai.types.HttpOptions(
-        base_url="http://sdk-reference.invalid",
-        httpx_client=httpx.Client(transport=httpx.MockTransport(serve))))
-    return list(client.models.generate_content_stream(model="gemini-2.5-flash", contents="x"))
 
 
 def _sdk_stream(body: bytes) -> tuple[list[tuple[str, object, object]], list[str]]:

@@ -9,27 +9,8 @@ import pytest
 
 import streamcalls_lab as scl
 
-from .test_gemini import call, chunk, gemini, genai_responses
+from .gemini_turns import CANDIDATES, STREAMED, call, chunk, gemini, genai_responses, piece
 from .wire_samples import assert_chunking_changes_nothing
-
-
-def two(first: list[dict], second: list[dict], finish: str | None = None) -> dict:
-    """A chunk holding candidates 0 and 1, as ``candidateCount: 2`` streams them."""
-    cands = []
-    for k, parts in enumerate((first, second)):
-        cand: dict = {"content": {"parts": parts, "role": "model"}, "index": k}
-        if finish:
-            cand["finishReason"] = finish
-        cands.append(cand)
-    return {"candidates": cands, "modelVersion": "gemini-2.5-flash", "responseId": "r2"}
-
-
-CANDIDATES = gemini(
-    two([{"text": "Sun"}], [{"text": "Rain"}]),
-    two([call("weather", {"city": "Paris"})], [call("weather", {"city": "Oslo"}),
-                                               call("time", {})]),
-    two([{"text": "ny"}], [{"text": "y"}], finish="STOP"),
-)
 
 
 def test_each_candidate_is_a_choice() -> None:
@@ -78,25 +59,6 @@ def test_chunking_changes_nothing_with_candidates() -> None:
 
 
 # -- Vertex AI streamed arguments -----------------------------------------------------------
-
-def piece(path: str, **value: object) -> dict:
-    return {"jsonPath": path, **value}
-
-
-STREAMED = gemini(
-    chunk({"text": "Checking."}),
-    chunk(call("get_weather", willContinue=True, id="fc_1")),
-    chunk({"functionCall": {"partialArgs": [piece("$.location", stringValue="New",
-                                                  willContinue=True)],
-                            "willContinue": True}}),
-    chunk({"functionCall": {"partialArgs": [piece("$.location", stringValue=" York"),
-                                            piece("$.days", numberValue=3)],
-                            "willContinue": True}}),
-    chunk({"functionCall": {"partialArgs": [piece("$.opts.metric", boolValue=True),
-                                            piece("$.tags[0]", stringValue="a\"b")],
-                            "willContinue": True}}),
-    chunk({"functionCall": {}}, finish="STOP"),
-)
 
 
 def rows(body: bytes) -> list[tuple]:

@@ -232,8 +232,12 @@ def test_logprob_byte_values_do_not_spell_the_token_out() -> None:
     assert b'"bytes":[11,111]' in redact_bytes(body, salt=SALT)
 
 
-def test_an_aws_event_stream_capture_is_refused_not_returned_unredacted() -> None:
-    from .eventstream_turns import event
+def test_an_aws_event_stream_capture_is_redacted_with_valid_crcs() -> None:
+    from .eventstream_turns import decode, event
 
-    with pytest.raises(ValueError, match="event-stream"):
-        Redactor("salt").capture(event("messageStart", '{"role": "assistant"}'))
+    body = event("contentBlockDelta",
+                 '{"contentBlockIndex":0,"delta":{"text":"Paris"},"p":"abcdef"}')
+    redacted = Redactor("salt").capture(body)
+    assert len(redacted) == len(body) and b"Paris" not in redacted
+    [frame] = decode(redacted)  # strict: every CRC checks out
+    assert frame.event == "contentBlockDelta"

@@ -12,11 +12,17 @@ been dropped. Adding a format is one module plus one line in ``READERS``.
 
 from __future__ import annotations
 
+import hashlib
+import zlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from os import PathLike
 from pathlib import Path
 
-from ..sources import Capture
+import yaml
+
+from ..errors import CaptureError
+from ..sources import Capture, entry_problem
 from . import har, jsonl, vcr
 from .stream import Stream, write
 
@@ -31,19 +37,61 @@ READERS: dict[str, Callable[[Path], Iterator[Stream]]] = {
 __all__ = ["READERS", "Stream", "captures", "import_file", "import_paths", "streams", "write"]
 
 
+MALFORMED = (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError,
+             OSError, EOFError, zlib.error, yaml.YAMLError)
+"""What a malformed recording raises inside a reader: reported as a CaptureError naming it."""
+
+
 def streams(path: str | PathLike[str]) -> Iterator[Stream]:
-    """The event streams a recording file holds, chosen by its suffix."""
+    """The event streams a recording file holds, chosen by its suffix.
+
+    Anything wrong with the file is a :class:`CaptureError` naming it and why, never a
+    reader's traceback.
+    """
     path = Path(path)
     reader = READERS.get(path.suffix.lower())
     if reader is None:
         known = ", ".join(sorted(READERS))
-        raise ValueError(f"{path}: unknown recording format (known suffixes: {known})")
-    yield from reader(path)
+        raise CaptureError(str(path), 0, f"unknown recording format (known suffixes: {known})")
+    why = entry_problem(path)
+    if why is not None:
+        raise CaptureError(str(path), 0, why)
+    found = 0
+    try:
+        for stream in reader(path):
+            found += 1
+            yield stream
+    except CaptureError:
+        raise
+    except MALFORMED as e:
+        kind = type(e).__name__
+        raise CaptureError(str(path), 0, f"malformed recording ({kind}: {e})"[:300]) from None
+    if not found:
+        raise CaptureError(str(path), 0, "no event-stream response in it: nothing to import")
 
 
-def import_file(path: str | PathLike[str], out_dir: str | PathLike[str]) -> list[Path]:
-    """Write every stream of one recording file into ``out_dir``; returns the capture paths."""
-    return [write(s, Path(out_dir)) for s in streams(path)]
+def import_file(path: str | PathLike[str], out_dir: str | PathLike[str],
+                *, tag: str | None = None, taken: set[str] | None = None) -> list[Path]:
+    """Write every stream of one recording file into ``out_dir``; returns the capture paths.
+
+    ``tag`` is added to the recording's stem in every capture name (to keep two recordings
+    of the same name apart); a name already in ``taken`` (written earlier in the same run)
+    gets a counter rather than overwriting it.
+    """
+    path = Path(path)
+    stem = path.name.removesuffix(path.suffix)
+    taken = set() if taken is None else taken
+    out = []
+    for s in list(streams(path)):  # the whole file is read before anything is written
+        if tag is not None and s.name.startswith(stem):
+            s.name = f"{stem}-{tag}{s.name[len(stem):]}"
+        name, n = s.name, 1
+        while s.name in taken:
+            n += 1
+            s.name = f"{name}-{n}"
+        taken.add(s.name)
+        out.append(write(s, Path(out_dir)))
+    return out
 
 
 def import_paths(
@@ -51,14 +99,29 @@ def import_paths(
     out_dir: str | PathLike[str],
     *,
     progress: bool | None = None,
+    errors: list[CaptureError] | None = None,
 ) -> list[Path]:
-    """:func:`import_file` over many files, with a progress bar (``None``: only on a terminal)."""
+    """:func:`import_file` over many files, with a progress bar (``None``: only on a terminal).
+
+    Recordings that share a name (two folders' ``stream.yaml``) get a tag from their full
+    path, so every input gives its own captures. ``errors``: a list that collects each bad
+    file while the rest go on; without one the first raises.
+    """
     from tqdm.auto import tqdm
 
-    files = list(paths)
+    files = [Path(p) for p in paths]
+    stems = Counter(p.name.removesuffix(p.suffix) for p in {p.resolve() for p in files})
     written: list[Path] = []
+    taken: set[str] = set()
     for path in tqdm(files, desc="import", unit="file", disable=_disable(progress)):
-        written += import_file(path, out_dir)
+        shared = stems[path.name.removesuffix(path.suffix)] > 1
+        tag = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:8] if shared else None
+        try:
+            written += import_file(path, out_dir, tag=tag, taken=taken)
+        except CaptureError as e:
+            if errors is None:
+                raise
+            errors.append(e)
     return written
 
 

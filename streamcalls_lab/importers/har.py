@@ -102,7 +102,15 @@ def streams(path: Path) -> Iterator[Stream]:
             continue
         times = _times(messages)
         reads = frame_reads(body, times) if times else None
-        secrets = provenance.secret_values(req_headers) + provenance.secret_values(resp_headers)
+        url = str(request.get("url", ""))
+        post = request.get("postData")
+        secrets = (provenance.secret_values(req_headers) + provenance.secret_values(resp_headers)
+                   + provenance.url_secrets(url)
+                   + provenance.body_secrets(post.get("text") if isinstance(post, dict)
+                                             else None))
+        for q in request.get("queryString") or []:
+            if isinstance(q, dict) and provenance.is_secret_param(str(q.get("name", ""))):
+                secrets.append(str(q.get("value", "")))
         for cookie in (request.get("cookies") or []) + (response.get("cookies") or []):
             if isinstance(cookie, dict):
                 secrets.append(str(cookie.get("value", "")))
@@ -111,7 +119,7 @@ def streams(path: Path) -> Iterator[Stream]:
             "origin": path.name,
             "entry": f"log/entries/{i}",
             "method": request.get("method"),
-            "url": provenance.scrub_url(str(request.get("url", "")), secrets),
+            "url": provenance.scrub_url(url, secrets),
             "status": response.get("status"),
             "started": entry.get("startedDateTime"),
             "request_headers": provenance.scrub_headers(req_headers, secrets),

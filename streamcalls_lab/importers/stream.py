@@ -54,7 +54,12 @@ def write(stream: Stream, out_dir: Path) -> Path:
     """Write ``<name>.sse`` (bytes as found), its timing sidecar if any, and its provenance."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{stream.name}.sse"
-    path.write_bytes(stream.body)
+    # A credential the request carried can come back in the body (an error echoing it).
+    body, scrubbed = provenance.scrub_body(stream.body, stream.secrets)
+    if scrubbed:
+        stream.meta["scrubbed"] = (f"{scrubbed} echo(es) of a request credential replaced "
+                                   "by as many 'x' (lengths kept)")
+    path.write_bytes(body)
     if stream.reads is not None:
         timing.write(path, stream.reads)
     else:

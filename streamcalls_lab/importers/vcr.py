@@ -9,7 +9,6 @@ cassettes keep no timing, so no sidecar is written.
 
 from __future__ import annotations
 
-import gzip
 import json
 import warnings
 import zlib
@@ -55,15 +54,37 @@ def decode_content(body: bytes, encoding: str) -> bytes | None:
     text under ``content-encoding: gzip``), so the bytes decide, not the header.
     """
     if body[:2] == b"\x1f\x8b":
-        return gzip.decompress(body)
+        return inflate(body, 31)
     if _is_text(body):
         return body
     if encoding.strip().lower() == "deflate":
         try:
-            return zlib.decompress(body)
+            return inflate(body, 15)
         except zlib.error:
-            return zlib.decompress(body, -15)  # raw deflate, as some servers send it
+            return inflate(body, -15)  # raw deflate, as some servers send it
     return None
+
+
+MAX_INFLATED = 256 * 1024**2
+"""Largest body a compressed recording may expand to: a bomb stops here, with a clear error."""
+
+
+def inflate(body: bytes, wbits: int, limit: int | None = None) -> bytes:
+    """``body`` decompressed (``wbits``: 31 gzip, 15 zlib, -15 raw deflate), refusing to
+    produce more than ``limit`` bytes (default :data:`MAX_INFLATED`) or a cut-off stream."""
+    limit = MAX_INFLATED if limit is None else limit
+    out = bytearray()
+    rest = body
+    while rest:
+        d = zlib.decompressobj(wbits)
+        out += d.decompress(rest, limit + 1 - len(out))
+        if len(out) > limit:
+            raise ValueError(f"the compressed body expands past {limit} bytes "
+                             "(a decompression bomb?): not imported")
+        if not d.eof:
+            raise ValueError("the compressed body is cut off before its end")
+        rest = d.unused_data if wbits == 31 else b""  # gzip: the next member, if any
+    return bytes(out)
 
 
 def _is_text(body: bytes) -> bool:
@@ -121,14 +142,19 @@ def streams(path: Path) -> Iterator[Stream]:
         if not is_event_stream(content_type, decoded):
             continue
         req_headers = _headers(request.get("headers"))
-        secrets = provenance.secret_values(req_headers) + provenance.secret_values(headers)
+        uri = str(request.get("uri", ""))
+        req_body = request.get("body")
+        secrets = (provenance.secret_values(req_headers) + provenance.secret_values(headers)
+                   + provenance.url_secrets(uri)
+                   + provenance.body_secrets(req_body if isinstance(req_body, str | bytes)
+                                             else None))
         status = response.get("status")
         meta = {
             "source": "vcr",
             "origin": path.name,
             "entry": f"interactions/{i}/response/body/string",
             "method": request.get("method"),
-            "url": provenance.scrub_url(str(request.get("uri", "")), secrets),
+            "url": provenance.scrub_url(uri, secrets),
             "status": status.get("code") if isinstance(status, dict) else status,
             "request_headers": provenance.scrub_headers(req_headers, secrets),
             "response_headers": provenance.scrub_headers(headers, secrets),

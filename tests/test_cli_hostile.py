@@ -1,0 +1,53 @@
+"""coverage and replay on files that are not captures: the file named, the reason given,
+a non-zero exit, and nothing binary dumped onto the terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from streamcalls_lab import cli
+
+from . import turns
+
+NOT_CAPTURES = {
+    "image.sse": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)),
+    "empty.sse": b"",
+    "doc.sse": b'{"log": {"entries": []}}\n',
+    "lines.sse": b'{"level": "info", "msg": "started"}\n{"level": "info", "msg": "done"}\n',
+}
+
+
+@pytest.fixture(params=sorted(NOT_CAPTURES))
+def not_capture(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    path = tmp_path / request.param
+    path.write_bytes(NOT_CAPTURES[request.param])
+    return path
+
+
+def test_coverage_names_a_file_that_is_not_a_capture_and_fails(
+    not_capture: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["coverage", str(not_capture)]) == 1
+    err = capsys.readouterr().err
+    assert not_capture.stem in err and "not a capture" in err
+
+
+def test_coverage_still_reports_the_good_captures_beside_a_bad_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "good.sse").write_bytes(turns.anthropic(text=["Hi"]))
+    (tmp_path / "image.sse").write_bytes(NOT_CAPTURES["image.sse"])
+    assert cli.main(["coverage", str(tmp_path)]) == 1
+    out = capsys.readouterr()
+    assert "anthropic-messages" in out.out and "image" in out.err
+
+
+def test_replay_refuses_a_file_that_is_not_a_capture_and_writes_nothing(
+    not_capture: Path, capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    assert cli.main(["replay", str(not_capture), "--speed", "inf"]) == 1
+    out = capsysbinary.readouterr()
+    assert out.out == b"" and b"not a capture" in out.err
+    assert not_capture.name.encode() in out.err

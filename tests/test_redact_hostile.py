@@ -1,0 +1,251 @@
+"""redact on hostile input: secrets planted in every position each format allows are gone
+(or kept on purpose, as the module's policy says), and what cannot be read is refused."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from streamcalls_lab import cli, load
+from streamcalls_lab.redact import Redactor, Refused, redact_paths
+
+from .eventstream_turns import decode, event, string
+
+SALT = "s"
+MARK = "Zsecret"  # every planted value holds it; filler never spells it
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
+
+
+def _sse(*frames: tuple[str | None, object]) -> bytes:
+    out = []
+    for name, payload in frames:
+        head = f"event: {name}\n" if name else ""
+        out.append(f"{head}data: {payload if isinstance(payload, str) else json.dumps(payload)}"
+                   "\n\n")
+    return "".join(out).encode()
+
+
+def _planted(tag: str) -> dict[str, object]:
+    """An object argument with a marker under every key that is schema elsewhere."""
+    return {"name": f"{MARK}-{tag}-n", "role": f"{MARK}-r", "status": f"{MARK}-s",
+            "type": f"{MARK}-t", "model": f"{MARK}-m", "id": f"{MARK}-i", "age": 987654321,
+            "nested": {"name": f"{MARK}-deep", "list": [f"{MARK}-l", 123456789]}}
+
+
+ANTHROPIC = _sse(
+    ("message_start", {"type": "message_start", "message": {
+        "id": "msg_01", "model": "claude", "content": [{"type": "text", "text": f"{MARK} m"}],
+        "usage": {"input_tokens": 5}}}),
+    ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+        "type": "thinking", "thinking": f"{MARK} think", "signature": f"{MARK}sig"}}),
+    ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+        "type": "thinking_delta", "thinking": f"{MARK} more"}}),
+    ("content_block_start", {"type": "content_block_start", "index": 1, "content_block": {
+        "type": "tool_use", "id": f"toolu_{MARK}", "name": "lookup",
+        "input": _planted("a")}}),
+    ("content_block_delta", {"type": "content_block_delta", "index": 1, "delta": {
+        "type": "input_json_delta",
+        "partial_json": json.dumps({"q": f"{MARK} arg", "n": 424242})}}),
+    ("content_block_start", {"type": "content_block_start", "index": 2, "content_block": {
+        "type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": [
+            {"type": "web_search_result", "url": f"https://{MARK}.example", "title": MARK}]}}),
+    ("error", {"type": "error", "error": {"type": "overloaded_error", "message": MARK}}),
+)
+CHAT = _sse(
+    (None, {"id": f"chatcmpl-{MARK}", "choices": [{"index": 0, "delta": {
+        "content": f"{MARK} text", "tool_calls": [{"index": 0, "id": f"call_{MARK}",
+        "type": "function", "function": {"name": "lookup",
+                                         "arguments": json.dumps({"k": f"{MARK} x"})}}]}}]}),
+    (None, "[DONE]"),
+)
+RESPONSES = _sse(
+    ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
+        "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f",
+                 "arguments": ""}}),
+    ("response.function_call_arguments.delta", {
+        "type": "response.function_call_arguments.delta", "output_index": 0,
+        "delta": json.dumps({"k": MARK})}),
+    ("response.function_call_arguments.done", {
+        "type": "response.function_call_arguments.done", "output_index": 0,
+        "arguments": json.dumps({"k": MARK})}),
+    ("response.output_text.delta", {"type": "response.output_text.delta", "delta": MARK}),
+)
+GEMINI = _sse(
+    (None, {"candidates": [{"content": {"role": "model", "parts": [
+        {"text": f"{MARK} words"},
+        {"functionCall": {"name": "lookup", "args": _planted("g")}}]}}],
+        "modelVersion": "gemini-2.5", "responseId": f"{MARK}rid"}),
+)
+VERTEX_PARTIAL = _sse(  # Vertex AI streams arguments as partialArgs pieces
+    (None, {"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {
+        "name": "lookup", "partialArgs": [
+            {"jsonPath": "$.city", "stringValue": MARK},
+            {"jsonPath": "$.n", "numberValue": 987654321}], "willContinue": True}}]}}]}),
+)
+OLLAMA_AS_SSE = _sse(  # Ollama's message shape: arguments as an object
+    (None, {"model": "llama3", "created_at": f"2025-{MARK}", "message": {
+        "role": "assistant", "content": MARK, "tool_calls": [
+            {"function": {"name": "lookup", "arguments": _planted("o")}}]}, "done": False}),
+)
+COHERE = _sse(
+    ("tool-call-start", {"type": "tool-call-start", "index": 0, "delta": {"message": {
+        "tool_plan": MARK, "tool_calls": {"id": f"lookup_{MARK}", "type": "function",
+        "function": {"name": "lookup", "arguments": ""}}}}}),
+    ("tool-call-delta", {"type": "tool-call-delta", "index": 0, "delta": {"message": {
+        "tool_calls": {"function": {"arguments": json.dumps({"k": MARK})}}}}}),
+)
+UNKNOWN_FORMAT = _sse(  # a format nobody listed: its envelope is unknown, so all of it is data
+    ("call", {"kind": "call", "payload": {"name": MARK, "type": MARK, "count": 31337}}),
+)
+FIELDS = (  # the SSE layer itself: comments, id:, retry:, a BOM, an ignored line
+    "\ufeffdata: {\"text\": \"" + MARK + " bom\"}\n\n"
+    ": " + MARK + " comment\n"
+    "id: " + MARK + "-id\n"
+    "retry: " + MARK + "\n"
+    " data: " + MARK + " indented, so not a field\n"
+    "data: {\"text\": \"" + MARK + " after\"}\n\n"
+).encode()
+BAD_LINES = (  # a frame with one bad line: broken JSON, invalid UTF-8
+    b'data: {"text": "ok"}\n\n'
+    b'data: {"text": ' + MARK.encode() + b' unquoted, "n": 5}\n\n'
+    b'data: {"text": "' + MARK.encode() + b' \xff\xfe bad bytes"}\n\n'
+    b'data: {"text": "' + MARK.encode() + b' two"}\ndata: not json ' + MARK.encode() + b'\n\n'
+)
+SSE_BODIES = {"anthropic": ANTHROPIC, "chat": CHAT, "responses": RESPONSES, "gemini": GEMINI,
+              "vertex-partial": VERTEX_PARTIAL,
+              "ollama": OLLAMA_AS_SSE, "cohere": COHERE, "unknown": UNKNOWN_FORMAT,
+              "fields": FIELDS, "bad-lines": BAD_LINES}
+
+
+def _bedrock() -> bytes:
+    invoke = base64.b64encode(json.dumps({"type": "content_block_delta", "index": 0, "delta": {
+        "type": "text_delta", "text": f"{MARK} wrapped"}}).encode()).decode()
+    return b"".join([
+        event("contentBlockStart", json.dumps({"contentBlockIndex": 0, "start": {"toolUse": {
+            "toolUseId": f"tooluse_{MARK}", "name": "lookup"}}})),
+        event("contentBlockDelta", json.dumps({"contentBlockIndex": 0, "delta": {"toolUse": {
+            "input": json.dumps({"k": MARK, "n": 8675309})}}, "p": MARK})),
+        event("contentBlockDelta", json.dumps({"contentBlockIndex": 1, "delta": {
+            "text": MARK}}), extra=string("x-custom", MARK)),
+        event("chunk", json.dumps({"bytes": invoke})),
+    ])
+
+
+@pytest.mark.parametrize("name", sorted(SSE_BODIES))
+def test_no_planted_secret_survives_in_any_sse_position(name: str) -> None:
+    body = SSE_BODIES[name]
+    redacted = Redactor(SALT).capture(body)
+    assert len(redacted) == len(body)
+    assert MARK.encode() not in redacted
+    assert not re.search(rb"(987654321|123456789|424242|31337)", redacted)
+
+
+def test_no_planted_secret_survives_in_an_event_stream_and_every_crc_checks() -> None:
+    body = _bedrock()
+    redacted = Redactor(SALT).capture(body)
+    assert len(redacted) == len(body) and MARK.encode() not in redacted
+    assert b"8675309" not in redacted
+    assert [f.event for f in decode(redacted)] == [f.event for f in decode(body)]
+    inner = json.loads(decode(redacted)[-1].data)["bytes"]
+    assert json.loads(base64.b64decode(inner))["delta"]["type"] == "text_delta"
+
+
+def test_what_the_policy_keeps_on_purpose_is_kept() -> None:
+    """Tool names, event names, types and model under known envelopes, ids' prefixes, keys,
+    indexes and token counts: structure the geometry needs, documented in the module."""
+    assert b'"jsonPath": "$.city"' in Redactor(SALT).capture(VERTEX_PARTIAL)
+    redacted = Redactor(SALT).capture(ANTHROPIC).decode()
+    for kept in ('"name": "lookup"', "event: content_block_start", '"type": "tool_use"',
+                 '"model": "claude"', '"index": 1', '"input_tokens": 5', "toolu_", '"age": '):
+        assert kept in redacted
+
+
+def test_a_redacted_capture_still_loads_to_the_same_geometry() -> None:
+    for body in (ANTHROPIC, CHAT, RESPONSES, GEMINI):
+        before, after = load(body, strict=False), load(Redactor(SALT).capture(body),
+                                                       strict=False)
+        cols = ["offset", "event", "kind", "block", "tool", "chars", "wire_chars"]
+        assert after[cols].equals(before[cols])
+
+
+def test_an_unknown_id_prefix_is_replaced_not_kept() -> None:
+    assert not Redactor(SALT).id("SECRETKEY_abc123").startswith("SECRETKEY_")
+    assert Redactor(SALT).id("toolu_abc123").startswith("toolu_")
+
+
+UNREADABLE = {
+    "empty": b"",
+    "json-lines": b'{"type": "message_start"}\n{"type": "content_block_delta", "x": "s"}\n',
+    "har": json.dumps({"log": {"entries": [{"response": {"content": {"text": MARK}}}]}},
+                      indent=2).encode(),
+    "png": PNG,
+    "cut-in-first-frame": b'data: {"type": "message_start", "secret": "' + MARK.encode(),
+    "event-stream-cut-in-first-message": event("messageStart", json.dumps({"x": MARK}))[:-9],
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNREADABLE))
+def test_what_cannot_be_read_as_a_capture_is_refused(name: str) -> None:
+    with pytest.raises(Refused, match=r"refusing to redact"):
+        Redactor(SALT).capture(UNREADABLE[name], name)
+
+
+def test_the_cli_refuses_each_unreadable_file_by_name_and_writes_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    for name, body in UNREADABLE.items():
+        (src / f"{name}.sse").write_bytes(body)
+    (src / "good.sse").write_bytes(ANTHROPIC)
+    assert cli.main(["redact", str(src), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    for name in UNREADABLE:
+        assert f"{name}.sse" in err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["good.sse"]
+
+
+def test_refusals_are_collected_and_the_rest_still_written(tmp_path: Path) -> None:
+    (tmp_path / "a.sse").write_bytes(b"")
+    (tmp_path / "b.sse").write_bytes(CHAT)
+    refused: list[Refused] = []
+    written = redact_paths([tmp_path / "a.sse", tmp_path / "b.sse"], tmp_path / "out",
+                           progress=False, refused=refused)
+    assert [p.name for p in written] == ["b.sse"] and [e.source for e in refused] == [
+        str(tmp_path / "a.sse")]
+
+
+def test_an_event_stream_message_with_a_wrong_crc_stays_wrong_and_others_stay_right() -> None:
+    first = bytearray(event("contentBlockDelta", json.dumps({"contentBlockIndex": 0,
+                                                             "delta": {"text": MARK}})))
+    first[-1] ^= 0xFF  # its message CRC no longer matches
+    body = bytes(first) + event("messageStop", '{"stopReason":"end_turn"}')
+    redacted = Redactor(SALT).capture(body)
+    assert MARK.encode() not in redacted
+    assert [f.problem is None for f in decode(redacted, strict=False)] == [
+        f.problem is None for f in decode(body, strict=False)]
+
+
+def test_an_event_stream_cut_mid_message_keeps_no_byte_of_the_cut_payload() -> None:
+    body = event("messageStart", '{"role":"assistant"}') + event(
+        "contentBlockDelta", json.dumps({"delta": {"text": MARK}}))[:-6]
+    redacted = Redactor(SALT).capture(body)
+    assert len(redacted) == len(body) and MARK.encode() not in redacted
+
+
+def test_an_ndjson_capture_is_redacted_line_by_line(tmp_path: Path) -> None:
+    lines = [{"model": "llama3", "message": {"role": "assistant", "content": MARK,
+              "tool_calls": [{"function": {"name": "lookup", "arguments": _planted("n")}}]},
+              "done": False}, {"model": "llama3", "done": True, "eval_count": 31337}]
+    src = tmp_path / "in" / "turn.ndjson"
+    src.parent.mkdir()
+    body = b"".join(json.dumps(x).encode() + b"\n" for x in lines)
+    src.write_bytes(body)
+    [out] = redact_paths([tmp_path / "in"], tmp_path / "out", progress=False)
+    redacted = out.read_bytes()
+    assert len(redacted) == len(body) and MARK.encode() not in redacted
+    assert [json.loads(x)["done"] for x in redacted.splitlines()] == [False, True]
