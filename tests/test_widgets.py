@@ -170,6 +170,30 @@ def test_speed_scales_the_play_step() -> None:
     assert view.play.step == 5 * stepper_view.TICK_MS
 
 
+@pytest.mark.parametrize("speed", [value for _, value in stepper_view.SPEEDS])
+def test_playing_to_the_end_at_any_speed_lands_on_the_last_step(speed: float) -> None:
+    view = StepperView(CAPTURE)
+    view.speed.value = speed
+    while view.play.value + view.play.step <= view.play.max:  # what the Play widget does
+        view.play.value += view.play.step
+    assert view.index == len(view.stepper) - 1
+    assert "handed on" in view.output.value
+
+
+def test_stop_rewinds_to_the_first_step() -> None:
+    view = StepperView(CAPTURE)
+    view.go(30)
+    view.play.value = view.play.min  # the Play widget's stop
+    assert view.index == 0
+
+
+def test_the_step_head_counts_events_as_the_caption_does() -> None:
+    view = StepperView(CAPTURE)
+    n = len(view.stepper)
+    view.go(n - 1)
+    assert f"(event {n} of {n})" in text_of(view.output.value)
+
+
 def test_the_handler_menu_shows_that_variants_buffers() -> None:
     view = StepperView(CAPTURE)
     view.go(40)
