@@ -1,0 +1,120 @@
+"""What a folder of captures is: the bundled generated fixtures, or recordings brought in.
+
+A notebook opens its data with :func:`describe`, so what it says about where the turns came
+from is computed from the folder it was given, and stays true when ``STREAMCALLS_DATA``
+points at real recordings. :func:`unread` lists what the loader passed over or could not
+read, with the reason, so nothing in the folder drops out of a notebook unannounced.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from . import provenance, timing
+from .generate import TimingModel, calibration
+from .sources import CAPTURE_SUFFIXES
+
+BUNDLED = Path(__file__).resolve().parent.parent / "data"
+"""The repository's ``data/`` (absent from an installed wheel)."""
+_NOTES = (timing.SUFFIX, provenance.SUFFIX, ".md", "INDEX.tsv")
+_IMPORTABLE = (".jsonl", ".json", ".yaml", ".yml", ".har")
+UNREAD_COLUMNS = ("what", "files", "example", "reason")
+
+
+def _files(folder: Path) -> list[Path]:
+    out = []
+    for root, _, names in os.walk(folder):
+        out.extend(Path(root) / n for n in names)
+    return sorted(out)
+
+
+def _captures(folder: Path) -> list[Path]:
+    return [p for p in _files(folder) if p.suffix in CAPTURE_SUFFIXES]
+
+
+def generated(folder: str | os.PathLike[str]) -> bool:
+    """True when every capture in ``folder`` is byte for byte one of the bundled fixtures."""
+    root = Path(folder)
+    found = _captures(root) if root.is_dir() else []
+    if not found or not BUNDLED.is_dir():
+        return False
+    for path in found:
+        twin = BUNDLED / path.relative_to(root)
+        if not twin.is_file() or twin.read_bytes() != path.read_bytes():
+            return False
+    return True
+
+
+def _calibration_line() -> str:
+    formats = calibration()["formats"]
+    counts = ", ".join(f"{n} {name}" for name, n in
+                       ((name, f["captures"]) for name, f in formats.items()))
+    return (f"Where each fragment boundary falls is drawn from fragment-size histograms "
+            f"measured by `scripts/calibrate.py` on real recordings published in public "
+            f"repositories ({counts} captures; `docs/calibration.md`).")
+
+
+def describe(folder: str | os.PathLike[str]) -> str:
+    """A paragraph (Markdown) saying what the turns in ``folder`` are and what is assumed."""
+    root = Path(folder)
+    found = _captures(root) if root.is_dir() else [root]
+    timed = sum(timing.sidecar(p).is_file() for p in found)
+    if generated(root):
+        m = TimingModel()
+        return (
+            f"**`{root}` holds the bundled fixtures: all {len(found)} turns are generated, "
+            f"not recorded** (`scripts/make_data.py`, one fixed seed per turn). "
+            f"{_calibration_line()} The argument values and prose are written for the kit. "
+            f"**Timing is an assumption**, not a measurement (no public capture records when "
+            f"chunks arrived): a modelled {m.ttft:g} s before the first token, then "
+            f"{m.tokens_per_second:g} tokens/s with lognormal jitter (sigma {m.jitter:g}). "
+            f"Any time shown is that model's.")
+    meta = sum(provenance.sidecar(p).is_file() for p in found)
+    clock = (f"None has a `{timing.SUFFIX}` sidecar, so no time can be shown." if not timed else
+             f"{timed} of {len(found)} have a `{timing.SUFFIX}` sidecar: `record` writes one "
+             f"from measured reads, `make data` from a model, so check which before reading "
+             f"its times as measured.")
+    return (
+        f"**`{root}` is not the bundled fixtures**: {len(found)} captures the kit did not "
+        f"generate, so what they are is what their source says ({meta} carry a "
+        f"`{provenance.SUFFIX}` provenance note). {clock}")
+
+
+def _reason(suffix: str) -> str:
+    reads = " and ".join(CAPTURE_SUFFIXES)
+    if suffix in _IMPORTABLE:
+        return (f"load() reads only {reads} files; `python -m streamcalls_lab import` "
+                "converts HAR exports, VCR cassettes and JSONL chunk logs into .sse")
+    return f"load() reads only {reads} files"
+
+
+def unread(folder: str | os.PathLike[str], deltas: pd.DataFrame | None = None) -> pd.DataFrame:
+    """What in ``folder`` the notebooks cannot show, one row per kind, with the reason.
+
+    Files the loader does not read, by suffix (notes and sidecars aside), and, given the
+    ``load(folder, strict=False)`` table, each turn that came out as error rows only (a
+    format the kit cannot read yet, or bytes that are no stream) or in part (good rows,
+    then a problem), with its first problem.
+    """
+    root = Path(folder)
+    rows: list[dict[str, object]] = []
+    if root.is_dir():
+        skipped: dict[str, list[Path]] = {}
+        for path in _files(root):
+            if path.suffix in CAPTURE_SUFFIXES or path.name.endswith(_NOTES):
+                continue
+            skipped.setdefault(path.suffix or "(no suffix)", []).append(path)
+        for suffix, paths in sorted(skipped.items(), key=lambda kv: -len(kv[1])):
+            rows.append({"what": f"{suffix} files", "files": len(paths),
+                         "example": str(paths[0].relative_to(root)), "reason": _reason(suffix)})
+    if deltas is not None and len(deltas):
+        errors = deltas[deltas["kind"] == "error"].drop_duplicates("turn")
+        good = set(deltas.loc[deltas["kind"] != "error", "turn"])
+        for turn, problem in zip(errors["turn"], errors["problem"], strict=True):
+            what = "capture read in part" if turn in good else "unreadable capture"
+            rows.append({"what": what, "files": 1, "example": str(turn), "reason": str(problem)})
+    return pd.DataFrame(rows, columns=list(UNREAD_COLUMNS)).astype(
+        {"what": "str", "files": "int64", "example": "str", "reason": "str"})
