@@ -35,6 +35,16 @@ def _captures(folder: Path) -> list[Path]:
     return [p for p in _files(folder) if p.suffix in CAPTURE_SUFFIXES]
 
 
+def file_of(folder: str | os.PathLike[str], turn: str) -> Path | None:
+    """The capture file a ``load(folder)`` turn came from (None when there is none)."""
+    root = Path(folder)
+    base = root if root.is_file() else root / turn
+    if root.is_file():
+        return root
+    found = [base.with_name(base.name + s) for s in CAPTURE_SUFFIXES]
+    return next((p for p in found if p.is_file()), None)
+
+
 def generated(folder: str | os.PathLike[str]) -> bool:
     """True when every capture in ``folder`` is byte for byte one of the bundled fixtures."""
     root = Path(folder)

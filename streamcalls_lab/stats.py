@@ -372,12 +372,15 @@ def pick_turn(
     provider: str | None = None,
     min_calls: int = 1,
     min_fragments: int = 3,
+    require_call: bool = True,
 ) -> str:
     """A turn that shows the whole anatomy: text, then calls cut into several fragments.
 
     Among the turns without error rows that have text, at least ``min_calls`` calls and
     ``min_fragments`` non-empty argument fragments, the one with the fewest events, so it
-    fits on a screen.
+    fits on a screen. Failing that, a clean turn with a fragment, then one with a call and
+    error rows; with ``require_call=False``, then any turn (the most events, errors aside),
+    so a notebook opened on a folder with no call in it still shows something.
     """
     rows = deltas if provider is None else deltas[deltas["provider"] == provider]
     kinds = rows.groupby("turn")["kind"]
@@ -391,8 +394,32 @@ def pick_turn(
     if not ok.any():
         ok = clean & (n_frags > 0) & (n_calls >= min_calls)
     if not ok.any():
-        raise ValueError("no turn with a tool call in these captures")
+        ok = n_calls >= max(min_calls, 1)
+    if not ok.any():
+        if require_call and len(size):
+            raise ValueError("no turn with a tool call in these captures")
+        if not len(size):
+            raise ValueError("no turns in these captures")
+        useful = kinds.apply(lambda k: int((k != "error").sum()))
+        return str(useful.sort_values(ascending=False, kind="stable").index[0])
     return str(size[ok].sort_values(kind="stable").index[0])
+
+
+def padding(body: bytes) -> pd.Series:
+    """How many spaces stand before the closing brace of each ``data:`` line, counted.
+
+    Anthropic pads most data lines with a few spaces inside the JSON, after its last value:
+    legal JSON whitespace, so a reader never sees it, but it changes the frame's length on
+    the wire. Index: the padding width; values: how many lines had it.
+    """
+    widths = []
+    for line in body.splitlines():
+        if line.startswith(b"data:") and line.endswith(b"}"):
+            inner = line[:-1]
+            widths.append(len(inner) - len(inner.rstrip(b" ")))
+    counts = pd.Series(widths, dtype="int64").value_counts().sort_index()
+    counts.index.name = "spaces"
+    return counts.rename("data_lines")
 
 
 def describe_comparison(

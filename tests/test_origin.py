@@ -63,3 +63,9 @@ def test_unreadable_and_partly_read_captures_are_listed_with_their_problem(tmp_p
     assert table.loc["junk", "what"] == "unreadable capture"
     assert table.loc["cut", "what"] == "capture read in part"
     assert table["reason"].str.len().min() > 0
+
+
+def test_a_turn_is_traced_back_to_its_file() -> None:
+    path = origin.file_of(DATA, "openai-chat/short-call")
+    assert path == DATA / "openai-chat" / "short-call.sse"
+    assert origin.file_of(DATA, "openai-chat/no-such-turn") is None

@@ -306,3 +306,22 @@ def test_describe_comparison_names_too_few_calls_and_extrapolation() -> None:
         stats.chapter_comparison(table, min_calls=2))[0]
     assert "is an extrapolation" in stats.describe_comparison(
         stats.chapter_comparison(table))[0]
+
+
+def test_padding_counts_the_spaces_before_each_data_lines_closing_brace() -> None:
+    body = (b'event: a\ndata: {"x": 1}   }\n\n'.replace(b"1}   }", b"1}") +
+            b'data: {"x": 1}\n\ndata: {"x": {"y": 2}   }\n\ndata: {"x": 3}  }\n\n'
+            b"data: [DONE]\n\n")
+    counts = stats.padding(body)
+    assert counts.to_dict() == {0: 2, 2: 1, 3: 1}
+
+
+def test_pick_turn_can_fall_back_to_a_turn_without_a_call() -> None:
+    deltas = load_turns(a=turns.anthropic(["Hi"]), b=turns.anthropic(["Hi", " there"]))
+    assert stats.pick_turn(deltas, require_call=False) in {"a", "b"}
+
+
+def test_pick_turn_takes_a_broken_turn_with_a_call_before_giving_up() -> None:
+    cut = turns.anthropic(["Hi"], [("f", ['{"a"', ": 1", "}"])])[:-20]
+    deltas = scl.load(cut, name="cut", strict=False)
+    assert stats.pick_turn(deltas) == "cut"
