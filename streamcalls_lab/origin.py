@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import provenance, timing
+from .display import SafeHTML, escape, table
 from .generate import TimingModel, calibration
 from .sources import CAPTURE_SUFFIXES
 
@@ -68,17 +69,17 @@ def _calibration_line() -> str:
 
 
 def describe(folder: str | os.PathLike[str]) -> str:
-    """A paragraph (Markdown) saying what the turns in ``folder`` are and what is assumed."""
+    """A paragraph saying what the turns in ``folder`` are and what is assumed."""
     root = Path(folder)
     found = _captures(root) if root.is_dir() else [root]
     timed = sum(timing.sidecar(p).is_file() for p in found)
     if generated(root):
         m = TimingModel()
         return (
-            f"**`{root}` holds the bundled fixtures: all {len(found)} turns are generated, "
-            f"not recorded** (`scripts/make_data.py`, one fixed seed per turn). "
+            f"`{root}` holds the bundled fixtures: all {len(found)} turns are generated, "
+            f"not recorded (`scripts/make_data.py`, one fixed seed per turn). "
             f"{_calibration_line()} The argument values and prose are written for the kit. "
-            f"**Timing is an assumption**, not a measurement (no public capture records when "
+            f"Timing is an assumption, not a measurement (no public capture records when "
             f"chunks arrived): a modelled {m.ttft:g} s before the first token, then "
             f"{m.tokens_per_second:g} tokens/s with lognormal jitter (sigma {m.jitter:g}). "
             f"Any time shown is that model's.")
@@ -88,7 +89,7 @@ def describe(folder: str | os.PathLike[str]) -> str:
              f"from measured reads, `make data` from a model, so check which before reading "
              f"its times as measured.")
     return (
-        f"**`{root}` is not the bundled fixtures**: {len(found)} captures the kit did not "
+        f"`{root}` is not the bundled fixtures: {len(found)} captures the kit did not "
         f"generate, so what they are is what their source says ({meta} carry a "
         f"`{provenance.SUFFIX}` provenance note). {clock}")
 
@@ -128,3 +129,12 @@ def unread(folder: str | os.PathLike[str], deltas: pd.DataFrame | None = None) -
             rows.append({"what": what, "files": 1, "example": str(turn), "reason": str(problem)})
     return pd.DataFrame(rows, columns=list(UNREAD_COLUMNS)).astype(
         {"what": "str", "files": "int64", "example": "str", "reason": "str"})
+
+
+def report(folder: str | os.PathLike[str], deltas: pd.DataFrame | None = None) -> SafeHTML:
+    """Where a notebook opens its data: :func:`describe`, then :func:`unread` as a table."""
+    skipped = unread(folder, deltas)
+    rest = (table(skipped, caption="what the notebooks cannot show from this folder",
+                  max_rows=20).html if len(skipped)
+            else "<p>Every file here was read.</p>")
+    return SafeHTML(f'<p class="scl-origin">{escape(describe(folder))}</p>{rest}')

@@ -69,3 +69,16 @@ def test_a_turn_is_traced_back_to_its_file() -> None:
     path = origin.file_of(DATA, "openai-chat/short-call")
     assert path == DATA / "openai-chat" / "short-call.sse"
     assert origin.file_of(DATA, "openai-chat/no-such-turn") is None
+
+
+def test_the_report_escapes_the_folder_name_and_lists_what_was_not_read(tmp_path: Path) -> None:
+    folder = tmp_path / "<img src=x onerror=alert(1)>"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text("{}\n")
+    markup = str(origin.report(folder))
+    assert "<img" not in markup and "&lt;img src=x" in markup
+    assert ".jsonl files" in markup
+
+
+def test_the_report_says_when_every_file_was_read() -> None:
+    assert "Every file here was read." in str(origin.report(DATA, scl.load(DATA, strict=False)))
