@@ -262,3 +262,17 @@ def test_hostile_captures_are_escaped_at_every_step_of_the_stepper() -> None:
             assert RAW_TAG.search(view.output.value) is None
     view.go(len(view.stepper) - 1)
     assert_escaped(view.static().html)
+
+
+def test_the_bubble_is_shown_rendered_as_escaped_text_with_what_it_ate_marked() -> None:
+    view = BreakerView("markdown_bubble", show=["markdown_bubble"])
+    view.args.value = '{"note": "ship *both* parts <img src=x onerror=alert(1)>"}'
+    markup = view.output.value
+    assert "&lt;em&gt;both&lt;/em&gt;" in markup  # the renderer's HTML, as characters
+    assert RAW_TAG.search(markup) is None and "<em>" not in markup
+    assert '<mark class="scl-lost">*</mark>' in markup
+
+
+def test_the_parse_to_finish_preset_shows_its_split_at_the_end_of_the_arguments() -> None:
+    view = BreakerView("parse_to_finish")
+    assert view.split.value == len(view.args.value) and view.cut_off.value
