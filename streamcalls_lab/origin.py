@@ -46,11 +46,17 @@ def file_of(folder: str | os.PathLike[str], turn: str) -> Path | None:
     return next((p for p in found if p.is_file()), None)
 
 
-def generated(folder: str | os.PathLike[str]) -> bool:
-    """True when every capture in ``folder`` is byte for byte one of the bundled fixtures."""
-    root = Path(folder)
+def generated(source: str | os.PathLike[str]) -> bool:
+    """True when every capture in ``source`` (a folder or one file) is byte for byte one of
+    the bundled fixtures."""
+    root = Path(source)
+    if not BUNDLED.is_dir():
+        return False
+    if root.is_file():
+        body = root.read_bytes()
+        return any(twin.read_bytes() == body for twin in BUNDLED.rglob(root.name))
     found = _captures(root) if root.is_dir() else []
-    if not found or not BUNDLED.is_dir():
+    if not found:
         return False
     for path in found:
         twin = BUNDLED / path.relative_to(root)
@@ -69,15 +75,18 @@ def _calibration_line() -> str:
 
 
 def describe(folder: str | os.PathLike[str]) -> str:
-    """A paragraph saying what the turns in ``folder`` are and what is assumed."""
+    """A paragraph saying what the turns in ``folder`` (or one capture file) are and what
+    is assumed."""
     root = Path(folder)
     found = _captures(root) if root.is_dir() else [root]
     timed = sum(timing.sidecar(p).is_file() for p in found)
     if generated(root):
         m = TimingModel()
+        what = (f"`{root}` is one of the bundled fixtures: its turn is generated"
+                if root.is_file() else
+                f"`{root}` holds the bundled fixtures: all {len(found)} turns are generated")
         return (
-            f"`{root}` holds the bundled fixtures: all {len(found)} turns are generated, "
-            f"not recorded (`scripts/make_data.py`, one fixed seed per turn). "
+            f"{what}, not recorded (`scripts/make_data.py`, one fixed seed per turn). "
             f"{_calibration_line()} The argument values and prose are written for the kit. "
             f"Timing is an assumption, not a measurement (no public capture records when "
             f"chunks arrived): a modelled {m.ttft:g} s before the first token, then "
@@ -88,10 +97,11 @@ def describe(folder: str | os.PathLike[str]) -> str:
              f"{timed} of {len(found)} have a `{timing.SUFFIX}` sidecar: `record` writes one "
              f"from measured reads, `make data` from a model, so check which before reading "
              f"its times as measured.")
+    what = (f"`{root}` is not one of the bundled fixtures: a capture" if root.is_file() else
+            f"`{root}` is not the bundled fixtures: {len(found)} captures")
     return (
-        f"`{root}` is not the bundled fixtures: {len(found)} captures the kit did not "
-        f"generate, so what they are is what their source says ({meta} carry a "
-        f"`{provenance.SUFFIX}` provenance note). {clock}")
+        f"{what} the kit did not generate, so what it holds is what its source says "
+        f"({meta} of {len(found)} carry a `{provenance.SUFFIX}` provenance note). {clock}")
 
 
 def _reason(suffix: str) -> str:

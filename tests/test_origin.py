@@ -82,3 +82,11 @@ def test_the_report_escapes_the_folder_name_and_lists_what_was_not_read(tmp_path
 
 def test_the_report_says_when_every_file_was_read() -> None:
     assert "Every file here was read." in str(origin.report(DATA, scl.load(DATA, strict=False)))
+
+
+def test_one_bundled_capture_is_named_generated_and_a_changed_copy_is_not(tmp_path: Path) -> None:
+    path = DATA / "anthropic-messages" / "short-call.sse"
+    assert origin.generated(path)
+    copy = tmp_path / "short-call.sse"
+    copy.write_bytes(path.read_bytes() + b"\n")
+    assert not origin.generated(copy)
