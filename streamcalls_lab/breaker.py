@@ -289,15 +289,19 @@ def run(setup: Setup, faults: Mapping[str, type[Accumulator]] | None = None) -> 
     return Result(setup, body, reads, setup.fragments(), correct, outcomes)
 
 
-def catches(source: Source, *, read_size: int | None = None) -> pd.DataFrame:
+def catches(source: Source, *, read_size: int | None = None,
+            limit: int | None = None) -> pd.DataFrame:
     """Which faults each captured turn catches: a fault is caught when its outcome differs.
 
     Each turn is fed in its recorded reads (or in ``read_size``-byte reads), so
     ``decode_chunks`` is caught only where a read really ends inside a character.
     One row per turn: ``turn``, ``provider``, a bool per fault, and ``caught`` (how many).
+    ``limit`` keeps the first that many captures (a large folder takes minutes); the
+    table's ``attrs["captures"]`` says how many the source held.
     """
     rows = []
-    for cap in resolve(source):
+    found = resolve(source)
+    for cap in found[:limit]:
         chunks = [c[1] if isinstance(c, tuple) else bytes(c) for c in cap.chunks]
         body = b"".join(chunks)
         reads = split_reads(body, read_size) if read_size is not None else tuple(chunks)
@@ -309,8 +313,10 @@ def catches(source: Source, *, read_size: int | None = None) -> pd.DataFrame:
         row["caught"] = sum(out.broken for out in outcomes.values())
         rows.append(row)
     columns = ["turn", "provider", *FAULTS, "caught"]
-    return pd.DataFrame(rows, columns=columns).astype(
+    out = pd.DataFrame(rows, columns=columns).astype(
         {"turn": "str", "provider": "str", "caught": "int64"} | dict.fromkeys(FAULTS, bool))
+    out.attrs["captures"] = len(found)
+    return out
 
 
 # -- places worth cutting -------------------------------------------------------------------

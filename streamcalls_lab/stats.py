@@ -38,6 +38,8 @@ CHAPTER = ChapterFigures()
 MIN_FIT_CALLS = 5
 """Fewest finished calls a notebook fits a line through (a line through one call is no evidence)."""
 DELIVERY_COLUMNS = ("calls", "finished", "one_fragment", "longest", "delivery")
+FIT_COLUMNS = ("calls", "slope", "chars_per_delta", "median_chars_per_delta", "ols_slope",
+               "ols_intercept", "r2", "r2_without_longest", "min_chars", "max_chars", "fitted")
 
 
 def _calls_of(deltas: pd.DataFrame, table: pd.DataFrame | None) -> pd.DataFrame:
@@ -177,9 +179,9 @@ def delta_fit(table: pd.DataFrame, length: str = "chars", min_calls: int = 1) ->
             "calls": len(group), **line,
             "r2_without_longest": _without_longest(x, y) if fitted else np.nan,
             "min_chars": float(x.min()), "max_chars": float(x.max()), "fitted": fitted}
-    fit = pd.DataFrame.from_dict(rows, orient="index")
+    fit = pd.DataFrame.from_dict(rows, orient="index", columns=list(FIT_COLUMNS))
     fit.index.name = "provider"
-    return fit
+    return fit.astype({"fitted": "bool"})
 
 
 def predict_deltas(fit: pd.DataFrame, chars: int) -> pd.Series:

@@ -196,3 +196,8 @@ def test_only_a_rendering_handler_has_a_bubble() -> None:
 def test_the_parse_to_finish_preset_stops_the_stream_at_its_split() -> None:
     setup = PRESETS["parse_to_finish"]
     assert setup.cut_off and setup.split == len(setup.args) == setup.end()
+
+
+def test_catches_can_stop_after_a_few_captures_and_says_how_many_there_were() -> None:
+    table = breaker.catches(DATA, limit=2)
+    assert len(table) == 2 and table.attrs["captures"] == len(list(DATA.rglob("*.sse")))

@@ -325,3 +325,11 @@ def test_pick_turn_takes_a_broken_turn_with_a_call_before_giving_up() -> None:
     cut = turns.anthropic(["Hi"], [("f", ['{"a"', ": 1", "}"])])[:-20]
     deltas = scl.load(cut, name="cut", strict=False)
     assert stats.pick_turn(deltas) == "cut"
+
+
+def test_delta_fit_of_no_finished_call_is_an_empty_table_with_its_columns() -> None:
+    table = scl.calls(load_turns(a=turns.anthropic(["Hi"])))
+    fit = stats.delta_fit(table)
+    assert fit.empty and list(fit.columns) == list(stats.FIT_COLUMNS)
+    assert stats.chapter_comparison(table).empty
+    assert stats.describe_comparison(stats.chapter_comparison(table)) == []
