@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import matplotlib
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -29,6 +30,8 @@ COLORS = {
 _PALETTE = [matplotlib.colors.to_hex(c) for name in ("tab20", "tab20b")
             for c in matplotlib.colormaps[name].colors]
 _ASSIGNED: dict[str, str] = {}
+LOG_FROM = 50
+"""Fragment-size axes reaching past this many characters are drawn on a log scale."""
 KIND_MARKERS = {
     "text_start": ("|", "#888888"),
     "text_delta": ("o", "#7f7f7f"),
@@ -84,8 +87,9 @@ def fragment_sizes(
 
     A dashed line marks each provider's median; a dotted one the chapter's average. The
     axis reaches the largest fragment unless ``max_chars`` cuts it (the histogram then
-    piles larger ones into its last bin). Argument fragments of providers that send each
-    call whole are whole calls, not cuts: they are left out and named in the title.
+    piles larger ones into its last bin), on a log scale past ``LOG_FROM`` characters.
+    Argument fragments of providers that send each call whole are whole calls, not cuts:
+    they are left out and named in the title.
     """
     ax = _axes(ax)
     frags = stats.fragments(deltas, kind)
@@ -112,7 +116,12 @@ def fragment_sizes(
         ax.axvline(float(np.median(sizes)), color=color(provider), ls="--", lw=0.8)
     if chapter is not None:
         ax.axvline(chapter, color="#000000", ls=":", lw=1, label=f"chapter: {chapter:g}")
-    ax.set_xlim(0, max_chars + 1)
+    if max_chars > LOG_FROM:  # a long tail on a linear axis squeezes the bulk into a corner
+        ax.set_xscale("log")
+        ax.set_xlim(0.8, max_chars * 1.2)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    else:
+        ax.set_xlim(0, max_chars + 1)
     ax.set_xlabel(f"characters per {kind} fragment")
     ax.set_title("Fragment size by provider" + _left_out(whole), fontsize=10)
     ax.legend(fontsize=8)

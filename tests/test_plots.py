@@ -149,3 +149,11 @@ def test_fragment_sizes_leave_out_and_name_providers_that_send_calls_whole() -> 
     ax = plots.fragment_sizes(deltas)
     assert "left out: anthropic-messages" in ax.get_title()
     assert all("anthropic" not in label for label in ax.get_legend_handles_labels()[1])
+
+
+def test_a_long_tail_of_fragment_sizes_is_drawn_on_a_log_axis() -> None:
+    big = '{"q": "' + "x" * 80 + '"}'
+    deltas = scl.load(turns.chat([(0, "call_1", "g", ['{"', big[2:]])]), name="c")
+    assert plots.fragment_sizes(deltas).get_xscale() == "log"
+    short = scl.load(turns.chat([(0, "call_1", "g", ['{"', "ab", '":', "1}"])]), name="c")
+    assert plots.fragment_sizes(short).get_xscale() == "linear"
