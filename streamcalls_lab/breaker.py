@@ -21,12 +21,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import nh3
 import pandas as pd
+from markdown_it import MarkdownIt
 
 from .accumulate import Accumulator, Snapshot
 from .check import TURN_FORMATS, Call, Segment, Text, turn_bytes
 from .deltas import load
-from .faults import CORRECT, FAULTS
+from .faults import CORRECT, FAULTS, MarkdownBubble, bubble_text
 from .fixtures import escape_spans
 from .generate import cut_at
 from .sources import Source, resolve
@@ -113,6 +115,27 @@ class CallDiff:
 
 
 @dataclass(frozen=True)
+class Bubble:
+    """A message surface as a Markdown chat bubble renders it: strings to show, never render."""
+
+    source: str
+    """What was appended to the bubble."""
+    html: str
+    """The renderer's output after sanitising (shown escaped, as text)."""
+    shown: str
+    """The text the reader sees (and a copy button copies)."""
+    lost: tuple[Span, ...]
+    """``source`` against ``shown``, character by character: what the renderer ate."""
+
+
+def bubble(source: str) -> Bubble:
+    """Render ``source`` as a chat bubble would (markdown-it, then nh3), and diff the text."""
+    html = nh3.clean(MarkdownIt("commonmark").render(source)).strip("\n")
+    shown = bubble_text(source)
+    return Bubble(source, html, shown, char_diff(source, shown))
+
+
+@dataclass(frozen=True)
 class Outcome:
     """What one handler made of the turn."""
 
@@ -127,6 +150,8 @@ class Outcome:
     """Why this differs from the correct handler; None when it does not."""
     diffs: tuple[CallDiff, ...] = ()
     message_diff: tuple[Span, ...] = ()
+    bubble: Bubble | None = None
+    """What a chat bubble rendered of the message surface (handlers that render only)."""
 
     @property
     def broken(self) -> bool:
@@ -238,7 +263,8 @@ def _feed(name: str, cls: type[Accumulator],
     except Exception as e:  # a faulty handler raising is one of the outcomes shown
         error = f"raised {type(e).__name__}: {e}"
     kept = tuple({k: c.get(k) for k in ("block", "call_id", "tool", "args")} for c in calls)
-    return Outcome(name, kept, handler.message, error), handler.snapshot()
+    shown = bubble(handler.message) if isinstance(handler, MarkdownBubble) else None
+    return Outcome(name, kept, handler.message, error, bubble=shown), handler.snapshot()
 
 
 def compare(
@@ -263,15 +289,19 @@ def run(setup: Setup, faults: Mapping[str, type[Accumulator]] | None = None) -> 
     return Result(setup, body, reads, setup.fragments(), correct, outcomes)
 
 
-def catches(source: Source, *, read_size: int | None = None) -> pd.DataFrame:
+def catches(source: Source, *, read_size: int | None = None,
+            limit: int | None = None) -> pd.DataFrame:
     """Which faults each captured turn catches: a fault is caught when its outcome differs.
 
     Each turn is fed in its recorded reads (or in ``read_size``-byte reads), so
     ``decode_chunks`` is caught only where a read really ends inside a character.
     One row per turn: ``turn``, ``provider``, a bool per fault, and ``caught`` (how many).
+    ``limit`` keeps the first that many captures (a large folder takes minutes); the
+    table's ``attrs["captures"]`` says how many the source held.
     """
     rows = []
-    for cap in resolve(source):
+    found = resolve(source)
+    for cap in found[:limit]:
         chunks = [c[1] if isinstance(c, tuple) else bytes(c) for c in cap.chunks]
         body = b"".join(chunks)
         reads = split_reads(body, read_size) if read_size is not None else tuple(chunks)
@@ -283,8 +313,10 @@ def catches(source: Source, *, read_size: int | None = None) -> pd.DataFrame:
         row["caught"] = sum(out.broken for out in outcomes.values())
         rows.append(row)
     columns = ["turn", "provider", *FAULTS, "caught"]
-    return pd.DataFrame(rows, columns=columns).astype(
+    out = pd.DataFrame(rows, columns=columns).astype(
         {"turn": "str", "provider": "str", "caught": "int64"} | dict.fromkeys(FAULTS, bool))
+    out.attrs["captures"] = len(found)
+    return out
 
 
 # -- places worth cutting -------------------------------------------------------------------
@@ -342,8 +374,9 @@ PRESETS: dict[str, Setup] = {
     # A boundary inside the \\n escape: the backslash ends one fragment, n starts the next.
     "decode_each": Setup('{"text": "line one\\nline two", "quote": "say \\"hi\\""}',
                          split=19),
-    # The stream ends right after the closing brace: no stop ever arrives.
-    "parse_to_finish": Setup('{"limit": 20, "status": "refunded"}', every=6, cut_off=True),
+    # The stream ends right after the closing brace (the split at the end): no stop arrives.
+    "parse_to_finish": Setup('{"limit": 20, "status": "refunded"}', split=35, every=6,
+                             cut_off=True),
     # {"limit": 2 reads as a finished object to a partial parser; 20 is what was sent.
     "lenient_parse": Setup('{"limit": 20, "status": "refunded"}', split=11),
     # Two calls to one tool in one turn.

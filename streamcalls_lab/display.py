@@ -24,6 +24,8 @@ from .accumulate import present
 
 CODE_COLUMNS = ("fragment", "args", "final", "data", "so_far_text")
 TRACE_COLUMNS = ("seq", "event", "kind", "block", "call_id", "tool", "fragment", "chars")
+CELL_CHARS = 300
+"""Characters of captured text a table cell shows before it is cut (the rest counted)."""
 # Forbids scripts, plugins and remote loads in a saved page, as a second line of defence.
 PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 STYLE = """<style>
@@ -31,7 +33,9 @@ table.scl-table{border-collapse:collapse;font-size:12px;margin:4px 0}
 table.scl-table th,table.scl-table td{border:1px solid #ccc;padding:2px 6px;
 text-align:left!important;vertical-align:top}
 table.scl-table th{background:#f2f2f2}
-table.scl-table td.scl-long{min-width:18em;max-width:60em}
+table.scl-table td{max-width:24em;overflow-wrap:anywhere}
+table.scl-table td.scl-long{min-width:18em;max-width:48em}
+.scl-scroll{overflow-x:auto;max-width:100%}
 .scl-frag{white-space:pre-wrap;overflow-wrap:anywhere;background:#fff5d6;border-radius:2px;
 font-family:monospace}
 .scl-ws{color:#b35900}
@@ -118,12 +122,20 @@ def _number(value: Any) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
-def cell(value: Any, code: bool = False) -> str:
-    """One table cell's content: NA marked, numbers rounded, text escaped."""
+def cell(value: Any, code: bool = False, max_chars: int | None = None) -> str:
+    """One table cell's content: NA marked, numbers rounded, text escaped.
+
+    Code past ``max_chars`` characters is cut there, and the cell says how many it left out.
+    """
     if _missing(value):
         return '<span class="scl-na">NA</span>'
     if code:
-        return f'<code class="scl-frag">{visible(value)}</code>'
+        text = str(value)
+        more = len(text) - max_chars if max_chars is not None else 0
+        if more > 0:
+            return (f'<code class="scl-frag">{visible(text[:max_chars])}</code>'
+                    f'<span class="scl-more"> … {more:,} more characters</span>')
+        return f'<code class="scl-frag">{visible(text)}</code>'
     return _number(value)
 
 
@@ -133,11 +145,14 @@ def table(
     max_rows: int = 60,
     caption: str | None = None,
     code_columns: Iterable[str] = CODE_COLUMNS,
+    max_chars: int | None = CELL_CHARS,
 ) -> SafeHTML:
     """A dataframe as an escaped HTML table; text columns of captured data shown as code.
 
     A named index is shown as the first columns; an unnamed one (row numbers) is not. Past
-    ``max_rows`` the table is cut and says how many rows it left out.
+    ``max_rows`` the table is cut and says how many rows it left out. A code cell shows at
+    most ``max_chars`` characters (None: all) and counts the rest, and long names wrap
+    anywhere, so real turn names and long arguments keep the table on the screen.
     """
     frame = df if columns is None else df[list(columns)]
     if any(name is not None for name in frame.index.names):
@@ -148,8 +163,9 @@ def table(
     flags = [c in code for c in frame.columns]
     for values in frame.head(max_rows).itertuples(index=False, name=None):
         cells = "".join(
-            f'<td class="scl-long">{cell(v, True)}</td>'
-            if flag and isinstance(v, str) and len(v) > 40 else f"<td>{cell(v, flag)}</td>"
+            f'<td class="scl-long">{cell(v, True, max_chars)}</td>'
+            if flag and isinstance(v, str) and len(v) > 40
+            else f"<td>{cell(v, flag, max_chars)}</td>"
             for v, flag in zip(values, flags, strict=True)
         )
         body.append(f"<tr>{cells}</tr>")
@@ -161,8 +177,8 @@ def table(
         )
     cap = f"<caption>{escape(caption)}</caption>" if caption else ""
     return SafeHTML(
-        f'{STYLE}<table class="scl-table">{cap}<thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>"
+        f'{STYLE}<div class="scl-scroll"><table class="scl-table">{cap}<thead><tr>{head}</tr>'
+        f"</thead><tbody>{''.join(body)}</tbody></table></div>"
     )
 
 

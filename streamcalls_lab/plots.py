@@ -1,12 +1,16 @@
 """Figures over :mod:`streamcalls_lab.stats`: each returns its Axes (or Figure), never shows it.
 
 Pass ``ax`` to draw into a grid of your own; without it a new figure is made. Colours are
-fixed per provider so every figure of a notebook reads the same way.
+fixed per provider so every figure of a notebook reads the same way: the known formats have
+their own, and any other provider gets the next unused colour of a qualitative palette the
+first time it is drawn, so no two providers share one.
 """
 
 from __future__ import annotations
 
+import matplotlib
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -19,7 +23,15 @@ COLORS = {
     "anthropic-messages": "#c15f3c",
     "openai-chat": "#10a37f",
     "openai-responses": "#1f5fbf",
+    "gemini": "#8e44ad",
+    "bedrock-converse": "#e6a100",
 }
+# tab20 then tab20b: 40 qualitative colours for providers without one of their own
+_PALETTE = [matplotlib.colors.to_hex(c) for name in ("tab20", "tab20b")
+            for c in matplotlib.colormaps[name].colors]
+_ASSIGNED: dict[str, str] = {}
+LOG_FROM = 50
+"""Fragment-size axes reaching past this many characters are drawn on a log scale."""
 KIND_MARKERS = {
     "text_start": ("|", "#888888"),
     "text_delta": ("o", "#7f7f7f"),
@@ -34,8 +46,15 @@ KIND_MARKERS = {
 
 
 def color(provider: str) -> str:
-    """The provider's colour (grey for formats without one)."""
-    return COLORS.get(str(provider), "#555555")
+    """The provider's colour: its own, or the next palette colour no provider uses yet."""
+    name = str(provider)
+    if name in COLORS:
+        return COLORS[name]
+    if name not in _ASSIGNED:
+        taken = set(COLORS.values()) | set(_ASSIGNED.values())
+        free = [c for c in _PALETTE if c not in taken]
+        _ASSIGNED[name] = free[0] if free else _PALETTE[len(_ASSIGNED) % len(_PALETTE)]
+    return _ASSIGNED[name]
 
 
 def _axes(ax: Axes | None, size: tuple[float, float] = (6.4, 4.0)) -> Axes:
@@ -52,22 +71,34 @@ def _no_data(ax: Axes, what: str) -> Axes:
     return ax
 
 
+def _left_out(whole: list[str]) -> str:
+    return f"\n(sent calls whole, left out: {', '.join(whole)})" if whole else ""
+
+
 def fragment_sizes(
     deltas: pd.DataFrame,
     kind: str = "args_delta",
     ax: Axes | None = None,
     style: str = "ecdf",
-    max_chars: int = 40,
+    max_chars: int | None = None,
     chapter: float | None = stats.CHAPTER.chars_per_delta,
 ) -> Axes:
     """The distribution of fragment sizes per provider (``ecdf`` or ``hist``).
 
-    A dashed line marks each provider's median; a dotted one the chapter's average.
+    A dashed line marks each provider's median; a dotted one the chapter's average. The
+    axis reaches the largest fragment unless ``max_chars`` cuts it (the histogram then
+    piles larger ones into its last bin), on a log scale past ``LOG_FROM`` characters.
+    Argument fragments of providers that send each call whole are whole calls, not cuts:
+    they are left out and named in the title.
     """
     ax = _axes(ax)
     frags = stats.fragments(deltas, kind)
+    whole = stats.sent_whole(_calls(deltas)) if kind == "args_delta" else []
+    frags = frags[~frags["provider"].astype("str").isin(whole)]
     if frags.empty:
-        return _no_data(ax, f"no {kind} fragments")
+        return _no_data(ax, f"no {kind} fragments" + _left_out(whole))
+    if max_chars is None:
+        max_chars = int(frags["chars"].max())
     for provider, group in frags.groupby("provider", observed=True):
         sizes = np.sort(group["chars"].to_numpy(dtype="float64"))
         label = f"{provider} (n={len(sizes)}, median {np.median(sizes):g})"
@@ -85,9 +116,14 @@ def fragment_sizes(
         ax.axvline(float(np.median(sizes)), color=color(provider), ls="--", lw=0.8)
     if chapter is not None:
         ax.axvline(chapter, color="#000000", ls=":", lw=1, label=f"chapter: {chapter:g}")
-    ax.set_xlim(0, max_chars)
+    if max_chars > LOG_FROM:  # a long tail on a linear axis squeezes the bulk into a corner
+        ax.set_xscale("log")
+        ax.set_xlim(0.8, max_chars * 1.2)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    else:
+        ax.set_xlim(0, max_chars + 1)
     ax.set_xlabel(f"characters per {kind} fragment")
-    ax.set_title("Fragment size by provider")
+    ax.set_title("Fragment size by provider" + _left_out(whole), fontsize=10)
     ax.legend(fontsize=8)
     return ax
 
@@ -97,31 +133,44 @@ def deltas_vs_length(
     ax: Axes | None = None,
     length: str = "chars",
     chapter: stats.ChapterFigures | None = stats.CHAPTER,
+    min_calls: int = 1,
 ) -> Axes:
     """Deltas per call against argument length, with each provider's fitted line.
 
-    The chapter's two calls (24 characters in 2 deltas, 610 in 47) are drawn as black
-    crosses, so the distance between its figures and the data is visible.
+    A line is drawn only over the lengths its provider's calls cover, and only where
+    :func:`stats.delta_fit` fitted one (``min_calls`` or more calls, not sent whole); the
+    legend gives each provider's number of calls. Providers that send calls whole are
+    drawn as hollow dots at one delta. The chapter's two calls (24 characters in 2 deltas,
+    610 in 47) are black crosses, so the distance between its figures and the data shows.
     """
     ax = _axes(ax)
-    fit = stats.delta_fit(table, length)
+    fit = stats.delta_fit(table, length, min_calls=min_calls)
     done = table[table["complete"] & (table["n_deltas"] > 0)]
     if done.empty:
         return _no_data(ax, "no finished calls with argument fragments")
-    top = float(done[length].max())
     for provider, group in done.groupby("provider", observed=True):
-        slope = float(fit.loc[str(provider), "slope"])
+        row = fit.loc[str(provider)]
+        n = len(group)
+        if provider in stats.sent_whole(table):
+            ax.scatter(group[length], group["n_deltas"], s=18, facecolors="none",
+                       edgecolors=color(provider), label=f"{provider}: sent whole (n={n})")
+            continue
+        label = (f"{provider}: {row['chars_per_delta']:.1f} chars/delta (n={n})"
+                 if row["fitted"] else f"{provider}: n={n}, too few to fit")
         ax.scatter(group[length], group["n_deltas"], s=12, alpha=0.6, color=color(provider),
-                   label=f"{provider}: {1 / slope:.1f} chars/delta")
-        ax.plot([0, top], [0, slope * top], color=color(provider), lw=1)
+                   label=label)
+        if row["fitted"]:
+            lo, hi = float(row["min_chars"]), float(row["max_chars"])
+            ax.plot([lo, hi], [row["slope"] * lo, row["slope"] * hi], color=color(provider),
+                    lw=1)
     if chapter is not None:
         xs = [chapter.short_chars, chapter.long_chars]
         ys = [chapter.short_deltas, chapter.long_deltas]
+        ax.plot(xs, [x / chapter.chars_per_delta for x in xs], color="#000000", ls=":", lw=1)
         ax.scatter(xs, ys, marker="x", s=60, color="#000000", zorder=3, label="chapter's calls")
-        ax.plot([0, top], [0, top / chapter.chars_per_delta], color="#000000", ls=":", lw=1)
     ax.set_xlabel(f"argument length ({length})")
     ax.set_ylabel("argument deltas")
-    ax.set_title("Deltas grow with argument length")
+    ax.set_title("Deltas against argument length")
     ax.legend(fontsize=8)
     return ax
 

@@ -35,6 +35,11 @@ class ChapterFigures:
 
 
 CHAPTER = ChapterFigures()
+MIN_FIT_CALLS = 5
+"""Fewest finished calls a notebook fits a line through (a line through one call is no evidence)."""
+DELIVERY_COLUMNS = ("calls", "finished", "one_fragment", "longest", "delivery")
+FIT_COLUMNS = ("calls", "slope", "chars_per_delta", "median_chars_per_delta", "ols_slope",
+               "ols_intercept", "r2", "r2_without_longest", "min_chars", "max_chars", "fitted")
 
 
 def _calls_of(deltas: pd.DataFrame, table: pd.DataFrame | None) -> pd.DataFrame:
@@ -112,23 +117,71 @@ def _fit_one(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     }
 
 
-def delta_fit(table: pd.DataFrame, length: str = "chars") -> pd.DataFrame:
+def delivery(table: pd.DataFrame) -> pd.DataFrame:
+    """Per provider: does it stream a call's arguments, or send each call whole?
+
+    Decided from the data: ``whole`` when every finished call with arguments came in one
+    fragment (Gemini and Bedrock send a call that way), ``streamed`` when any came in
+    several, ``no finished calls`` otherwise. ``longest`` is the longest finished call in
+    characters, so a verdict resting on short calls only shows it.
+    """
+    done = table[table["complete"] & (table["chars"] > 0)]
+    rows = {}
+    for provider, group in table.groupby("provider", observed=True):
+        mine = done[done["provider"] == provider]
+        one = int((mine["n_deltas"] <= 1).sum())
+        verdict = ("no finished calls" if mine.empty
+                   else "whole" if one == len(mine) else "streamed")
+        rows[str(provider)] = {"calls": len(group), "finished": len(mine), "one_fragment": one,
+                               "longest": int(mine["chars"].max()) if len(mine) else 0,
+                               "delivery": verdict}
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=list(DELIVERY_COLUMNS))
+    out.index.name = "provider"
+    return out.astype({"calls": "int64", "finished": "int64", "one_fragment": "int64",
+                       "longest": "int64", "delivery": "str"})
+
+
+def sent_whole(table: pd.DataFrame) -> list[str]:
+    """The providers that sent every finished call in one fragment (see :func:`delivery`)."""
+    verdicts = delivery(table)
+    return verdicts.index[verdicts["delivery"] == "whole"].tolist()
+
+
+def _without_longest(x: np.ndarray, y: np.ndarray) -> float:
+    """r² of the least-squares line once the longest call is left out (how much it carried)."""
+    if len(x) < 4:
+        return float("nan")
+    keep = np.arange(len(x)) != int(np.argmax(x))
+    return _fit_one(x[keep], y[keep])["r2"]
+
+
+def delta_fit(table: pd.DataFrame, length: str = "chars", min_calls: int = 1) -> pd.DataFrame:
     """Deltas against argument length per provider, over finished calls with any fragment.
 
     ``slope`` is deltas per character fitted through the origin (the chapter's model:
     count = length / fragment size), so ``chars_per_delta`` is its inverse. An ordinary
-    least-squares line (``ols_slope``, ``ols_intercept``, ``r2``) shows how well it fits.
+    least-squares line (``ols_slope``, ``ols_intercept``, ``r2``) shows how well it fits;
+    ``r2_without_longest`` shows how much of that rests on the single longest call.
     ``length`` is ``chars`` (the argument string) or ``wire_chars`` (its escaped form).
+    ``min_chars``/``max_chars`` give the range the line holds over. ``fitted`` is False,
+    and the line's columns NaN, for a provider that sends calls whole (no size to fit) or
+    has fewer than ``min_calls`` calls.
     """
     done = table[table["complete"] & (table["n_deltas"] > 0)]
+    whole = set(sent_whole(table))
     rows = {}
     for provider, group in done.groupby("provider", observed=True):
         x = group[length].to_numpy(dtype="float64")
         y = group["n_deltas"].to_numpy(dtype="float64")
-        rows[str(provider)] = {"calls": len(group), **_fit_one(x, y)}
-    fit = pd.DataFrame.from_dict(rows, orient="index")
+        fitted = str(provider) not in whole and len(group) >= min_calls
+        line = _fit_one(x, y) if fitted else dict.fromkeys(_fit_one(x[:1], y[:1]), np.nan)
+        rows[str(provider)] = {
+            "calls": len(group), **line,
+            "r2_without_longest": _without_longest(x, y) if fitted else np.nan,
+            "min_chars": float(x.min()), "max_chars": float(x.max()), "fitted": fitted}
+    fit = pd.DataFrame.from_dict(rows, orient="index", columns=list(FIT_COLUMNS))
     fit.index.name = "provider"
-    return fit
+    return fit.astype({"fitted": "bool"})
 
 
 def predict_deltas(fit: pd.DataFrame, chars: int) -> pd.Series:
@@ -136,24 +189,34 @@ def predict_deltas(fit: pd.DataFrame, chars: int) -> pd.Series:
     return (fit["slope"] * chars).rename(f"deltas_at_{chars}")
 
 
-def chapter_comparison(table: pd.DataFrame, chapter: ChapterFigures = CHAPTER) -> pd.DataFrame:
+def chapter_comparison(table: pd.DataFrame, chapter: ChapterFigures = CHAPTER,
+                       min_calls: int = 1) -> pd.DataFrame:
     """The chapter's figures beside what each provider's calls show (one row per provider).
 
     ``ratio`` is the provider's characters per delta over the chapter's: below 1 means the
-    provider cuts arguments finer than the chapter says.
+    provider cuts arguments finer than the chapter says. A provider that sends calls whole
+    takes one delta at any length; ``longest`` says how far the data reaches, so a
+    prediction past it is read as the extrapolation it is.
     """
-    fit = delta_fit(table)
+    fit = delta_fit(table, min_calls=min_calls)
+    whole = fit.index.isin(sent_whole(table))
     out = pd.DataFrame({
         "calls": fit["calls"],
         "chars_per_delta": fit["chars_per_delta"],
         "chapter_chars_per_delta": chapter.chars_per_delta,
         "ratio": fit["chars_per_delta"] / chapter.chars_per_delta,
-        f"deltas_at_{chapter.short_chars}": predict_deltas(fit, chapter.short_chars),
+        f"deltas_at_{chapter.short_chars}": predict_deltas(fit, chapter.short_chars).mask(
+            whole, 1.0),
         f"chapter_at_{chapter.short_chars}": chapter.short_deltas,
-        f"deltas_at_{chapter.long_chars}": predict_deltas(fit, chapter.long_chars),
+        f"deltas_at_{chapter.long_chars}": predict_deltas(fit, chapter.long_chars).mask(
+            whole, 1.0),
         f"chapter_at_{chapter.long_chars}": chapter.long_deltas,
         "r2": fit["r2"],
+        "r2_without_longest": fit["r2_without_longest"],
+        "longest": fit["max_chars"],
+        "delivery": np.where(whole, "whole", np.where(fit["fitted"], "streamed", "too few")),
     })
+    out["delivery"] = out["delivery"].astype("str")
     out.index.name = "provider"
     return out
 
@@ -311,12 +374,15 @@ def pick_turn(
     provider: str | None = None,
     min_calls: int = 1,
     min_fragments: int = 3,
+    require_call: bool = True,
 ) -> str:
     """A turn that shows the whole anatomy: text, then calls cut into several fragments.
 
     Among the turns without error rows that have text, at least ``min_calls`` calls and
     ``min_fragments`` non-empty argument fragments, the one with the fewest events, so it
-    fits on a screen.
+    fits on a screen. Failing that, a clean turn with a fragment, then one with a call and
+    error rows; with ``require_call=False``, then any turn (the most events, errors aside),
+    so a notebook opened on a folder with no call in it still shows something.
     """
     rows = deltas if provider is None else deltas[deltas["provider"] == provider]
     kinds = rows.groupby("turn")["kind"]
@@ -330,31 +396,79 @@ def pick_turn(
     if not ok.any():
         ok = clean & (n_frags > 0) & (n_calls >= min_calls)
     if not ok.any():
-        raise ValueError("no turn with a tool call in these captures")
+        ok = n_calls >= max(min_calls, 1)
+    if not ok.any():
+        if require_call and len(size):
+            raise ValueError("no turn with a tool call in these captures")
+        if not len(size):
+            raise ValueError("no turns in these captures")
+        useful = kinds.apply(lambda k: int((k != "error").sum()))
+        return str(useful.sort_values(ascending=False, kind="stable").index[0])
     return str(size[ok].sort_values(kind="stable").index[0])
+
+
+def padding(body: bytes) -> pd.Series:
+    """How many spaces stand before the closing brace of each ``data:`` line, counted.
+
+    Anthropic pads most data lines with a few spaces inside the JSON, after its last value:
+    legal JSON whitespace, so a reader never sees it, but it changes the frame's length on
+    the wire. Index: the padding width; values: how many lines had it.
+    """
+    widths = []
+    for line in body.splitlines():
+        if line.startswith(b"data:") and line.endswith(b"}"):
+            inner = line[:-1]
+            widths.append(len(inner) - len(inner.rstrip(b" ")))
+    counts = pd.Series(widths, dtype="int64").value_counts().sort_index()
+    counts.index.name = "spaces"
+    return counts.rename("data_lines")
 
 
 def describe_comparison(
     comparison: pd.DataFrame, chapter: ChapterFigures = CHAPTER
 ) -> list[str]:
-    """One plain sentence per provider saying where its figures and the chapter's differ."""
+    """One plain sentence per provider saying where its figures and the chapter's differ.
+
+    Every clause comes from ``comparison``: a provider that sends calls whole is said to,
+    too few calls are named as too few, and a prediction past the longest call is called
+    an extrapolation.
+    """
+    c = chapter
     lines = []
     for provider, row in comparison.iterrows():
+        n = int(row["calls"])
+        delivered = row.get("delivery", "streamed")
+        if delivered == "whole":
+            lines.append(
+                f"{provider}: sent each of its {n} finished calls whole, in one fragment "
+                f"(the longest {row['longest']:.0f} characters), so it has no fragment size: "
+                f"a call of any length takes 1 delta, and the chapter's model does not apply.")
+            continue
+        if delivered == "too few":
+            lines.append(f"{provider}: only {n} finished calls, too few to fit a line.")
+            continue
         ratio = row["ratio"]
         if 0.8 <= ratio <= 1.25:
-            verdict = f"close to the chapter's {chapter.chars_per_delta:g}"
+            verdict = f"close to the chapter's {c.chars_per_delta:g}"
         else:
             side = "smaller" if ratio < 1 else "larger"
-            verdict = f"{ratio:.2f} times the chapter's {chapter.chars_per_delta:g} ({side})"
-        c = chapter
+            verdict = f"{ratio:.2f} times the chapter's {c.chars_per_delta:g} ({side})"
         short = row[f"deltas_at_{c.short_chars}"]
         long = row[f"deltas_at_{c.long_chars}"]
-        lines.append(
+        line = (
             f"{provider}: {row['chars_per_delta']:.1f} characters per delta over "
-            f"{int(row['calls'])} calls, {verdict}. At that rate a {c.short_chars}-character "
+            f"{n} calls, {verdict}. At that rate a {c.short_chars}-character "
             f"call takes about {short:.0f} deltas (chapter: {c.short_deltas}) and a "
             f"{c.long_chars}-character call about {long:.0f} (chapter: {c.long_deltas})."
         )
+        longest = row.get("longest", np.nan)
+        if pd.notna(longest) and longest < c.long_chars:
+            line += (f" Its longest call has {longest:.0f} characters, so the second figure "
+                     "is an extrapolation.")
+        r2, rest = row.get("r2", np.nan), row.get("r2_without_longest", np.nan)
+        if pd.notna(r2) and pd.notna(rest):
+            line += (f" The line's r² is {r2:.3f}; without its longest call, {rest:.3f}.")
+        lines.append(line)
     return lines
 
 

@@ -268,11 +268,12 @@ class Stepper:
             {"step": "int64", "variant": "str", "reason": "str"})
 
 
-def first_divergence(stepper: Stepper) -> dict[str, tuple[int, str]]:
-    """For each variant that ever diverges: the first step where it does, and why."""
+def first_divergence(stepper: Stepper, upto: int | None = None) -> dict[str, tuple[int, str]]:
+    """For each variant that diverges by step ``upto`` (default: the last), the first step
+    where it does, and why."""
+    last = len(stepper) - 1 if upto is None else upto
     out: dict[str, tuple[int, str]] = {}
-    for i in range(len(stepper)):
+    for i in range(last + 1):
         for name, reason in stepper.state(i).diverged.items():
             out.setdefault(name, (i, reason))
     return out
-

@@ -172,3 +172,32 @@ def test_catches_in_small_reads_adds_decode_chunks() -> None:
     small = breaker.catches(DATA / "anthropic-messages" / "two-calls-long-args.sse",
                             read_size=3)
     assert not recorded["decode_chunks"].iloc[0] and small["decode_chunks"].iloc[0]
+
+
+def test_the_bubble_shows_what_the_renderer_made_of_the_arguments() -> None:
+    result = run(Setup('{"note": "ship *both* parts", "tag": "`x`"}'))
+    b = result.faults["markdown_bubble"].bubble
+    assert b is not None and "<em>both</em>" in b.html and "<code>x</code>" in b.html
+    assert "*both*" not in b.shown and "ship both parts" in b.shown
+    lost = "".join(s.sent for s in b.lost if s.op != "equal")
+    assert lost.count("*") == 2 and lost.count("`") == 2
+
+
+def test_the_rendered_bubble_is_sanitised() -> None:
+    b = breaker.bubble('<img src=x onerror=alert(1)> and <script>alert(2)</script>')
+    assert "onerror" not in b.html and "<script" not in b.html
+
+
+def test_only_a_rendering_handler_has_a_bubble() -> None:
+    result = run(Setup('{"id": 7}'))
+    assert result.correct.bubble is None and result.faults["trim"].bubble is None
+
+
+def test_the_parse_to_finish_preset_stops_the_stream_at_its_split() -> None:
+    setup = PRESETS["parse_to_finish"]
+    assert setup.cut_off and setup.split == len(setup.args) == setup.end()
+
+
+def test_catches_can_stop_after_a_few_captures_and_says_how_many_there_were() -> None:
+    table = breaker.catches(DATA, limit=2)
+    assert len(table) == 2 and table.attrs["captures"] == len(list(DATA.rglob("*.sse")))

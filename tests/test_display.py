@@ -144,3 +144,31 @@ def test_static_refuses_what_it_cannot_render() -> None:
 def test_table_leaves_out_an_unnamed_index() -> None:
     markup = str(display.table(pd.DataFrame({"x": [1, 2]}, index=[7, 3])))
     assert "<th>index</th>" not in markup and "<td>7</td>" not in markup
+
+
+def test_a_long_argument_is_cut_in_its_cell_and_says_how_much_is_left_out() -> None:
+    args = '{"body": "' + "x" * 1000 + '"}'
+    markup = str(display.table(pd.DataFrame({"args": [args]}), max_chars=100))
+    assert "x" * 90 in markup and "x" * 101 not in markup
+    assert f"… {len(args) - 100:,} more characters" in markup
+
+
+def test_a_short_argument_is_shown_whole() -> None:
+    markup = str(display.table(pd.DataFrame({"args": ['{"a": 1}']})))
+    assert "more characters" not in markup
+
+
+def test_no_cut_when_asked_for_every_character() -> None:
+    args = "y" * 5000
+    assert args in str(display.table(pd.DataFrame({"args": [args]}), max_chars=None))
+
+
+def test_a_cut_never_splits_an_escape_into_live_markup() -> None:
+    args = "a" * 95 + "<script>alert(1)</script>"
+    markup = str(display.table(pd.DataFrame({"args": [args]}), max_chars=100))
+    assert "<script" not in markup and "&lt;scr" in markup
+
+
+def test_every_cell_may_wrap_and_the_table_scrolls_rather_than_push_columns_off() -> None:
+    markup = str(display.table(pd.DataFrame({"turn": ["openai-chat/" + "a_" * 60]})))
+    assert "overflow-wrap:anywhere" in markup and 'class="scl-scroll"' in markup

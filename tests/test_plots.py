@@ -102,3 +102,58 @@ def test_turn_timeline_puts_text_and_each_call_on_named_lanes(deltas) -> None:
 def test_overview_is_one_figure_of_four_panels(deltas) -> None:
     fig = plots.overview(deltas)
     assert len(fig.axes) == 4
+
+
+def test_every_provider_gets_a_colour_of_its_own() -> None:
+    names = [*plots.COLORS, *(f"format-{i}" for i in range(30))]
+    colours = [plots.color(n) for n in names]
+    assert len(set(colours)) == len(names)
+    assert plots.color("format-3") == colours[len(plots.COLORS) + 3]  # stable once given
+
+
+def test_fitted_lines_stay_within_each_providers_calls(deltas) -> None:
+    table = scl.calls(deltas)
+    ax = plots.deltas_vs_length(table)
+    fit = stats.delta_fit(table)
+    for provider in ("anthropic-messages", "openai-chat"):
+        line = next(ln for ln in ax.get_lines() if ln.get_color() == plots.color(provider))
+        xs = np.asarray(line.get_xdata(), dtype=float)
+        assert (xs.min(), xs.max()) == (fit.loc[provider, "min_chars"],
+                                        fit.loc[provider, "max_chars"])
+
+
+def test_no_line_is_drawn_for_too_few_calls_or_calls_sent_whole() -> None:
+    table = scl.calls(pd.concat([
+        scl.load(turns.anthropic([], [("f", ['{"a": 1}'])]), name="w"),
+        scl.load(turns.chat([(0, "call_1", "g", ['{"', "ab", '":', "1}"])]), name="c"),
+    ], ignore_index=True))
+    ax = plots.deltas_vs_length(table, min_calls=2, chapter=None)
+    assert ax.get_lines() == []
+    labels = ax.get_legend_handles_labels()[1]
+    assert "anthropic-messages: sent whole (n=1)" in labels
+    assert "openai-chat: n=1, too few to fit" in labels
+
+
+def test_fragment_sizes_reach_the_largest_fragment() -> None:
+    big = '{"q": "' + "x" * 80 + '"}'
+    deltas = scl.load(turns.chat([(0, "call_1", "g", ['{"', big[2:]])]), name="c")
+    ax = plots.fragment_sizes(deltas, chapter=None)
+    assert ax.get_xlim()[1] > len(big) - 2
+
+
+def test_fragment_sizes_leave_out_and_name_providers_that_send_calls_whole() -> None:
+    deltas = pd.concat([
+        scl.load(turns.anthropic([], [("f", ['{"a": 1}'])]), name="w"),
+        scl.load(turns.chat([(0, "call_1", "g", ['{"', "ab", '":', "1}"])]), name="c"),
+    ], ignore_index=True)
+    ax = plots.fragment_sizes(deltas)
+    assert "left out: anthropic-messages" in ax.get_title()
+    assert all("anthropic" not in label for label in ax.get_legend_handles_labels()[1])
+
+
+def test_a_long_tail_of_fragment_sizes_is_drawn_on_a_log_axis() -> None:
+    big = '{"q": "' + "x" * 80 + '"}'
+    deltas = scl.load(turns.chat([(0, "call_1", "g", ['{"', big[2:]])]), name="c")
+    assert plots.fragment_sizes(deltas).get_xscale() == "log"
+    short = scl.load(turns.chat([(0, "call_1", "g", ['{"', "ab", '":', "1}"])]), name="c")
+    assert plots.fragment_sizes(short).get_xscale() == "linear"

@@ -229,3 +229,107 @@ def test_prefix_table_skips_a_fragment_the_wire_left_out() -> None:
     deltas = scl.load(chat(first, args, again), name="t")
     table = stats.prefix_table(deltas, "t")
     assert list(table.so_far) == [2, 2] and list(table.parses) == [True, True]
+
+
+def test_a_provider_whose_every_call_came_in_one_fragment_is_said_to_send_calls_whole() -> None:
+    whole = '{"q": "a long query in one piece"}'
+    table = scl.calls(load_turns(
+        a=turns.anthropic([], [("f", [whole])]),
+        b=turns.anthropic([], [("g", ['{"x": 1}'])]),
+        c=turns.chat([(0, "call_1", "g", ['{"', "ab", '":', "1}"])]),
+    ))
+    verdicts = stats.delivery(table)
+    assert verdicts.loc["anthropic-messages", "delivery"] == "whole"
+    assert verdicts.loc["anthropic-messages", "longest"] == len(whole)
+    assert verdicts.loc["openai-chat", "delivery"] == "streamed"
+    assert stats.sent_whole(table) == ["anthropic-messages"]
+
+
+def test_a_provider_with_only_unfinished_calls_has_no_delivery_verdict() -> None:
+    table = scl.calls(load_turns(
+        cut=turns.anthropic([], [("f", ['{"a": ', "1"])], stop_calls=False)))
+    assert stats.delivery(table).loc["anthropic-messages", "delivery"] == "no finished calls"
+
+
+def test_one_streamed_call_among_whole_ones_makes_a_provider_streamed() -> None:
+    table = scl.calls(load_turns(
+        a=turns.anthropic([], [("f", ['{"x": 1}'])]),
+        b=turns.anthropic([], [("f", ['{"x":', ' 2}'])])))
+    assert stats.delivery(table).loc["anthropic-messages", "delivery"] == "streamed"
+
+
+def test_delta_fit_fits_no_line_through_calls_sent_whole() -> None:
+    table = scl.calls(load_turns(
+        a=turns.anthropic([], [("f", ['{"q": "abc"}'])]),
+        b=turns.anthropic([], [("f", ['{"q": "abcdefghij"}'])])))
+    row = stats.delta_fit(table).loc["anthropic-messages"]
+    assert not row["fitted"] and math.isnan(row["slope"]) and row["calls"] == 2
+
+
+def test_delta_fit_fits_no_line_through_fewer_calls_than_asked() -> None:
+    table = scl.calls(load_turns(a=turns.anthropic([], [("f", ['{"q":', ' "abc"}'])])))
+    assert stats.delta_fit(table).loc["anthropic-messages", "fitted"]
+    row = stats.delta_fit(table, min_calls=2).loc["anthropic-messages"]
+    assert not row["fitted"] and math.isnan(row["chars_per_delta"])
+
+
+def test_delta_fit_gives_the_range_its_line_holds_over() -> None:
+    table = scl.calls(load_turns(
+        s=turns.anthropic([], [("f", ['{"a":', ' 1}'])]),
+        l=turns.anthropic([], [("f", ['{"a":', ' "xyz', 'uvw"}'])])))
+    row = stats.delta_fit(table).loc["anthropic-messages"]
+    assert (row["min_chars"], row["max_chars"]) == (8, 15)
+
+
+def test_r2_without_the_longest_call_shows_a_fit_carried_by_one_call() -> None:
+    calls = [["{", '"a"', ":", " 1", "}"], ['{"abcdefgh":', ' "ijklmnopq"}'],  # short calls:
+             ["{", '"a": 12}'], ['{"abcdefghijklmn', 'opqrst": 1}'],  # length says little
+             ['{"a": "', *["x" * 20] * 50, '"}']]  # one long call makes the line look straight
+    table = scl.calls(load_turns(**{f"t{i}": turns.anthropic([], [("f", parts)])
+                                    for i, parts in enumerate(calls)}))
+    row = stats.delta_fit(table).loc["anthropic-messages"]
+    assert row["r2"] > 0.95 > row["r2_without_longest"]
+
+
+def test_describe_comparison_says_a_whole_sender_takes_one_delta_at_any_length() -> None:
+    table = scl.calls(load_turns(a=turns.anthropic([], [("f", ['{"q": "abc"}'])])))
+    comparison = stats.chapter_comparison(table)
+    assert comparison.loc["anthropic-messages", "deltas_at_610"] == 1
+    (line,) = stats.describe_comparison(comparison)
+    assert "sent each of its 1 finished calls whole" in line and "takes 1 delta" in line
+
+
+def test_describe_comparison_names_too_few_calls_and_extrapolation() -> None:
+    parts = ['{"q": "', "abcde", "fghij", 'kl"}']
+    table = scl.calls(load_turns(a=turns.anthropic([], [("f", parts)])))
+    assert "too few to fit" in stats.describe_comparison(
+        stats.chapter_comparison(table, min_calls=2))[0]
+    assert "is an extrapolation" in stats.describe_comparison(
+        stats.chapter_comparison(table))[0]
+
+
+def test_padding_counts_the_spaces_before_each_data_lines_closing_brace() -> None:
+    body = (b'event: a\ndata: {"x": 1}   }\n\n'.replace(b"1}   }", b"1}") +
+            b'data: {"x": 1}\n\ndata: {"x": {"y": 2}   }\n\ndata: {"x": 3}  }\n\n'
+            b"data: [DONE]\n\n")
+    counts = stats.padding(body)
+    assert counts.to_dict() == {0: 2, 2: 1, 3: 1}
+
+
+def test_pick_turn_can_fall_back_to_a_turn_without_a_call() -> None:
+    deltas = load_turns(a=turns.anthropic(["Hi"]), b=turns.anthropic(["Hi", " there"]))
+    assert stats.pick_turn(deltas, require_call=False) in {"a", "b"}
+
+
+def test_pick_turn_takes_a_broken_turn_with_a_call_before_giving_up() -> None:
+    cut = turns.anthropic(["Hi"], [("f", ['{"a"', ": 1", "}"])])[:-20]
+    deltas = scl.load(cut, name="cut", strict=False)
+    assert stats.pick_turn(deltas) == "cut"
+
+
+def test_delta_fit_of_no_finished_call_is_an_empty_table_with_its_columns() -> None:
+    table = scl.calls(load_turns(a=turns.anthropic(["Hi"])))
+    fit = stats.delta_fit(table)
+    assert fit.empty and list(fit.columns) == list(stats.FIT_COLUMNS)
+    assert stats.chapter_comparison(table).empty
+    assert stats.describe_comparison(stats.chapter_comparison(table)) == []

@@ -170,6 +170,30 @@ def test_speed_scales_the_play_step() -> None:
     assert view.play.step == 5 * stepper_view.TICK_MS
 
 
+@pytest.mark.parametrize("speed", [value for _, value in stepper_view.SPEEDS])
+def test_playing_to_the_end_at_any_speed_lands_on_the_last_step(speed: float) -> None:
+    view = StepperView(CAPTURE)
+    view.speed.value = speed
+    while view.play.value + view.play.step <= view.play.max:  # what the Play widget does
+        view.play.value += view.play.step
+    assert view.index == len(view.stepper) - 1
+    assert "handed on" in view.output.value
+
+
+def test_stop_rewinds_to_the_first_step() -> None:
+    view = StepperView(CAPTURE)
+    view.go(30)
+    view.play.value = view.play.min  # the Play widget's stop
+    assert view.index == 0
+
+
+def test_the_step_head_counts_events_as_the_caption_does() -> None:
+    view = StepperView(CAPTURE)
+    n = len(view.stepper)
+    view.go(n - 1)
+    assert f"(event {n} of {n})" in text_of(view.output.value)
+
+
 def test_the_handler_menu_shows_that_variants_buffers() -> None:
     view = StepperView(CAPTURE)
     view.go(40)
@@ -238,3 +262,17 @@ def test_hostile_captures_are_escaped_at_every_step_of_the_stepper() -> None:
             assert RAW_TAG.search(view.output.value) is None
     view.go(len(view.stepper) - 1)
     assert_escaped(view.static().html)
+
+
+def test_the_bubble_is_shown_rendered_as_escaped_text_with_what_it_ate_marked() -> None:
+    view = BreakerView("markdown_bubble", show=["markdown_bubble"])
+    view.args.value = '{"note": "ship *both* parts <img src=x onerror=alert(1)>"}'
+    markup = view.output.value
+    assert "&lt;em&gt;both&lt;/em&gt;" in markup  # the renderer's HTML, as characters
+    assert RAW_TAG.search(markup) is None and "<em>" not in markup
+    assert '<mark class="scl-lost">*</mark>' in markup
+
+
+def test_the_parse_to_finish_preset_shows_its_split_at_the_end_of_the_arguments() -> None:
+    view = BreakerView("parse_to_finish")
+    assert view.split.value == len(view.args.value) and view.cut_off.value

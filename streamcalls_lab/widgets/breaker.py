@@ -14,7 +14,7 @@ from typing import Any
 import ipywidgets as w
 
 from .. import breaker
-from ..breaker import CallDiff, Outcome, Result, Setup
+from ..breaker import Bubble, CallDiff, Outcome, Result, Setup
 from ..check import TURN_FORMATS
 from ..display import SafeHTML, escape
 from ..faults import FAULTS
@@ -47,7 +47,17 @@ def _sides(out: Outcome) -> tuple[str, str]:
     if any(s.op != "equal" for s in out.message_diff):
         sent.append('<span class="scl-note">message</span> ' + r.marked(out.message_diff, "sent"))
         got.append('<span class="scl-note">message</span> ' + r.marked(out.message_diff, "got"))
+    if out.bubble is not None:
+        got.append(_bubble(out.bubble))
     return "<br>".join(sent), "<br>".join(got)
+
+
+def _bubble(b: Bubble) -> str:
+    """The rendered bubble, inert: its HTML as text, and its text with what it ate marked."""
+    return ('<div class="scl-bubble"><span class="scl-note">the bubble renders it as '
+            f"(HTML shown as text)</span> {r.code(b.html)}<br>"
+            '<span class="scl-note">and shows (what the renderer ate is marked)</span> '
+            f"{r.marked(b.lost, 'sent')}</div>")
 
 
 def _verdict(out: Outcome) -> str:

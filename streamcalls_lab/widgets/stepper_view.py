@@ -12,10 +12,11 @@ from typing import Any
 
 import ipywidgets as w
 import pandas as pd
+import traitlets
 
 from ..accumulate import present
 from ..display import SafeHTML, escape, visible
-from ..playback import Clock, clock, history
+from ..playback import Clock, clock, history, ms_of, play_range, step_of
 from ..sources import Source
 from ..stepper import CORRECT, Step, Stepper
 from . import render as r
@@ -104,8 +105,8 @@ def render(stepper: Stepper, i: int, handler: str = CORRECT,
     when = "" if present(t) is None else f" · t = {t:.3f} s"
     if times is not None and not times.recorded:
         when += " (no recorded timing: evenly spaced)"
-    head = (f'<div class="scl-step-head">step <b class="scl-index">{i}</b> of '
-            f"{len(stepper) - 1} · turn {escape(stepper.turn)} · seq "
+    head = (f'<div class="scl-step-head">step <b class="scl-index">{i}</b> '
+            f"(event {i + 1} of {len(stepper)}) · turn {escape(stepper.turn)} · seq "
             f"{escape(step.event.get('seq'))}{when}</div>")
     body = (head + "<h4>Raw frame</h4>" + _frame(step) + "<h4>Event</h4>" + _event(step)
             + _state(stepper, step, handler) + _variants(stepper, i))
@@ -126,13 +127,12 @@ class StepperView:
             source, turn=turn, read_size=read_size, faults=faults)
         self.clock = clock(self.stepper, None if isinstance(source, Stepper) else source)
         last = max(len(self.stepper) - 1, 0)
-        self._syncing = False
         self.back = w.Button(description="◀ back", tooltip="one event back")
         self.next = w.Button(description="next ▶", tooltip="one event on")
         self.slider = w.IntSlider(0, min=0, max=last, description="step",
                                   layout=w.Layout(width="60%"))
-        self.play = w.Play(0, min=0, max=int(self.clock.duration * 1000) + TICK_MS,
-                           step=TICK_MS, interval=TICK_MS, description="play")
+        step, end = play_range(self.clock, 1.0, TICK_MS)
+        self.play = w.Play(0, min=0, max=end, step=step, interval=TICK_MS, description="play")
         self.speed = w.Dropdown(options=SPEEDS, value=1.0, layout=w.Layout(width="11em"))
         self.handler = w.Dropdown(options=[CORRECT, *self.stepper.faults],
                                   description="buffers of", layout=w.Layout(width="18em"))
@@ -143,8 +143,11 @@ class StepperView:
         self.output.add_class("scl-stepper-output")
         self.back.on_click(lambda _: self.go(self.slider.value - 1))
         self.next.on_click(lambda _: self.go(self.slider.value + 1))
-        self.slider.observe(self._slider_moved, "value")
-        self.play.observe(self._play_moved, "value")
+        self.slider.observe(lambda _: self.show(), "value")
+        # the link guards against its own echo: a moved slider sets the clock, not back
+        traitlets.link((self.play, "value"), (self.slider, "value"),
+                       transform=(lambda ms: step_of(self.clock, ms),
+                                  lambda i: ms_of(self.clock, i)))
         self.speed.observe(self._speed_changed, "value")
         self.handler.observe(lambda _: self.show(), "value")
         self.widget = w.VBox([
@@ -178,23 +181,5 @@ class StepperView:
         bundle["text/html"] = self.static().html
         return bundle
 
-    def _slider_moved(self, change: dict[str, Any]) -> None:
-        self.show()
-        if not self._syncing and self.clock.times:
-            self._syncing = True
-            try:
-                self.play.value = int(self.clock.times[self.index] * 1000)
-            finally:
-                self._syncing = False
-
-    def _play_moved(self, change: dict[str, Any]) -> None:
-        if self._syncing or not self.clock.times:
-            return
-        self._syncing = True
-        try:
-            self.slider.value = self.clock.at(change["new"] / 1000)
-        finally:
-            self._syncing = False
-
     def _speed_changed(self, change: dict[str, Any]) -> None:
-        self.play.step = max(1, round(TICK_MS * change["new"]))
+        self.play.step, self.play.max = play_range(self.clock, change["new"], TICK_MS)
