@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 ROOT   := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 DEMO_PORT ?= 8866
 
-.PHONY: lab demo test data bench browser clean
+.PHONY: lab demo site test data bench browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ lab: $(VENV)/.lab
 # (no --allow-root: Voila does not take it, and only its kernels run code)
 demo: $(VENV)/.lab
 	$(BIN)/voila --port=$(DEMO_PORT) notebooks/03-breaking-a-stream.ipynb
+
+## site: the course executed on data/ as static HTML in build/site (no kernel, no network)
+site: $(VENV)/.lab
+	$(BIN)/python -m streamcalls_lab.static_site build/site
 
 ## test: install, then lint and run every test, notebooks and browser included
 test: $(VENV)/.test browser

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -33,6 +34,8 @@ CHROMIUM_ARGS = [
 ]
 ARTIFACTS = REPO / "artifacts" / "browser"
 START_TIMEOUT = 90.0
+LOCAL_SCHEMES = frozenset({"file", "data", "blob", "about", "chrome-error"})
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 
 def free_port() -> int:
@@ -223,6 +226,53 @@ def page(chromium: Any) -> Iterator[Any]:
     pg = context.new_page()
     yield pg
     context.close()
+
+
+def leaves_machine(url: str) -> bool:
+    """True for a URL that would reach another machine (anything but loopback or local)."""
+    parts = urlsplit(url)
+    return parts.scheme not in LOCAL_SCHEMES and (parts.hostname or "") not in LOOPBACK
+
+
+def block_remote(context: Any) -> list[str]:
+    """Abort every request of ``context`` that would leave the machine; return them, in order.
+
+    WebSockets are not routed, so their URLs are checked as they open.
+    """
+    left: list[str] = []
+
+    def route(r: Any) -> None:
+        if leaves_machine(r.request.url):
+            left.append(r.request.url)
+            r.abort("blockedbyclient")
+        else:
+            r.continue_()
+
+    context.route("**/*", route)
+    context.on("page", lambda pg: pg.on(
+        "websocket", lambda ws: left.append(ws.url) if leaves_machine(ws.url) else None))
+    return left
+
+
+@pytest.fixture
+def left_machine(page: Any) -> list[str]:
+    """Every request the page tried to send off this machine (each one aborted, not sent)."""
+    left = block_remote(page.context)
+    page.on("websocket", lambda ws: left.append(ws.url) if leaves_machine(ws.url) else None)
+    return left
+
+
+@pytest.fixture
+def dialogs(page: Any) -> list[str]:
+    """Every JavaScript alert/confirm/prompt the page opened (each dismissed)."""
+    seen: list[str] = []
+
+    def dismiss(dialog: Any) -> None:
+        seen.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
+    return seen
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 import streamcalls_lab as scl
 from streamcalls_lab import display
 
-from . import turns
+from .xss import HOSTILE, IMG, SCRIPT, XSS_STATE
 
 if TYPE_CHECKING:
     from .browser_fixtures import Server
@@ -24,15 +24,6 @@ if TYPE_CHECKING:
 pytest_plugins = ["tests.browser_fixtures"]
 pytestmark = pytest.mark.browser
 
-IMG = "<img src=x onerror=window.__xss=1>"
-SCRIPT = "<script>window.__xss=2</script>"
-# The payload sits inside argument strings, cut across fragments as a provider would cut it.
-HOSTILE = turns.anthropic(
-    [f"Filed: {IMG}"],
-    [("create_ticket", ['{"title": "', IMG[:9], IMG[9:], '", "body": "', SCRIPT[:12],
-                        SCRIPT[12:], '"}'])],
-)
-XSS_STATE = "() => typeof window.__xss"
 
 
 def hostile_html() -> str:
