@@ -39,9 +39,12 @@ git-filter:
 	fi
 
 ## demo: the breaking-a-stream notebook as a Voila app, for live use (DEMO_PORT=8866)
-# (no --allow-root: Voila does not take it, and only its kernels run code)
+# (no --allow-root: Voila does not take it, and only its kernels run code). The template in
+# share/jupyter/voila/templates/streamcalls is Voila's lab page with nothing fetched off this
+# machine, so the demo works with no network (tests/test_voila.py starts it the same way).
 demo: $(VENV)/.lab
-	$(BIN)/voila --port=$(DEMO_PORT) notebooks/03-breaking-a-stream.ipynb
+	JUPYTER_PATH=$(CURDIR)/share/jupyter$${JUPYTER_PATH:+:$$JUPYTER_PATH} \
+	  $(BIN)/voila --template=streamcalls --port=$(DEMO_PORT) notebooks/03-breaking-a-stream.ipynb
 
 ## site: the course executed on data/ as static HTML in build/site (no kernel, no network)
 site: $(VENV)/.lab
