@@ -53,7 +53,7 @@ site: $(VENV)/.lab
 ## test: install, then lint and run every test, notebooks and browser included
 test: $(VENV)/.test browser
 	$(BIN)/ruff check .
-	$(BIN)/pytest -n 2 --nbmake tests notebooks
+	$(BIN)/pytest -n 2 --dist loadgroup --nbmake tests notebooks
 
 ## browser: Debian's Chromium for the browser tests (never a downloaded build)
 browser:

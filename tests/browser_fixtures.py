@@ -69,7 +69,8 @@ _KERNEL_IDLE = """(path) => {
 _RUN_ALL = """(path) => {
   const w = (FIND)(path);
   window.jupyterapp.shell.activateById(w.id);
-  return window.jupyterapp.commands.execute('notebook:run-all-cells');
+  window.jupyterapp.commands.execute('notebook:run-all-cells');  // not awaited: see _ALL_RAN
+  return true;
 }""".replace("FIND", _FIND)
 _ALL_RAN = """(path) => {
   const w = (FIND)(path);
@@ -103,9 +104,19 @@ class Server:
 
     def run_all_cells(self, page: Any, name: str, timeout_s: float = 120) -> None:
         """Open ``name`` in JupyterLab, run every cell, wait until the last one finished."""
+        self.start_all_cells(page, name, timeout_s)
+        self.wait_all_ran(page, name, timeout_s)
+
+    def start_all_cells(self, page: Any, name: str, timeout_s: float = 120) -> None:
+        """Open ``name`` in JupyterLab and start Run All, without waiting for it to finish
+        (so several tabs can run at once)."""
         page.goto(self.url(f"lab/tree/{name}?reset"))  # reset: no tabs left from earlier tests
         page.wait_for_function(_KERNEL_IDLE, arg=name, timeout=timeout_s * 1000)
         page.evaluate(_RUN_ALL, name)
+
+    @staticmethod
+    def wait_all_ran(page: Any, name: str, timeout_s: float = 120) -> None:
+        """Wait until every code cell of ``name`` ran (or one failed) and its kernel is idle."""
         page.wait_for_function(_ALL_RAN, arg=name, timeout=timeout_s * 1000, polling=500)
 
     @staticmethod
