@@ -88,8 +88,14 @@ def test_plots_are_images_inside_the_page(site: tuple[Path, list[Page]]) -> None
     assert re.search(r'<img [^>]*src="data:image/png;base64,', html)
 
 
+BARE_WIDGET = re.compile(r"\b\w*(?:Box|Slider|Button|Dropdown|Play|Textarea|Output)\(")
+
+
 def test_widgets_show_their_static_rendering(page: Any, site: tuple[Path, list[Page]]) -> None:
     by_stem = {p.path.stem: p.path for p in site[1]}
+    for path in by_stem.values():  # no widget left as its Python repr, e.g. "VBox(children=…"
+        open_offline(page, path)
+        assert not BARE_WIDGET.findall(page.inner_text("body")), path.name
     open_offline(page, by_stem["03-breaking-a-stream"])
     assert page.locator(".scl-breaker-view, .scl-view").count() >= 1
     assert "Handed on" in page.inner_text("body")
