@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 ROOT   := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 DEMO_PORT ?= 8866
 
-.PHONY: lab demo test data bench browser clean
+.PHONY: lab git-filter demo site test data bench browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,17 +21,39 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 
 ## lab: install, then open JupyterLab on the course with the bundled data/
 lab: $(VENV)/.lab
+	@$(MAKE) --no-print-directory git-filter
 	$(BIN)/jupyter lab $(ROOT) --notebook-dir=notebooks
 
+# Beyond nbstripout's defaults (outputs, counts, widget state): the kernel's version details
+# JupyterLab adds on save. Cell ids stay (--keep-id), so running and saving makes no diff.
+LAB_SAVE_KEYS := $(foreach k,version codemirror_mode file_extension mimetype nbconvert_exporter \
+  pygments_lexer,metadata.language_info.$(k))
+
+## git-filter: nbstripout as this clone's git filter (.gitattributes names it), so a notebook
+## saved with outputs is committed (and tested) without them; skipped outside a git clone
+git-filter:
+	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+	  $(BIN)/nbstripout --install --attributes .gitattributes && \
+	  git config filter.nbstripout.clean "$$(git config filter.nbstripout.clean) --keep-id" && \
+	  git config filter.nbstripout.extrakeys "$(LAB_SAVE_KEYS)"; \
+	fi
+
 ## demo: the breaking-a-stream notebook as a Voila app, for live use (DEMO_PORT=8866)
-# (no --allow-root: Voila does not take it, and only its kernels run code)
+# (no --allow-root: Voila does not take it, and only its kernels run code). The template in
+# share/jupyter/voila/templates/streamcalls is Voila's lab page with nothing fetched off this
+# machine, so the demo works with no network (tests/test_voila.py starts it the same way).
 demo: $(VENV)/.lab
-	$(BIN)/voila --port=$(DEMO_PORT) notebooks/03-breaking-a-stream.ipynb
+	JUPYTER_PATH=$(CURDIR)/share/jupyter$${JUPYTER_PATH:+:$$JUPYTER_PATH} \
+	  $(BIN)/voila --template=streamcalls --port=$(DEMO_PORT) notebooks/03-breaking-a-stream.ipynb
+
+## site: the course executed on data/ as static HTML in build/site (no kernel, no network)
+site: $(VENV)/.lab
+	$(BIN)/python -m streamcalls_lab.static_site build/site
 
 ## test: install, then lint and run every test, notebooks and browser included
 test: $(VENV)/.test browser
 	$(BIN)/ruff check .
-	$(BIN)/pytest -n 2 --nbmake tests notebooks
+	$(BIN)/pytest -n 2 --dist loadgroup --nbmake tests notebooks
 
 ## browser: Debian's Chromium for the browser tests (never a downloaded build)
 browser:

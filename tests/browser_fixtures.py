@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -33,6 +34,8 @@ CHROMIUM_ARGS = [
 ]
 ARTIFACTS = REPO / "artifacts" / "browser"
 START_TIMEOUT = 90.0
+LOCAL_SCHEMES = frozenset({"file", "data", "blob", "about", "chrome-error"})
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 
 def free_port() -> int:
@@ -66,7 +69,8 @@ _KERNEL_IDLE = """(path) => {
 _RUN_ALL = """(path) => {
   const w = (FIND)(path);
   window.jupyterapp.shell.activateById(w.id);
-  return window.jupyterapp.commands.execute('notebook:run-all-cells');
+  window.jupyterapp.commands.execute('notebook:run-all-cells');  // not awaited: see _ALL_RAN
+  return true;
 }""".replace("FIND", _FIND)
 _ALL_RAN = """(path) => {
   const w = (FIND)(path);
@@ -100,9 +104,19 @@ class Server:
 
     def run_all_cells(self, page: Any, name: str, timeout_s: float = 120) -> None:
         """Open ``name`` in JupyterLab, run every cell, wait until the last one finished."""
+        self.start_all_cells(page, name, timeout_s)
+        self.wait_all_ran(page, name, timeout_s)
+
+    def start_all_cells(self, page: Any, name: str, timeout_s: float = 120) -> None:
+        """Open ``name`` in JupyterLab and start Run All, without waiting for it to finish
+        (so several tabs can run at once)."""
         page.goto(self.url(f"lab/tree/{name}?reset"))  # reset: no tabs left from earlier tests
         page.wait_for_function(_KERNEL_IDLE, arg=name, timeout=timeout_s * 1000)
         page.evaluate(_RUN_ALL, name)
+
+    @staticmethod
+    def wait_all_ran(page: Any, name: str, timeout_s: float = 120) -> None:
+        """Wait until every code cell of ``name`` ran (or one failed) and its kernel is idle."""
         page.wait_for_function(_ALL_RAN, arg=name, timeout=timeout_s * 1000, polling=500)
 
     @staticmethod
@@ -223,6 +237,53 @@ def page(chromium: Any) -> Iterator[Any]:
     pg = context.new_page()
     yield pg
     context.close()
+
+
+def leaves_machine(url: str) -> bool:
+    """True for a URL that would reach another machine (anything but loopback or local)."""
+    parts = urlsplit(url)
+    return parts.scheme not in LOCAL_SCHEMES and (parts.hostname or "") not in LOOPBACK
+
+
+def block_remote(context: Any) -> list[str]:
+    """Abort every request of ``context`` that would leave the machine; return them, in order.
+
+    WebSockets are not routed, so their URLs are checked as they open.
+    """
+    left: list[str] = []
+
+    def route(r: Any) -> None:
+        if leaves_machine(r.request.url):
+            left.append(r.request.url)
+            r.abort("blockedbyclient")
+        else:
+            r.continue_()
+
+    context.route("**/*", route)
+    context.on("page", lambda pg: pg.on(
+        "websocket", lambda ws: left.append(ws.url) if leaves_machine(ws.url) else None))
+    return left
+
+
+@pytest.fixture
+def left_machine(page: Any) -> list[str]:
+    """Every request the page tried to send off this machine (each one aborted, not sent)."""
+    left = block_remote(page.context)
+    page.on("websocket", lambda ws: left.append(ws.url) if leaves_machine(ws.url) else None)
+    return left
+
+
+@pytest.fixture
+def dialogs(page: Any) -> list[str]:
+    """Every JavaScript alert/confirm/prompt the page opened (each dismissed)."""
+    seen: list[str] = []
+
+    def dismiss(dialog: Any) -> None:
+        seen.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
+    return seen
 
 
 @pytest.fixture(scope="session")

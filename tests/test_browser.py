@@ -1,4 +1,4 @@
-"""In a real browser: notebook 1 runs in JupyterLab, and hostile captures never execute.
+"""In a real browser: hostile captures never execute (notebook 1's run: test_browser_course).
 
 Headless Debian Chromium against a JupyterLab on 127.0.0.1 (fixtures in browser_fixtures).
 Screenshots land in artifacts/browser/ for a person to look at.
@@ -16,23 +16,14 @@ from nbformat.v4 import new_code_cell, new_notebook
 import streamcalls_lab as scl
 from streamcalls_lab import display
 
-from . import turns
+from .xss import HOSTILE, IMG, SCRIPT, XSS_STATE
 
 if TYPE_CHECKING:
     from .browser_fixtures import Server
 
 pytest_plugins = ["tests.browser_fixtures"]
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
-IMG = "<img src=x onerror=window.__xss=1>"
-SCRIPT = "<script>window.__xss=2</script>"
-# The payload sits inside argument strings, cut across fragments as a provider would cut it.
-HOSTILE = turns.anthropic(
-    [f"Filed: {IMG}"],
-    [("create_ticket", ['{"title": "', IMG[:9], IMG[9:], '", "body": "', SCRIPT[:12],
-                        SCRIPT[12:], '"}'])],
-)
-XSS_STATE = "() => typeof window.__xss"
 
 
 def hostile_html() -> str:
@@ -40,20 +31,6 @@ def hostile_html() -> str:
     deltas = scl.load(HOSTILE, name="hostile")
     shown = display.trace(deltas, "hostile") + display.table(scl.calls(deltas))
     return str(shown + display.diff(IMG + SCRIPT, SCRIPT) + display.code_block(HOSTILE))
-
-
-def test_notebook_1_runs_in_jupyterlab_and_shows_the_event_table(
-    page: Any, jupyter_lab: Server, artifacts: Path
-) -> None:
-    name = jupyter_lab.copy_notebook("01-anatomy-of-a-streamed-turn.ipynb")
-    jupyter_lab.run_all_cells(page, name)
-    assert jupyter_lab.error_outputs(page) == []
-    tables = page.locator(".jp-OutputArea-output table.scl-table")
-    trace = tables.first.inner_text()
-    assert "call_start" in trace and "args_delta" in trace and "block_stop" in trace
-    assert page.locator(".jp-OutputArea-output img").count() >= 1  # the timeline figure
-    tables.first.scroll_into_view_if_needed()
-    page.screenshot(path=str(artifacts / "01-anatomy-in-jupyterlab.png"))
 
 
 def test_escaped_captures_run_nothing_in_a_browser(page: Any, artifacts: Path) -> None:

@@ -1,4 +1,4 @@
-"""Notebook hygiene: stored clean, named for what they teach, and notebook 6 reads a HAR.
+"""Notebook hygiene: committed clean, named for what they teach, and notebook 6 reads a HAR.
 
 Executing every notebook is `pytest --nbmake notebooks` (in `make test`); here are the rules
 a stored notebook must keep, plus the one run nbmake cannot do: pointing notebook 6 at a HAR.
@@ -6,13 +6,18 @@ a stored notebook must keep, plus the one run nbmake cannot do: pointing noteboo
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
+from nbformat.v4 import new_output
 
 from . import turns
 from .conftest import REPO
@@ -47,12 +52,105 @@ def test_notebook_name_is_number_then_kebab_title(path: Path) -> None:
     assert NAME.match(path.name)
 
 
+def git(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+
+
+def in_git_clone(repo: Path = REPO) -> bool:
+    return shutil.which("git") is not None and git("rev-parse", cwd=repo).returncode == 0
+
+
+def as_git_would_commit(path: Path, repo: Path = REPO) -> bytes:
+    """The bytes `git add` would store for ``path``: the working file through its clean filter
+    when this clone has one installed (`make lab` installs nbstripout), else the file itself."""
+    rel = path.relative_to(repo).as_posix()
+    attr = git("check-attr", "filter", "--", rel, cwd=repo).stdout.decode().rsplit(": ", 1)[-1]
+    clean = git("config", f"filter.{attr.strip()}.clean", cwd=repo)
+    if clean.returncode != 0:  # no filter named, or named but not installed: stored as is
+        return path.read_bytes()
+    with path.open("rb") as working:
+        return subprocess.run(clean.stdout.decode().strip(), shell=True, cwd=repo, stdin=working,
+                              capture_output=True, check=True).stdout
+
+
+def cells_with_outputs(text: bytes | str) -> list[int]:
+    nb = nbformat.reads(text, as_version=4)
+    return [i for i, c in enumerate(nb.cells)
+            if c.cell_type == "code" and (c.outputs or c.execution_count is not None)]
+
+
 @pytest.mark.parametrize("path", FOUND, ids=ids(FOUND))
-def test_notebook_is_stored_without_outputs(path: Path) -> None:
-    nb = nbformat.read(path, as_version=4)
-    dirty = [i for i, c in enumerate(nb.cells)
-             if c.cell_type == "code" and (c.outputs or c.execution_count is not None)]
-    assert dirty == []
+def test_notebook_is_committed_without_outputs(path: Path) -> None:
+    """What the next commit would hold, so a reader who ran and saved the course still passes."""
+    assert cells_with_outputs(as_git_would_commit(path)) == [], (
+        f"{path.name} would be committed with outputs: run `make git-filter` (part of "
+        "`make lab`) once, or strip them with `nbstripout`")
+
+
+@pytest.mark.parametrize("path", FOUND, ids=ids(FOUND))
+def test_notebook_is_staged_without_outputs(path: Path) -> None:
+    """The index (in a fresh clone: the commit itself) holds the notebook stripped."""
+    if not in_git_clone():
+        pytest.skip("not a git clone")
+    staged = git("show", f":{path.relative_to(REPO).as_posix()}")
+    if staged.returncode != 0:
+        pytest.skip(f"{path.name} is not tracked yet")
+    assert cells_with_outputs(staged.stdout) == []
+
+
+def run_and_save(clean: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``clean`` as JupyterLab saves it after Run All: outputs, counts, widget state, timings,
+    the kernel's full language_info."""
+    nb = copy.deepcopy(clean)
+    for n, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        cell.execution_count = n + 1
+        cell.metadata["execution"] = {"iopub.status.busy": "2026-01-01T00:00:00.000Z"}
+        cell.metadata["scrolled"] = True
+        cell.outputs = [
+            new_output("stream", name="stdout", text="3 turns\n"),
+            new_output("display_data", data={
+                "text/plain": "BreakerView()", "text/html": "<b>still</b>",
+                "application/vnd.jupyter.widget-view+json": {"model_id": "ab12", "version_major": 2,
+                                                             "version_minor": 0}}),
+            new_output("execute_result", data={"text/plain": "42"}, execution_count=n + 1),
+        ]
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    nb.metadata["language_info"] = {
+        "codemirror_mode": {"name": "ipython", "version": 3}, "file_extension": ".py",
+        "mimetype": "text/x-python", "name": "python", "nbconvert_exporter": "python",
+        "pygments_lexer": "ipython3", "version": "3.11.9"}
+    return nb
+
+
+def test_make_lab_filter_commits_a_run_and_saved_notebook_unchanged(tmp_path: Path) -> None:
+    """The Makefile's git-filter recipe in a fresh clone: save an executed notebook, and git
+    sees no change at all (nothing to commit, nothing for the tests to trip on)."""
+    if not in_git_clone() or not shutil.which("make"):
+        pytest.skip("needs git and make")
+    clone = tmp_path / "clone"
+    (clone / "notebooks").mkdir(parents=True)
+    shutil.copy(REPO / ".gitattributes", clone)
+    name = "notebooks/01-anatomy-of-a-streamed-turn.ipynb"
+    clean = nbformat.read(REPO / name, as_version=4)
+    nbformat.write(clean, clone / name)
+    for args in (["init", "-q"], ["config", "user.email", "t@example.invalid"],
+                 ["config", "user.name", "test"], ["config", "commit.gpgsign", "false"]):
+        git(*args, cwd=clone)
+    bin_dir = Path(sys.executable).parent
+    made = subprocess.run(["make", "-s", "-f", str(REPO / "Makefile"), "git-filter",
+                           f"BIN={bin_dir}"], cwd=clone, capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    assert (clone / ".gitattributes").read_bytes() == (REPO / ".gitattributes").read_bytes()
+    git("add", "-A", cwd=clone)
+    assert git("commit", "-qm", "course", cwd=clone).returncode == 0
+
+    nbformat.write(run_and_save(clean), clone / name)
+    assert cells_with_outputs((clone / name).read_bytes())  # the working file has outputs
+    # git status lists it until the next add (its size changed), yet there is no change:
+    assert git("diff", "--quiet", "--no-textconv", cwd=clone).returncode == 0
+    git("add", "-A", cwd=clone)
+    assert git("diff", "--cached", "--quiet", cwd=clone).returncode == 0  # nothing to commit
+    assert cells_with_outputs(as_git_would_commit(clone / name, clone)) == []
 
 
 @pytest.mark.parametrize("path", FOUND, ids=ids(FOUND))

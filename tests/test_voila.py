@@ -27,9 +27,11 @@ if TYPE_CHECKING:
     from .browser_fixtures import Server
 
 pytest_plugins = ["tests.browser_fixtures"]
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 NOTEBOOK = REPO / "notebooks" / "03-breaking-a-stream.ipynb"
+TEMPLATES = REPO / "share" / "jupyter"
+TEMPLATE = "streamcalls"
 START_TIMEOUT = 60.0
 RENDER_TIMEOUT_MS = 120_000
 UPDATE_TIMEOUT_MS = 15_000
@@ -49,17 +51,22 @@ def _wait_listening(process: subprocess.Popen[bytes], port: int, log: Path) -> N
     raise RuntimeError(f"voila not listening after {START_TIMEOUT}s:\n{log.read_text()[-3000:]}")
 
 
-@pytest.fixture
-def voila(tmp_path: Path) -> Iterator[Server]:
+@pytest.fixture(scope="module")
+def voila(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """Voila serving notebook 3 on a free localhost port; stopped (by its own pid) after."""
     from .browser_fixtures import Server, free_port, stop_server
 
+    tmp_path = tmp_path_factory.mktemp("voila")
     port, token = free_port(), secrets.token_hex(16)
     env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "MPLBACKEND": "Agg"}
     for name in ("runtime", "config", "data"):
         (tmp_path / name).mkdir()
         env[f"JUPYTER_{name.upper()}_DIR"] = str(tmp_path / name)
+    # As `make demo`: the offline template, found on JUPYTER_PATH.
+    env["JUPYTER_PATH"] = os.pathsep.join(
+        p for p in (str(TEMPLATES), os.environ.get("JUPYTER_PATH")) if p)
     command = [sys.executable, "-m", "voila", str(NOTEBOOK), "--no-browser",
+               f"--template={TEMPLATE}",
                f"--port={port}", "--Voila.ip=127.0.0.1", "--Voila.port_retries=0",
                f"--token={token}"]
     log = tmp_path / "voila.log"
@@ -98,3 +105,18 @@ def test_the_demo_renders_the_breaker_and_answers_typing(
     assert page.evaluate("() => typeof window.__xss") == "undefined"  # ... never run
     output.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "03-voila-demo.png"))
+
+
+def test_the_demo_fetches_nothing_from_off_this_machine(
+    page: Any, left_machine: list[str], voila: Server
+) -> None:
+    """Offline use: FontAwesome, fonts, widgets and kernel traffic all come from Voila itself."""
+    from playwright.sync_api import expect
+
+    page.goto(voila.url(""), timeout=RENDER_TIMEOUT_MS)
+    expect(page.locator(".scl-breaker-view").first).to_be_visible(timeout=RENDER_TIMEOUT_MS)
+    page.wait_for_load_state("networkidle", timeout=RENDER_TIMEOUT_MS)
+    assert left_machine == []
+    # The icon font the CDN link would have brought is declared by Voila's own bundle.
+    families = page.evaluate("() => [...document.fonts].map(f => f.family)")
+    assert any("Font Awesome" in family for family in families), families

@@ -1,0 +1,146 @@
+"""The static edition of the course: every notebook executed, exported as offline HTML.
+
+``build_site(out)`` runs each notebook on a data folder (as ``STREAMCALLS_DATA`` does for a
+reader), exports it with nbconvert's lab template and writes an index page linking them.
+The pages need no kernel and no network: plots are inline PNGs, every kit widget shows the
+static, escaped HTML rendering it carries beside its live view, and nothing loads from a
+CDN (no require.js, MathJax, Mermaid or widget manager). Each page also carries a Content
+Security Policy that allows no script at all, so captured text stays inert even if some
+output forgot to escape it.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from jinja2 import DictLoader
+
+REPO_NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# No script, no frame, no fetch; styles and images only from the page itself or data: URIs.
+CSP = ("default-src 'none'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+       "font-src 'self' data:; base-uri 'none'; form-action 'none'")
+_CSP_META = f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+
+# nbconvert's lab page without the blocks that fetch code from a CDN.
+_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
+{%- block html_head_js -%}CSP{%- endblock html_head_js -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block data_javascript -%}{%- endblock data_javascript -%}
+""".replace("CSP", _CSP_META)
+
+
+@dataclass(frozen=True)
+class Page:
+    """One exported notebook: its HTML file and the title the index links it by."""
+
+    path: Path
+    title: str
+    errors: int
+
+
+def title_of(nb: nbformat.NotebookNode, fallback: str) -> str:
+    """The notebook's first Markdown heading, else ``fallback``."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            match = re.search(r"^#+\s+(.+)$", cell.source, re.MULTILINE)
+            if match:
+                return match.group(1).strip()
+    return fallback
+
+
+def execute(path: Path, data: Path, timeout: int = 600) -> nbformat.NotebookNode:
+    """Run ``path`` top to bottom in its own folder on ``data``; errors stay in the outputs."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    env = {**os.environ, "STREAMCALLS_DATA": str(data),
+           "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute(env=env)
+    return nb
+
+
+def static_outputs(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Drop live-widget views and widget state, so each output falls back to its static HTML."""
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            output.get("data", {}).pop(WIDGET_VIEW, None)
+    return nb
+
+
+def errors_in(nb: nbformat.NotebookNode) -> int:
+    return sum(o.output_type == "error" for c in nb.cells for o in c.get("outputs", []))
+
+
+def export(nb: nbformat.NotebookNode, title: str) -> str:
+    """One notebook as a self-contained, script-free HTML page."""
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="lab", extra_loaders=[DictLoader({"site": _TEMPLATE})],
+                            template_file="site", embed_images=True)
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    return body
+
+
+def index_page(pages: Sequence[Page], data: Path) -> str:
+    items = "\n".join(
+        f'<li><a href="{html.escape(p.path.name)}">{html.escape(p.title)}</a></li>'
+        for p in pages)
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{_CSP_META}'
+            "<title>streamcalls-lab: the course</title></head>\n<body><main>"
+            "<h1>streamcalls-lab: the course</h1>\n"
+            f"<p>Each notebook as executed on <code>{html.escape(data.name)}/</code>; "
+            "read it here without a kernel. The widgets show a still of their first state: "
+            "run the notebooks in JupyterLab (<code>make lab</code>) to move them.</p>\n"
+            f"<ol>\n{items}\n</ol></main></body></html>\n")
+
+
+def build_site(out: Path, data: Path | None = None,
+               notebooks: Sequence[Path] | None = None) -> list[Page]:
+    """Execute ``notebooks`` (the course by default) on ``data`` and write ``out``/index.html.
+
+    ``data`` defaults to ``STREAMCALLS_DATA`` or the bundled ``data/``. Returns the pages in
+    index order, each with the number of error outputs its run left (0 when all went well).
+    """
+    data = Path(data or os.environ.get("STREAMCALLS_DATA") or REPO_NOTEBOOKS.parent / "data")
+    sources = sorted(notebooks or REPO_NOTEBOOKS.glob("*.ipynb"))
+    out.mkdir(parents=True, exist_ok=True)
+    pages = []
+    for source in sources:
+        nb = static_outputs(execute(source.resolve(), data.resolve()))
+        title = title_of(nb, source.stem)
+        page = Page(out / f"{source.stem}.html", title, errors_in(nb))
+        page.path.write_text(export(nb, title), encoding="utf-8")
+        pages.append(page)
+    (out / "index.html").write_text(index_page(pages, data), encoding="utf-8")
+    return pages
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, nargs="?", default=Path("build/site"))
+    parser.add_argument("--data", type=Path, default=None,
+                        help="folder of captures (default: STREAMCALLS_DATA or data/)")
+    args = parser.parse_args(argv)
+    pages = build_site(args.out, args.data)
+    for page in pages:
+        print(f"{page.path}  {page.title}" + (f"  ({page.errors} errors)" if page.errors else ""))
+    print(f"{args.out / 'index.html'}: open it in a browser, no server needed")
+    return 1 if any(p.errors for p in pages) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
