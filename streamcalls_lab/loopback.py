@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -81,3 +82,8 @@ class OwnedHTTPServer(ThreadingHTTPServer):
             self.address_family = socket.AF_INET6
         super().__init__(address, handler)
         self.owner = owner
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up is routine, not worth a traceback; anything else is."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)

@@ -210,11 +210,10 @@ class BodyRecorder:
     A body that holds one of ``secrets`` is never kept: the last bytes that could
     begin a secret are held back until the next read shows it is not one, and
     :meth:`feed` raises :class:`RecordError` (the file removed) when one appears.
-    ``exclusive`` refuses to open a file that already exists (``FileExistsError``).
     """
 
     def __init__(self, out: Path, content_encoding: str | None, clock: Clock = time.monotonic,
-                 secrets: Iterable[str] = (), *, exclusive: bool = False) -> None:
+                 secrets: Iterable[str] = ()) -> None:
         encoding = (content_encoding or "identity").strip().lower()
         if encoding not in DECODABLE:
             raise RecordError(f"the server compressed the body as {encoding!r}; "
@@ -229,7 +228,7 @@ class BodyRecorder:
         self._pending = b""
         self._first: float | None = None
         out.parent.mkdir(parents=True, exist_ok=True)
-        self._file = out.open("xb" if exclusive else "wb")
+        self._file = out.open("wb")
 
     @property
     def nbytes(self) -> int:

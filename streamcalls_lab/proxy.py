@@ -1,0 +1,362 @@
+"""A recording reverse proxy: point an SDK's base URL at it and keep every stream it carries.
+
+Each request goes to the upstream unchanged (method, path, query, headers with
+the client's own credentials, body); only ``Host`` names the upstream and
+hop-by-hop headers (``Connection``, ``Transfer-Encoding``, ``Expect``, ...)
+are the proxy's own. The response comes back as it arrives: every upstream
+read is written to the client at once, as one HTTP chunk, before it is saved.
+
+The client receives the upstream's bytes exactly, ``Content-Encoding``
+included (a gzipped stream stays gzipped, so the SDK decodes it as it would).
+The capture keeps the body after transfer and content decoding: what the
+SDK's event parser sees. A body in an encoding the proxy cannot decode (br,
+zstd) is passed through and not saved; its ``meta.json`` says why.
+
+Streamed responses (SSE, NDJSON, AWS event-stream, by content type) are saved
+in ``out`` as ``<UTC time>-<n>-<path>.sse`` / ``.ndjson`` / ``.eventstream``
+with a ``.timing.tsv`` sidecar and a ``.meta.json`` scrubbed by
+:mod:`provenance`'s rules (the credentials the client sent are the secrets).
+Others pass through, and are saved too (``.json`` / ``.body``) with
+``save_all``. An upstream that cannot be reached closes the client's
+connection without an answer, as a dead host would; one that breaks off
+mid-body has the client's connection broken at the same byte, and the partial
+capture is kept and marked ``"cut_off": "<reason>"``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from . import provenance
+from .loopback import LoopbackServer, OwnedHTTPServer
+from .record import BodyRecorder, RecordError, connect
+from .replay import Clock
+
+CA_BUNDLE_ENV = "STREAMCALLS_CA_BUNDLE"
+READ_SIZE = 1 << 16
+STREAM_SUFFIXES = {
+    "text/event-stream": ".sse",
+    "application/x-ndjson": ".ndjson",  # Ollama
+    "application/ndjson": ".ndjson",
+    "application/jsonl": ".ndjson",
+    "application/x-jsonlines": ".ndjson",
+    "application/vnd.amazon.eventstream": ".eventstream",  # Bedrock
+}
+# RFC 9110 7.6.1: meaningful for one connection only, never forwarded.
+HOP_BY_HOP = frozenset({
+    "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization",
+    "te", "trailer", "transfer-encoding", "upgrade", "expect",
+})
+_MODEL_IN_PATH = re.compile(r"/(?:models|model|deployments)/([^/:?]+)")
+
+
+def stream_suffix(content_type: str | None) -> str | None:
+    """The capture suffix for a streamed content type, or None for a whole response."""
+    main = (content_type or "").split(";", 1)[0].strip().lower()
+    return STREAM_SUFFIXES.get(main)
+
+
+def model_of(path: str, body: bytes) -> str | None:
+    """The model a request names: its JSON body's ``model``, else the path's (Gemini's
+    ``/models/X:stream...``, Bedrock's ``/model/X/invoke...``, Azure's ``/deployments/X``)."""
+    try:
+        payload = json.loads(body) if body[:1] == b"{" else None
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict) and isinstance(payload.get("model"), str):
+        return payload["model"]
+    found = _MODEL_IN_PATH.search(urlsplit(path).path)
+    return found.group(1) if found else None
+
+
+def _secrets(headers: list[tuple[str, str]], target: str) -> list[str]:
+    """What the client authenticated with: credential headers and key-like query values."""
+    query = parse_qsl(urlsplit(target).query, keep_blank_values=True)
+    return provenance.secret_values(headers) + provenance.secret_values(query)
+
+
+def _slug(path: str) -> str:
+    text = re.sub(r"[^A-Za-z0-9.]+", "-", urlsplit(path).path).strip("-.")
+    return text[-60:].lstrip("-.") or "root"
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One proxied request as the proxy logs it: never a header value, never a query."""
+
+    method: str
+    path: str
+    status: int | None
+    capture: Path | None
+    nbytes: int
+    nreads: int
+    cut_off: str | None
+    note: str | None = None
+
+    def __str__(self) -> str:
+        status = "no answer" if self.status is None else str(self.status)
+        text = f"{self.method} {self.path} -> {status}"
+        if self.capture is not None:
+            text += f", {self.nbytes} bytes in {self.nreads} reads to {self.capture.name}"
+        if self.cut_off:
+            text += f", cut off: {self.cut_off}"
+        return text + (f" ({self.note})" if self.note else "")
+
+
+class RecordingProxy(LoopbackServer):
+    """Forward everything on ``host:port`` to ``upstream``, saving streamed responses in ``out``.
+
+    ``upstream`` may carry a path prefix (``https://api.openai.com/v1``): it is
+    put before every request path. HTTPS upstreams are verified against the
+    system's CAs, or ``ca_bundle`` (default: ``$STREAMCALLS_CA_BUNDLE``).
+    ``timeout`` bounds each wait for the upstream, not a whole stream. ``log``
+    gets one :class:`Exchange` per request.
+    """
+
+    def __init__(
+        self,
+        upstream: str,
+        out: str | Path,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        save_all: bool = False,
+        ca_bundle: str | Path | None = None,
+        timeout: float = 600.0,
+        clock: Clock = time.monotonic,
+        log: Callable[[Exchange], None] | None = None,
+    ) -> None:
+        parts = urlsplit(upstream)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("the upstream must be an http:// or https:// URL with a host")
+        if parts.query or parts.fragment or parts.username or parts.password:
+            raise ValueError("the upstream URL takes no query, fragment or user info")
+        self.upstream = parts
+        self.prefix = parts.path.rstrip("/")
+        self.out = Path(out)
+        self.save_all = save_all
+        self.ca_bundle = ca_bundle or os.environ.get(CA_BUNDLE_ENV) or None
+        if self.ca_bundle and not Path(self.ca_bundle).is_file():
+            raise ValueError(f"CA bundle {self.ca_bundle} is not a file")
+        self.timeout = timeout
+        self.clock = clock
+        self.log = log
+        self.exchanges: list[Exchange] = []
+        self._count = 0
+        self._lock = threading.Lock()
+        self.out.mkdir(parents=True, exist_ok=True)
+        super().__init__(_Handler, host, port)
+
+    def connect(self) -> http.client.HTTPConnection:
+        return connect(self.upstream, self.timeout, self.ca_bundle)
+
+    def new_capture(self, path: str, suffix: str) -> Path:
+        """Create an empty capture file named for ``path``; the name is never one that
+        exists, whoever else (other threads, other proxies) writes to ``out``."""
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        while True:
+            with self._lock:
+                self._count += 1
+                n = self._count
+            name = self.out / f"{stamp}-{n:04d}-{_slug(path)}{suffix}"
+            try:
+                name.open("xb").close()
+                return name
+            except FileExistsError:
+                continue
+
+    def done(self, exchange: Exchange) -> None:
+        with self._lock:
+            self.exchanges.append(exchange)
+        if self.log is not None:
+            self.log(exchange)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: OwnedHTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent: the proxy logs each exchange itself, without header values."""
+
+    def do_GET(self) -> None:
+        self._proxy()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
+
+    def _request_body(self) -> bytes:
+        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+            parts = []
+            while size := int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16):
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+            while self.rfile.readline().strip():  # trailers
+                pass
+            return b"".join(parts)
+        length = int(self.headers.get("content-length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _proxy(self) -> None:
+        proxy: RecordingProxy = self.server.owner
+        method = self.command
+        target = self.path
+        if "://" in target.split("?", 1)[0]:  # absolute form: keep path and query
+            parts = urlsplit(target)
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        try:
+            body = self._request_body()
+        except ValueError:
+            self.send_error(400, "malformed chunked request body")
+            return
+        sent = [(k, v) for k, v in self.headers.items()]
+        secrets = _secrets(sent, target)
+        safe_path = provenance.scrub_url("http://x" + target, secrets).removeprefix("http://x")
+        conn = proxy.connect()
+        try:
+            try:
+                conn.putrequest(method, proxy.prefix + target, skip_host=True,
+                                skip_accept_encoding=True)
+                conn.putheader("host", proxy.upstream.netloc)
+                for name, value in _forwardable(sent, "content-length"):
+                    conn.putheader(name, value)
+                if body or method in ("POST", "PUT", "PATCH"):
+                    conn.putheader("content-length", str(len(body)))
+                conn.endheaders(body or None)
+                resp = conn.getresponse()
+            except (OSError, http.client.HTTPException) as e:
+                # As a dead upstream would: no answer, the connection closed.
+                self.close_connection = True
+                proxy.done(Exchange(method, safe_path, None, None, 0, 0, None,
+                                    f"upstream: {type(e).__name__}"))
+                return
+            self._relay(proxy, resp, method, target, safe_path, body, sent, secrets)
+        finally:
+            conn.close()
+
+    def _relay(self, proxy: RecordingProxy, resp: http.client.HTTPResponse, method: str,
+               target: str, safe_path: str, body: bytes, sent: list[tuple[str, str]],
+               secrets: list[str]) -> None:
+        headers = resp.getheaders()
+        has_body = method != "HEAD" and resp.status not in (204, 304) and resp.status >= 200
+        length = resp.getheader("content-length")
+        chunked = (has_body and (length is None or resp.chunked)
+                   and self.request_version != "HTTP/1.0")
+        self.send_response_only(resp.status, resp.reason)
+        for name, value in _forwardable(headers):
+            if not (chunked and name.lower() == "content-length"):
+                self.send_header(name, value)
+        if chunked:
+            self.send_header("transfer-encoding", "chunked")
+        elif has_body and length is None:
+            self.close_connection = True  # HTTP/1.0: the body ends when the connection does
+        self.end_headers()
+
+        suffix = stream_suffix(resp.getheader("content-type"))
+        if suffix is None and proxy.save_all:
+            ctype = (resp.getheader("content-type") or "").lower()
+            suffix = ".json" if "json" in ctype else ".body"
+        note: str | None = None
+        saver: BodyRecorder | None = None
+        where = proxy.new_capture(target, suffix) if has_body and suffix is not None else None
+        if where is not None:
+            try:
+                saver = BodyRecorder(where, resp.getheader("content-encoding"), proxy.clock,
+                                     secrets)
+            except RecordError as e:
+                where.unlink()
+                note = f"not saved: {e}"
+        cut: str | None = None
+        last: bytes = b""  # a sized body's final read: sent once the capture is on disk
+        while has_body:
+            try:
+                raw = resp.read1(READ_SIZE)
+            except TimeoutError:
+                cut = f"upstream sent nothing for {proxy.timeout:g} s"
+                break
+            except (OSError, http.client.HTTPException) as e:
+                cut = f"upstream: {type(e).__name__}"
+                break
+            now = proxy.clock()
+            if not raw:
+                if resp.length:  # a declared length not reached
+                    cut = "upstream: IncompleteRead"
+                break
+            if not resp.chunked and resp.length == 0:
+                last = raw
+            else:
+                try:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(raw), raw) if chunked else raw)
+                except OSError:
+                    cut = "the client closed the connection"
+                    break
+            if saver is not None:
+                try:
+                    saver.feed(raw, now)
+                except RecordError as e:
+                    saver, note = None, f"not saved: {e}"
+            if last:
+                break
+        # The capture is complete on disk before the client sees its response end.
+        capture = None
+        if saver is not None:
+            saver.finish()
+            capture = saver.out
+        nbytes, nreads = (saver.nbytes, len(saver.reads)) if saver else (0, 0)
+        if where is not None:
+            self._write_meta(proxy, where, resp, method, target, safe_path, body, sent,
+                             secrets, cut, note)
+        proxy.done(Exchange(method, safe_path, resp.status, capture, nbytes, nreads, cut, note))
+        if cut is not None:
+            self.close_connection = True  # the client sees the break where it happened
+            return
+        try:
+            self.wfile.write(last + (b"0\r\n\r\n" if chunked else b""))
+        except OSError:
+            self.close_connection = True
+
+    def _write_meta(self, proxy: RecordingProxy, capture: Path, resp: http.client.HTTPResponse,
+                    method: str, target: str, safe_path: str, body: bytes,
+                    sent: list[tuple[str, str]], secrets: list[str], cut: str | None,
+                    note: str | None) -> None:
+        up = proxy.upstream
+        meta: dict[str, Any] = {
+            "source": "proxy",
+            "url": provenance.scrub_url(f"{up.scheme}://{up.netloc}{proxy.prefix}{target}",
+                                        secrets),
+            "method": method,
+            "path": safe_path,
+            "status": resp.status,
+            "model": model_of(target, body),
+            "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "request_headers": provenance.scrub_headers(sent, secrets),
+            "response_headers": provenance.scrub_headers(resp.getheaders(), secrets),
+        }
+        if cut:
+            meta["cut_off"] = cut
+        if note:
+            meta["not_saved"] = note
+        try:
+            provenance.write(capture, meta, secrets)
+        except ValueError:  # a credential turned up in the model name, say
+            meta["model"] = None
+            provenance.write(capture, meta, secrets)
+
+
+def _forwardable(headers: list[tuple[str, str]], *also: str) -> list[tuple[str, str]]:
+    """Headers as they came, less hop-by-hop ones, those the ``Connection`` header names,
+    ``Host`` and ``also``."""
+    drop = HOP_BY_HOP | {"host", *also} | {
+        t.strip().lower() for k, v in headers if k.lower() == "connection" for t in v.split(",")}
+    return [(k, v) for k, v in headers if k.lower() not in drop]
