@@ -47,6 +47,7 @@ data: $(VENV)/.lab
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_load.py
 	$(BIN)/python benchmarks/bench_check.py
+	$(BIN)/python benchmarks/bench_proxy.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
