@@ -25,10 +25,13 @@ capture is kept and marked ``"cut_off": "<reason>"``.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
 import re
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -37,7 +40,7 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from . import provenance
 from .loopback import LoopbackServer, OwnedHTTPServer
@@ -59,6 +62,8 @@ HOP_BY_HOP = frozenset({
     "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization",
     "te", "trailer", "transfer-encoding", "upgrade", "expect",
 })
+IDLE_SECONDS = 30.0  # an idle upstream connection older than this is not used again
+MAX_IDLE = 16
 _MODEL_IN_PATH = re.compile(r"/(?:models|model|deployments)/([^/:?]+)")
 
 
@@ -78,7 +83,17 @@ def model_of(path: str, body: bytes) -> str | None:
     if isinstance(payload, dict) and isinstance(payload.get("model"), str):
         return payload["model"]
     found = _MODEL_IN_PATH.search(urlsplit(path).path)
-    return found.group(1) if found else None
+    return unquote(found.group(1)) if found else None
+
+
+def _quiet(conn: http.client.HTTPConnection) -> bool:
+    """An idle connection the upstream has neither closed nor written to."""
+    if conn.sock is None:
+        return False
+    try:
+        return not select.select([conn.sock], [], [], 0)[0]
+    except (OSError, ValueError):
+        return False
 
 
 def _secrets(headers: list[tuple[str, str]], target: str) -> list[str]:
@@ -154,13 +169,84 @@ class RecordingProxy(LoopbackServer):
         self.clock = clock
         self.log = log
         self.exchanges: list[Exchange] = []
+        self.stopping = threading.Event()
         self._count = 0
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
+        self._idle: list[tuple[http.client.HTTPConnection, float]] = []
+        self._busy: set[http.client.HTTPConnection] = set()
         self.out.mkdir(parents=True, exist_ok=True)
         super().__init__(_Handler, host, port)
 
-    def connect(self) -> http.client.HTTPConnection:
-        return connect(self.upstream, self.timeout, self.ca_bundle)
+    # -- upstream connections: kept open between requests, as the SDK's own pool would --
+    def send(self, method: str, target: str, headers: list[tuple[str, str]],
+             body: bytes) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """Send one request upstream and read the response head.
+
+        A kept-alive connection the upstream has closed meanwhile fails before any
+        answer; the request then goes once more on a new connection (the upstream
+        never read it), never in any other case.
+        """
+        while True:
+            conn, reused = self._checkout()
+            try:
+                conn.putrequest(method, self.prefix + target, skip_host=True,
+                                skip_accept_encoding=True)
+                conn.putheader("host", self.upstream.netloc)
+                for name, value in _forwardable(headers, "content-length"):
+                    conn.putheader(name, value)
+                if body or method in ("POST", "PUT", "PATCH"):
+                    conn.putheader("content-length", str(len(body)))
+                conn.endheaders(body or None)
+                return conn, conn.getresponse()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self.release(conn, None)
+                if not reused:
+                    raise
+            except BaseException:
+                self.release(conn, None)
+                raise
+
+    def _checkout(self) -> tuple[http.client.HTTPConnection, bool]:
+        with self._lock:
+            while self._idle:
+                conn, since = self._idle.pop()
+                if time.monotonic() - since < IDLE_SECONDS and _quiet(conn):
+                    self._busy.add(conn)
+                    return conn, True
+                conn.close()
+            conn = connect(self.upstream, self.timeout, self.ca_bundle)
+            self._busy.add(conn)
+            return conn, False
+
+    def release(self, conn: http.client.HTTPConnection,
+                finished: http.client.HTTPResponse | None) -> None:
+        """Done with ``conn``: kept for the next request if ``finished`` was read to its end."""
+        if finished is not None:
+            finished.close()  # the response only; the socket stays open
+        with self._lock:
+            self._busy.discard(conn)
+            keep = finished is not None and not self.stopping.is_set() and len(
+                self._idle) < MAX_IDLE
+            if keep:
+                self._idle.append((conn, time.monotonic()))
+            self._lock.notify_all()
+        if not keep:
+            conn.close()
+
+    def close(self) -> None:
+        """Stop: streams still open are cut (their captures kept and marked), then the
+        listener closes."""
+        self.stopping.set()
+        with self._lock:
+            for conn in self._busy:
+                if conn.sock is not None:
+                    with contextlib.suppress(OSError):
+                        conn.sock.shutdown(socket.SHUT_RDWR)
+            self._lock.wait_for(lambda: not self._busy, timeout=5)
+            idle, self._idle = self._idle, []
+        for conn, _ in idle:
+            conn.close()
+        super().close()
 
     def new_capture(self, path: str, suffix: str) -> Path:
         """Create an empty capture file named for ``path``; the name is never one that
@@ -223,31 +309,30 @@ class _Handler(BaseHTTPRequestHandler):
         sent = [(k, v) for k, v in self.headers.items()]
         secrets = _secrets(sent, target)
         safe_path = provenance.scrub_url("http://x" + target, secrets).removeprefix("http://x")
-        conn = proxy.connect()
         try:
-            try:
-                conn.putrequest(method, proxy.prefix + target, skip_host=True,
-                                skip_accept_encoding=True)
-                conn.putheader("host", proxy.upstream.netloc)
-                for name, value in _forwardable(sent, "content-length"):
-                    conn.putheader(name, value)
-                if body or method in ("POST", "PUT", "PATCH"):
-                    conn.putheader("content-length", str(len(body)))
-                conn.endheaders(body or None)
-                resp = conn.getresponse()
-            except (OSError, http.client.HTTPException) as e:
-                # As a dead upstream would: no answer, the connection closed.
-                self.close_connection = True
-                proxy.done(Exchange(method, safe_path, None, None, 0, 0, None,
-                                    f"upstream: {type(e).__name__}"))
-                return
-            self._relay(proxy, resp, method, target, safe_path, body, sent, secrets)
+            conn, resp = proxy.send(method, target, sent, body)
+        except http.client.InvalidURL:
+            self.send_error(400, "a request target that cannot be forwarded")
+            return
+        except (OSError, http.client.HTTPException) as e:  # TLS failures included
+            # As a dead upstream would: no answer, the connection closed.
+            self.close_connection = True
+            proxy.done(Exchange(method, safe_path, None, None, 0, 0, None,
+                                f"upstream: {type(e).__name__}"))
+            return
+        except ValueError:  # http.client refuses a header value (a control character, say)
+            self.send_error(400, "a request header that cannot be forwarded")
+            return
+        reusable = False
+        try:
+            reusable = self._relay(proxy, resp, method, target, safe_path, body, sent, secrets)
         finally:
-            conn.close()
+            proxy.release(conn, resp if reusable else None)
 
     def _relay(self, proxy: RecordingProxy, resp: http.client.HTTPResponse, method: str,
                target: str, safe_path: str, body: bytes, sent: list[tuple[str, str]],
-               secrets: list[str]) -> None:
+               secrets: list[str]) -> bool:
+        """Relay the response; whether the upstream connection can carry another request."""
         headers = resp.getheaders()
         has_body = method != "HEAD" and resp.status not in (204, 304) and resp.status >= 200
         length = resp.getheader("content-length")
@@ -308,6 +393,8 @@ class _Handler(BaseHTTPRequestHandler):
                     saver, note = None, f"not saved: {e}"
             if last:
                 break
+        if proxy.stopping.is_set() and (cut or not (resp.chunked or resp.length is not None)):
+            cut = "the proxy was stopped"
         # The capture is complete on disk before the client sees its response end.
         capture = None
         if saver is not None:
@@ -320,11 +407,12 @@ class _Handler(BaseHTTPRequestHandler):
         proxy.done(Exchange(method, safe_path, resp.status, capture, nbytes, nreads, cut, note))
         if cut is not None:
             self.close_connection = True  # the client sees the break where it happened
-            return
+            return False
         try:
             self.wfile.write(last + (b"0\r\n\r\n" if chunked else b""))
         except OSError:
             self.close_connection = True
+        return not resp.will_close
 
     def _write_meta(self, proxy: RecordingProxy, capture: Path, resp: http.client.HTTPResponse,
                     method: str, target: str, safe_path: str, body: bytes,
