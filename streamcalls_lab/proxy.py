@@ -273,6 +273,8 @@ class RecordingProxy(LoopbackServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: OwnedHTTPServer
+    kept_upstream = False
+    """Whether the current request's upstream connection went back to the pool."""
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: the proxy logs each exchange itself, without header values."""
@@ -323,16 +325,16 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:  # http.client refuses a header value (a control character, say)
             self.send_error(400, "a request header that cannot be forwarded")
             return
-        reusable = False
+        self.kept_upstream = False
         try:
-            reusable = self._relay(proxy, resp, method, target, safe_path, body, sent, secrets)
+            self._relay(proxy, conn, resp, method, target, safe_path, body, sent, secrets)
         finally:
-            proxy.release(conn, resp if reusable else None)
+            if not self.kept_upstream:
+                proxy.release(conn, None)
 
-    def _relay(self, proxy: RecordingProxy, resp: http.client.HTTPResponse, method: str,
-               target: str, safe_path: str, body: bytes, sent: list[tuple[str, str]],
-               secrets: list[str]) -> bool:
-        """Relay the response; whether the upstream connection can carry another request."""
+    def _relay(self, proxy: RecordingProxy, conn: http.client.HTTPConnection,
+               resp: http.client.HTTPResponse, method: str, target: str, safe_path: str,
+               body: bytes, sent: list[tuple[str, str]], secrets: list[str]) -> None:
         headers = resp.getheaders()
         has_body = method != "HEAD" and resp.status not in (204, 304) and resp.status >= 200
         length = resp.getheader("content-length")
@@ -407,12 +409,14 @@ class _Handler(BaseHTTPRequestHandler):
         proxy.done(Exchange(method, safe_path, resp.status, capture, nbytes, nreads, cut, note))
         if cut is not None:
             self.close_connection = True  # the client sees the break where it happened
-            return False
+            return
+        if not resp.will_close:  # ready for the client's next request before it can send it
+            self.kept_upstream = True
+            proxy.release(conn, resp)
         try:
             self.wfile.write(last + (b"0\r\n\r\n" if chunked else b""))
         except OSError:
             self.close_connection = True
-        return not resp.will_close
 
     def _write_meta(self, proxy: RecordingProxy, capture: Path, resp: http.client.HTTPResponse,
                     method: str, target: str, safe_path: str, body: bytes,
