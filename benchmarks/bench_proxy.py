@@ -9,6 +9,7 @@ the time it sent it, so per-read latency is measured at the client, read by read
 from __future__ import annotations
 
 import http.client
+import ssl
 import statistics
 import sys
 import tempfile
@@ -53,22 +54,38 @@ class _Upstream(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
 
 
-def _open(base: str, path: str) -> tuple[http.client.HTTPResponse, float]:
-    host, port = base.removeprefix("http://").split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+_KEPT: dict[str, http.client.HTTPConnection] = {}
+_TLS: ssl.SSLContext | None = None  # trusts the bench's own CA when the upstream is TLS
+
+
+def _connection(base: str) -> http.client.HTTPConnection:
+    scheme, _, hostport = base.partition("://")
+    host, port = hostport.split(":")
+    if scheme == "https":
+        return http.client.HTTPSConnection(host, int(port), timeout=30, context=_TLS)
+    return http.client.HTTPConnection(host, int(port), timeout=30)
+
+
+def _open(base: str, path: str, kept: bool = False) -> tuple[http.client.HTTPResponse, float]:
+    conn = _KEPT.setdefault(base, _connection(base)) if kept else _connection(base)
     start = time.perf_counter()
     conn.request("POST", path, body=b'{"stream": true}',
                  headers={"authorization": "Bearer sk-bench"})
     return conn.getresponse(), start
 
 
-def first_byte(base: str) -> float:
-    """Seconds from sending a request (new connection) to its first body byte."""
-    resp, start = _open(base, "/stamped")
+def first_byte(base: str, kept: bool = False) -> float:
+    """Seconds from sending a request to its first body byte (on a new connection, or on
+    one kept open from the last request)."""
+    resp, start = _open(base, "/stamped", kept)
     resp.read1(65536)
     took = time.perf_counter() - start
     resp.read()
     return took
+
+
+def first_byte_kept(base: str) -> float:
+    return first_byte(base, kept=True)
 
 
 def per_read(base: str) -> list[float]:
@@ -107,18 +124,50 @@ def _compare(name: str, measure: Callable[[str], float | list[float]], direct: s
           f"{len(got['proxy'])} samples each)")
 
 
+def _tls_upstream() -> tuple[LoopbackServer, str] | None:
+    """The same upstream behind TLS with a throwaway CA (trustme, a test dependency)."""
+    global _TLS
+    try:
+        import trustme
+    except ImportError:
+        return None
+    ca = trustme.CA()
+    server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ca.issue_cert("127.0.0.1").configure_cert(server_side)
+    _TLS = ssl.create_default_context()
+    ca.configure_trust(_TLS)
+    up = LoopbackServer(_Upstream, "127.0.0.1", 0)
+    up._httpd.socket = server_side.wrap_socket(up._httpd.socket, server_side=True)
+    bundle = tempfile.NamedTemporaryFile(suffix=".pem", delete=False)  # noqa: SIM115
+    bundle.write(ca.cert_pem.bytes())
+    bundle.close()
+    return up, bundle.name
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as out, LoopbackServer(_Upstream, "127.0.0.1", 0) as up, \
             RecordingProxy(up.base_url, out) as proxy:
-        for base in (up.base_url, proxy.base_url):  # warm up both paths once
+        direct, proxied = up.base_url, proxy.base_url
+        for base in (direct, proxied):  # warm up both paths once
             first_byte(base)
-        _compare("time to first byte", first_byte, up.base_url, proxy.base_url, "ms", 1e3)
-        _compare("latency per read", per_read, up.base_url, proxy.base_url, "ms", 1e3,
-                 rounds=ROUNDS // 3)
-        _compare("throughput", throughput, up.base_url, proxy.base_url, "MB/s", 1e-6,
-                 rounds=5)
+        _compare("first byte, new conn", first_byte, direct, proxied, "ms", 1e3)
+        _compare("first byte, kept conn", first_byte_kept, direct, proxied, "ms", 1e3)
+        _compare("latency per read", per_read, direct, proxied, "ms", 1e3, rounds=ROUNDS // 3)
+        _compare("throughput", throughput, direct, proxied, "MB/s", 1e-6, rounds=5)
         saved = sum(1 for p in Path(out).iterdir() if p.suffix == ".sse")
         print(f"captures saved by the proxy meanwhile: {saved}")
+    tls = _tls_upstream()
+    if tls is None:
+        print("TLS upstream: skipped (trustme not installed)")
+        return
+    up, bundle = tls
+    with tempfile.TemporaryDirectory() as out, up, \
+            RecordingProxy(f"https://127.0.0.1:{up.port}", out, ca_bundle=bundle) as proxy:
+        direct = f"https://127.0.0.1:{up.port}"
+        first_byte_kept(direct)
+        first_byte_kept(proxy.base_url)
+        _compare("TLS first byte, kept", first_byte_kept, direct, proxy.base_url, "ms", 1e3)
+    Path(bundle).unlink()
 
 
 if __name__ == "__main__":

@@ -273,6 +273,7 @@ class RecordingProxy(LoopbackServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: OwnedHTTPServer
+    disable_nagle_algorithm = True  # each read goes out at once, not held for an ACK
     kept_upstream = False
     """Whether the current request's upstream connection went back to the pool."""
 
@@ -356,14 +357,19 @@ class _Handler(BaseHTTPRequestHandler):
             suffix = ".json" if "json" in ctype else ".body"
         note: str | None = None
         saver: BodyRecorder | None = None
-        where = proxy.new_capture(target, suffix) if has_body and suffix is not None else None
-        if where is not None:
+        where: Path | None = None
+
+        def open_capture() -> None:  # after the first read is on its way, not before
+            nonlocal where, saver, note
+            where = proxy.new_capture(target, suffix)
             try:
                 saver = BodyRecorder(where, resp.getheader("content-encoding"), proxy.clock,
                                      secrets)
             except RecordError as e:
                 where.unlink()
                 note = f"not saved: {e}"
+
+        want = has_body and suffix is not None
         cut: str | None = None
         last: bytes = b""  # a sized body's final read: sent once the capture is on disk
         while has_body:
@@ -388,6 +394,8 @@ class _Handler(BaseHTTPRequestHandler):
                 except OSError:
                     cut = "the client closed the connection"
                     break
+            if want and where is None:
+                open_capture()
             if saver is not None:
                 try:
                     saver.feed(raw, now)
@@ -395,6 +403,8 @@ class _Handler(BaseHTTPRequestHandler):
                     saver, note = None, f"not saved: {e}"
             if last:
                 break
+        if want and where is None:  # an empty body is a capture too
+            open_capture()
         if proxy.stopping.is_set() and (cut or not (resp.chunked or resp.length is not None)):
             cut = "the proxy was stopped"
         # The capture is complete on disk before the client sees its response end.
