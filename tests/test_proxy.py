@@ -25,7 +25,7 @@ import openai
 import pytest
 import trustme
 
-from streamcalls_lab import provenance, timing
+from streamcalls_lab import load, provenance, timing
 from streamcalls_lab import proxy as proxy_module
 from streamcalls_lab.generate import generate
 from streamcalls_lab.loopback import LoopbackServer
@@ -207,6 +207,14 @@ def test_an_sdk_stream_through_the_proxy_is_saved_byte_exact(fmt: str, tmp_path:
         got = _through_proxy(fmt, upstream.base_url, tmp_path)
     assert got == [("lookup", json.dumps(CALL[0][1]))]
     _check_saved(tmp_path, turn.body, fmt)
+
+
+def test_the_proxy_folder_loads_like_the_stream_itself(tmp_path: Path) -> None:
+    turn = generate(CALL, provider="openai-chat", seed=2)
+    with SSEServer(turn.body, speed=math.inf) as upstream:
+        _through_proxy("openai-chat", upstream.base_url, tmp_path, save_all=True)
+    ours = load(tmp_path).drop(columns=["turn", "t"])
+    assert ours.equals(load(turn.body).drop(columns=["turn", "t"]))
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
