@@ -207,6 +207,8 @@ def cmd_generate(ns: argparse.Namespace) -> int:
 def cmd_proxy(ns: argparse.Namespace) -> int:
     """Forward an application's API traffic to the upstream, saving every streamed response
     byte-exact with its read timing; credentials pass through and are never written."""
+    import signal
+
     from .proxy import RecordingProxy
 
     proxy = RecordingProxy(ns.upstream, ns.out, port=ns.port, save_all=ns.save_all,
@@ -216,6 +218,11 @@ def cmd_proxy(ns: argparse.Namespace) -> int:
     print(f"  set your SDK's base URL: ANTHROPIC_BASE_URL={proxy.base_url}, "
           f"OPENAI_BASE_URL={proxy.base_url}/v1 (upstream without /v1), ...")
     print("Ctrl-C to stop", flush=True)
+
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)  # a stop cuts open streams cleanly, as Ctrl-C
     try:
         proxy.serve_forever()
     except KeyboardInterrupt:

@@ -76,6 +76,7 @@ class OwnedHTTPServer(ThreadingHTTPServer):
     """One thread per connection; ``owner`` is the :class:`LoopbackServer` handlers consult."""
 
     daemon_threads = True
+    request_queue_size = 128  # SDKs open many connections at once; 5 would drop some SYNs
 
     def __init__(self, address: tuple[str, int], handler: type, owner: Any) -> None:
         if ":" in address[0]:

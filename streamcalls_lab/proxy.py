@@ -178,9 +178,19 @@ class RecordingProxy(LoopbackServer):
         super().__init__(_Handler, host, port)
 
     # -- upstream connections: kept open between requests, as the SDK's own pool would --
+    def upstream_headers(self, method: str, client: list[tuple[str, str]],
+                         body: bytes) -> list[tuple[str, str]]:
+        """The client's headers as they go upstream: ``Host`` the upstream's, hop-by-hop
+        ones dropped, the length the body's."""
+        out = [("Host", self.upstream.netloc), *_forwardable(client, "content-length")]
+        if body or method in ("POST", "PUT", "PATCH"):
+            out.append(("Content-Length", str(len(body))))
+        return out
+
     def send(self, method: str, target: str, headers: list[tuple[str, str]],
              body: bytes) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
-        """Send one request upstream and read the response head.
+        """Send one request upstream (``headers`` as :meth:`upstream_headers` gives them)
+        and read the response head.
 
         A kept-alive connection the upstream has closed meanwhile fails before any
         answer; the request then goes once more on a new connection (the upstream
@@ -191,11 +201,8 @@ class RecordingProxy(LoopbackServer):
             try:
                 conn.putrequest(method, self.prefix + target, skip_host=True,
                                 skip_accept_encoding=True)
-                conn.putheader("host", self.upstream.netloc)
-                for name, value in _forwardable(headers, "content-length"):
+                for name, value in headers:
                     conn.putheader(name, value)
-                if body or method in ("POST", "PUT", "PATCH"):
-                    conn.putheader("content-length", str(len(body)))
                 conn.endheaders(body or None)
                 return conn, conn.getresponse()
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
@@ -274,6 +281,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: OwnedHTTPServer
     disable_nagle_algorithm = True  # each read goes out at once, not held for an ACK
+    timeout = 600.0  # a client silent this long (mid-request or idle) is disconnected
     kept_upstream = False
     """Whether the current request's upstream connection went back to the pool."""
 
@@ -309,8 +317,8 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self.send_error(400, "malformed chunked request body")
             return
-        sent = [(k, v) for k, v in self.headers.items()]
-        secrets = _secrets(sent, target)
+        secrets = _secrets(list(self.headers.items()), target)
+        sent = proxy.upstream_headers(method, list(self.headers.items()), body)
         safe_path = provenance.scrub_url("http://x" + target, secrets).removeprefix("http://x")
         try:
             conn, resp = proxy.send(method, target, sent, body)
