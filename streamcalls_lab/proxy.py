@@ -32,19 +32,20 @@ import os
 import re
 import select
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
 from . import provenance
+from .body_recorder import BodyNotSaved, BodyRecorder
 from .loopback import LoopbackServer, OwnedHTTPServer
-from .record import BodyRecorder, RecordError, connect
 from .replay import Clock
 
 CA_BUNDLE_ENV = "STREAMCALLS_CA_BUNDLE"
@@ -84,6 +85,16 @@ def model_of(path: str, body: bytes) -> str | None:
         return payload["model"]
     found = _MODEL_IN_PATH.search(urlsplit(path).path)
     return unquote(found.group(1)) if found else None
+
+
+def _connect(parts: SplitResult, timeout: float,
+             cafile: str | Path | None) -> http.client.HTTPConnection:
+    """Not yet opened; HTTPS verifies against ``cafile``'s CAs, else the system's."""
+    if parts.scheme == "https":
+        context = ssl.create_default_context(cafile=str(cafile) if cafile else None)
+        return http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout,
+                                           context=context)
+    return http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
 
 
 def _quiet(conn: http.client.HTTPConnection) -> bool:
@@ -221,7 +232,7 @@ class RecordingProxy(LoopbackServer):
                     self._busy.add(conn)
                     return conn, True
                 conn.close()
-            conn = connect(self.upstream, self.timeout, self.ca_bundle)
+            conn = _connect(self.upstream, self.timeout, self.ca_bundle)
             self._busy.add(conn)
             return conn, False
 
@@ -275,6 +286,48 @@ class RecordingProxy(LoopbackServer):
             self.exchanges.append(exchange)
         if self.log is not None:
             self.log(exchange)
+
+
+class _Saved:
+    """The copy of one response kept in the proxy's folder, opened at its first read (so
+    the first read reaches the client first), or at the end for an empty body."""
+
+    def __init__(self, proxy: RecordingProxy, target: str, suffix: str,
+                 encoding: str | None, secrets: list[str]) -> None:
+        self._new = lambda: proxy.new_capture(target, suffix)
+        self._args = (encoding, proxy.clock, secrets)
+        self.where: Path | None = None
+        self.recorder: BodyRecorder | None = None
+        self.note: str | None = None
+
+    def _open(self) -> None:
+        if self.where is None:
+            self.where = where = self._new()
+            try:
+                self.recorder = BodyRecorder(where, *self._args)
+            except BodyNotSaved as e:
+                where.unlink()
+                self.note = f"not saved: {e}"
+
+    def feed(self, raw: bytes, now: float) -> None:
+        self._open()
+        if self.recorder is not None:
+            try:
+                self.recorder.feed(raw, now)
+            except BodyNotSaved as e:
+                self.recorder, self.note = None, f"not saved: {e}"
+
+    def close(self, exchange: Exchange) -> tuple[Path, Exchange]:
+        """Finish the files; where the meta.json goes, and ``exchange`` with what was saved
+        and why it ends early."""
+        self._open()
+        assert self.where is not None
+        rec = self.recorder
+        if rec is None:
+            return self.where, replace(exchange, note=self.note)
+        rec.finish()
+        return self.where, replace(exchange, capture=rec.out, nbytes=rec.nbytes,
+                                   nreads=len(rec.reads), cut_off=exchange.cut_off or rec.cut)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -363,21 +416,8 @@ class _Handler(BaseHTTPRequestHandler):
         if suffix is None and proxy.save_all:
             ctype = (resp.getheader("content-type") or "").lower()
             suffix = ".json" if "json" in ctype else ".body"
-        note: str | None = None
-        saver: BodyRecorder | None = None
-        where: Path | None = None
-
-        def open_capture() -> None:  # after the first read is on its way, not before
-            nonlocal where, saver, note
-            where = proxy.new_capture(target, suffix)
-            try:
-                saver = BodyRecorder(where, resp.getheader("content-encoding"), proxy.clock,
-                                     secrets)
-            except RecordError as e:
-                where.unlink()
-                note = f"not saved: {e}"
-
-        want = has_body and suffix is not None
+        saved = _Saved(proxy, target, suffix, resp.getheader("content-encoding"), secrets) \
+            if has_body and suffix is not None else None
         cut: str | None = None
         last: bytes = b""  # a sized body's final read: sent once the capture is on disk
         while has_body:
@@ -402,29 +442,19 @@ class _Handler(BaseHTTPRequestHandler):
                 except OSError:
                     cut = "the client closed the connection"
                     break
-            if want and where is None:
-                open_capture()
-            if saver is not None:
-                try:
-                    saver.feed(raw, now)
-                except RecordError as e:
-                    saver, note = None, f"not saved: {e}"
+            if saved is not None:
+                saved.feed(raw, now)
             if last:
                 break
-        if want and where is None:  # an empty body is a capture too
-            open_capture()
         if proxy.stopping.is_set() and (cut or not (resp.chunked or resp.length is not None)):
             cut = "the proxy was stopped"
         # The capture is complete on disk before the client sees its response end.
-        capture = None
-        if saver is not None:
-            saver.finish()
-            capture = saver.out
-        nbytes, nreads = (saver.nbytes, len(saver.reads)) if saver else (0, 0)
-        if where is not None:
+        exchange = Exchange(method, safe_path, resp.status, None, 0, 0, cut)
+        if saved is not None:
+            where, exchange = saved.close(exchange)
             self._write_meta(proxy, where, resp, method, target, safe_path, body, sent,
-                             secrets, cut, note)
-        proxy.done(Exchange(method, safe_path, resp.status, capture, nbytes, nreads, cut, note))
+                             secrets, exchange.cut_off, exchange.note)
+        proxy.done(exchange)
         if cut is not None:
             self.close_connection = True  # the client sees the break where it happened
             return

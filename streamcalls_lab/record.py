@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import urlsplit
 
 from . import provenance, timing
 from .replay import Clock
@@ -170,7 +170,12 @@ def record(
     if parts.query:
         target += "?" + parts.query
 
-    conn = connect(parts, timeout)
+    conn: http.client.HTTPConnection
+    if parts.scheme == "https":
+        conn = http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout,
+                                           context=ssl.create_default_context())
+    else:
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
     try:
         try:
             conn.request("POST", target, body=_body_bytes(body), headers=send)
@@ -189,89 +194,6 @@ def record(
         conn.close()
 
 
-def connect(parts: SplitResult, timeout: float,
-            cafile: str | Path | None = None) -> http.client.HTTPConnection:
-    """An unopened connection to ``parts``' host; HTTPS verifies against the system's CAs,
-    or only ``cafile``'s when given."""
-    if parts.scheme == "https":
-        context = ssl.create_default_context(cafile=str(cafile) if cafile else None)
-        return http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout,
-                                           context=context)
-    return http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
-
-
-DECODABLE = ("identity", "gzip", "x-gzip", "deflate")
-
-
-class BodyRecorder:
-    """Writes a response body to ``out`` read by read, content-decoded, logging each read's
-    time and decoded size for the timing sidecar.
-
-    A body that holds one of ``secrets`` is never kept: the last bytes that could
-    begin a secret are held back until the next read shows it is not one, and
-    :meth:`feed` raises :class:`RecordError` (the file removed) when one appears.
-    """
-
-    def __init__(self, out: Path, content_encoding: str | None, clock: Clock = time.monotonic,
-                 secrets: Iterable[str] = ()) -> None:
-        encoding = (content_encoding or "identity").strip().lower()
-        if encoding not in DECODABLE:
-            raise RecordError(f"the server compressed the body as {encoding!r}; "
-                              "cannot decode it")
-        self._inflate = None if encoding == "identity" else zlib.decompressobj(
-            wbits=15 if encoding == "deflate" else 31)
-        self.out = out
-        self.clock = clock
-        self.reads: list[tuple[float, int]] = []
-        self._secrets = [s.encode() for s in secrets if s]
-        self._hold = max((len(s) for s in self._secrets), default=1) - 1
-        self._pending = b""
-        self._first: float | None = None
-        out.parent.mkdir(parents=True, exist_ok=True)
-        self._file = out.open("wb")
-
-    @property
-    def nbytes(self) -> int:
-        return sum(n for _, n in self.reads)
-
-    def feed(self, raw: bytes, now: float) -> None:
-        """One read as it came off the wire (still content-encoded), read at ``now``."""
-        try:
-            data = self._inflate.decompress(raw) if self._inflate is not None else raw
-        except zlib.error:
-            self.discard()
-            raise RecordError("the compressed body is corrupt; cannot decode it") from None
-        self._keep(data, now)
-
-    def _keep(self, data: bytes, now: float) -> None:
-        if not data:
-            return
-        if self._first is None:
-            self._first = now
-        self.reads.append((now - self._first, len(data)))
-        data = self._pending + data
-        if any(s in data for s in self._secrets):
-            self.discard()
-            raise RecordError("the body contains the credential that was sent; not saved")
-        cut = len(data) - self._hold
-        self._file.write(data[:cut] if cut > 0 else b"")
-        self._pending = data[cut:] if cut > 0 else data
-
-    def finish(self) -> Path:
-        """Flush, close and write the timing sidecar; returns its path."""
-        if self._inflate is not None:
-            self._keep(self._inflate.flush(), self.clock())
-        self._file.write(self._pending)
-        self._pending = b""
-        self._file.close()
-        return timing.write(self.out, self.reads)
-
-    def discard(self) -> None:
-        """Close and remove the partial file (nothing kept)."""
-        self._file.close()
-        self.out.unlink(missing_ok=True)
-
-
 def _save(
     resp: http.client.HTTPResponse,
     out: Path,
@@ -280,18 +202,39 @@ def _save(
     secrets: list[str],
     clock: Clock,
 ) -> Recording:
-    body = BodyRecorder(out, resp.getheader("content-encoding"), clock, secrets)
+    encoding = (resp.getheader("content-encoding") or "identity").lower()
+    if encoding not in ("identity", "gzip", "deflate"):
+        raise RecordError(f"the server compressed the stream as {encoding!r}; cannot decode it")
+    inflate = None if encoding == "identity" else zlib.decompressobj(
+        wbits=31 if encoding == "gzip" else 15)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    read_log: list[tuple[float, int]] = []
+    first: float | None = None
     cut: str | None = None
-    while True:
-        try:
-            chunk = resp.read1(_READ_SIZE)
-        except (OSError, http.client.HTTPException) as e:
-            cut = type(e).__name__
-            break
-        if not chunk:
-            break
-        body.feed(chunk, clock())
-    side = body.finish()
+    with out.open("wb") as f:
+        while True:
+            try:
+                chunk = resp.read1(_READ_SIZE)
+            except (OSError, http.client.HTTPException) as e:
+                cut = type(e).__name__
+                break
+            now = clock()
+            if not chunk:
+                break
+            if inflate is not None:
+                chunk = inflate.decompress(chunk)
+                if not chunk:
+                    continue
+            if first is None:
+                first = now
+            f.write(chunk)
+            read_log.append((now - first, len(chunk)))
+        if inflate is not None and (rest := inflate.flush()):
+            now = clock()
+            first = now if first is None else first
+            f.write(rest)
+            read_log.append((now - first, len(rest)))
+    side = timing.write(out, read_log)
     meta = {
         "source": "record",
         "url": safe_url,
@@ -304,11 +247,11 @@ def _save(
     if cut:
         meta["cut_off"] = cut
     meta_path = provenance.write(out, meta, secrets)
-    nbytes = body.nbytes
+    nbytes = sum(n for _, n in read_log)
     if cut:
         raise RecordError(
             f"the stream from {safe_url} broke off ({cut}) after {nbytes} bytes; "
             f"the partial capture is saved in {out}"
         )
     return Recording(out, side, meta_path, resp.status, resp.getheader("content-type") or "",
-                     nbytes, len(body.reads))
+                     nbytes, len(read_log))

@@ -14,16 +14,17 @@ printing that log in a notebook never shows a key.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
+import socket
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from . import provenance
 from .eventstream import is_eventstream
-from .loopback import LoopbackServer, OwnedHTTPServer
 from .replay import Clock, Read, Sleep, paced, reads
 from .sources import Source, resolve
 
@@ -41,7 +42,16 @@ class Request:
     body: bytes = field(repr=False)
 
 
-class SSEServer(LoopbackServer):
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class SSEServer:
     """Serve the captures of ``source`` in turn (one per request, cycling) on loopback.
 
     Use as a context manager: ``with SSEServer(path) as server: server.base_url``.
@@ -63,6 +73,8 @@ class SSEServer(LoopbackServer):
         sleep: Sleep = time.sleep,
         clock: Clock = time.monotonic,
     ) -> None:
+        if not _is_loopback(host):
+            raise ValueError(f"refusing to serve on {host!r}: only loopback addresses")
         caps = resolve(source)
         if not caps:
             raise ValueError("nothing to serve: the source holds no capture")
@@ -79,7 +91,43 @@ class SSEServer(LoopbackServer):
         self.requests: list[Request] = []
         self._next = 0
         self._lock = threading.Lock()
-        super().__init__(_Handler, host, port)
+        self._httpd = _HTTPServer((host, port), _Handler, self)
+        self._thread: threading.Thread | None = None
+
+    # -- addresses ----------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        host = self._httpd.server_address[0]
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
+
+    # -- lifecycle ----------------------------------------------------------------
+    def start(self) -> SSEServer:
+        # A short poll interval: shutdown() waits for the loop to notice, up to one interval.
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
+                                        daemon=True, name=f"sse-server:{self.port}")
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever()
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join(timeout=10)
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> SSEServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- per request ----------------------------------------------------------------
     def _take_turn(self) -> list[Read]:
@@ -97,9 +145,19 @@ class SSEServer(LoopbackServer):
             self.requests.append(Request(method, path, kept, body))
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type, owner: SSEServer) -> None:
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, handler)
+        self.owner = owner
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: OwnedHTTPServer
+    server: _HTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: request lines are the caller's business, and headers never get logged."""

@@ -329,6 +329,27 @@ def test_a_compressed_stream_reaches_the_client_compressed_and_is_saved_decoded(
     assert _captures(tmp_path)[0].read_bytes() == body
 
 
+@pytest.mark.parametrize(("damage", "reason"), [
+    (lambda wire: wire[:-12], "gzip body ended before its end"),
+    (lambda wire: wire[:40] + b"\xff" * 20 + wire[60:], "corrupt gzip body"),
+], ids=["unfinished", "corrupt"])
+def test_a_damaged_compressed_body_passes_through_and_is_kept_as_far_as_it_decodes(
+    damage: Callable[[bytes], bytes], reason: str, tmp_path: Path
+) -> None:
+    body = generate(CALL).body
+    wire = damage(gzip.compress(body))
+
+    def script(conn: socket.socket, head: bytes) -> None:
+        conn.sendall(_head("200 OK", "text/event-stream", "content-encoding: gzip",
+                           f"content-length: {len(wire)}") + wire)
+
+    with raw_upstream(script) as base, RecordingProxy(base, tmp_path) as proxy:
+        assert _post(proxy.base_url).read() == wire
+    (capture,) = _captures(tmp_path)
+    assert body.startswith(capture.read_bytes())
+    assert _meta(capture)["cut_off"] == reason
+
+
 def test_a_body_in_an_encoding_it_cannot_decode_passes_through_unsaved(tmp_path: Path) -> None:
     def script(conn: socket.socket, head: bytes) -> None:
         conn.sendall(_head("200 OK", "text/event-stream", "content-encoding: br",
