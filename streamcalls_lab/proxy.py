@@ -4,7 +4,10 @@ Each request goes to the upstream unchanged (method, path, query, headers with
 the client's own credentials, body); only ``Host`` names the upstream and
 hop-by-hop headers (``Connection``, ``Transfer-Encoding``, ``Expect``, ...)
 are the proxy's own. The response comes back as it arrives: every upstream
-read is written to the client at once, as one HTTP chunk, before it is saved.
+read is written to the client at once (as one HTTP chunk, or as raw bytes when
+the upstream gave a length), before it is saved. Only the end of a response
+waits until its capture is complete on disk, so a client that has its whole
+answer finds the capture finished.
 
 The client receives the upstream's bytes exactly, ``Content-Encoding``
 included (a gzipped stream stays gzipped, so the SDK decodes it as it would).
@@ -88,12 +91,11 @@ def model_of(path: str, body: bytes) -> str | None:
 
 
 def _connect(parts: SplitResult, timeout: float,
-             cafile: str | Path | None) -> http.client.HTTPConnection:
-    """Not yet opened; HTTPS verifies against ``cafile``'s CAs, else the system's."""
+             tls: ssl.SSLContext | None) -> http.client.HTTPConnection:
+    """A connection to the upstream, not yet opened."""
     if parts.scheme == "https":
-        context = ssl.create_default_context(cafile=str(cafile) if cafile else None)
         return http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout,
-                                           context=context)
+                                           context=tls)
     return http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
 
 
@@ -120,7 +122,7 @@ def _slug(path: str) -> str:
 
 @dataclass(frozen=True)
 class Exchange:
-    """One proxied request as the proxy logs it: never a header value, never a query."""
+    """One proxied request as the proxy logs it: no header value, no credential."""
 
     method: str
     path: str
@@ -133,7 +135,8 @@ class Exchange:
 
     def __str__(self) -> str:
         status = "no answer" if self.status is None else str(self.status)
-        text = f"{self.method} {self.path} -> {status}"
+        path = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in self.path)
+        text = f"{self.method} {path} -> {status}"  # no terminal escapes from a client
         if self.capture is not None:
             text += f", {self.nbytes} bytes in {self.nreads} reads to {self.capture.name}"
         if self.cut_off:
@@ -176,6 +179,10 @@ class RecordingProxy(LoopbackServer):
         self.ca_bundle = ca_bundle or os.environ.get(CA_BUNDLE_ENV) or None
         if self.ca_bundle and not Path(self.ca_bundle).is_file():
             raise ValueError(f"CA bundle {self.ca_bundle} is not a file")
+        # Verifies the upstream against the bundle's CAs only, else the system's.
+        self._tls = ssl.create_default_context(
+            cafile=str(self.ca_bundle) if self.ca_bundle else None
+        ) if parts.scheme == "https" else None
         self.timeout = timeout
         self.clock = clock
         self.log = log
@@ -232,7 +239,7 @@ class RecordingProxy(LoopbackServer):
                     self._busy.add(conn)
                     return conn, True
                 conn.close()
-            conn = _connect(self.upstream, self.timeout, self.ca_bundle)
+            conn = _connect(self.upstream, self.timeout, self._tls)
             self._busy.add(conn)
             return conn, False
 

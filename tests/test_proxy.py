@@ -405,6 +405,40 @@ def test_names_never_collide_between_proxies_writing_one_folder(tmp_path: Path) 
     assert len(set(names)) == 6
 
 
+@pytest.mark.parametrize("upstream", ["ftp://example.com", "example.com",
+                                      "https://u:p@example.com", "https://example.com/?k=1"])
+def test_an_upstream_that_is_not_a_plain_http_url_is_refused(upstream: str,
+                                                             tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="upstream"):
+        RecordingProxy(upstream, tmp_path)
+
+
+def test_a_ca_bundle_that_is_not_a_file_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="CA bundle"):
+        RecordingProxy("https://example.com", tmp_path, ca_bundle=tmp_path / "missing.pem")
+
+
+def test_the_log_line_names_no_credential(tmp_path: Path) -> None:
+    lines: list[str] = []
+    with SSEServer(generate(CALL).body, speed=math.inf) as upstream, RecordingProxy(
+        upstream.base_url, tmp_path, log=lambda e: lines.append(str(e))
+    ) as proxy:
+        _post(proxy.base_url, f"/v1/messages?key={QUERY_KEY}",
+              headers={"x-api-key": ANTHROPIC_KEY}).read()
+    (line,) = lines
+    assert line.startswith("POST /v1/messages?key=REDACTED -> 200, ")
+    assert ANTHROPIC_KEY not in line
+
+
+def test_a_request_line_that_cannot_be_forwarded_is_answered_400(tmp_path: Path) -> None:
+    with SSEServer(generate(CALL).body, speed=math.inf) as upstream, RecordingProxy(
+        upstream.base_url, tmp_path
+    ) as proxy, socket.create_connection(("127.0.0.1", proxy.port), timeout=TIMEOUT) as sock:
+        sock.sendall(b"POST /v1/m\x1b[31m HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 400 ")
+    assert upstream.requests == []
+
+
 def test_the_model_comes_from_the_body_or_the_path() -> None:
     assert model_of("/v1/messages", b'{"model": "claude-x"}') == "claude-x"
     assert model_of("/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
