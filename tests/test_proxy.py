@@ -266,6 +266,20 @@ def test_the_upstream_receives_the_request_exactly_as_the_client_sent_it(tmp_pat
     assert proxied.headers["x-api-key"] == provenance.fingerprint(ANTHROPIC_KEY)
 
 
+def test_a_chunked_request_body_goes_upstream_whole(tmp_path: Path) -> None:
+    with SSEServer(generate(CALL).body, speed=math.inf) as upstream, RecordingProxy(
+        upstream.base_url, tmp_path
+    ) as proxy:
+        host, port = proxy.base_url.removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=TIMEOUT)
+        conn.request("POST", "/v1/messages", body=iter([b'{"model": ', b'"m"}']),
+                     encode_chunked=True, headers={"transfer-encoding": "chunked"})
+        conn.getresponse().read()
+    (seen,) = upstream.requests
+    assert seen.body == b'{"model": "m"}'
+    assert "transfer-encoding" not in seen.headers
+
+
 def test_an_upstream_path_prefix_goes_before_every_request_path(tmp_path: Path) -> None:
     with SSEServer(generate(CALL).body, speed=math.inf) as upstream, RecordingProxy(
         upstream.base_url + "/openai/v1/", tmp_path
