@@ -70,6 +70,7 @@ bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_load.py
 	$(BIN)/python benchmarks/bench_check.py
 	$(BIN)/python benchmarks/bench_serve.py
+	$(BIN)/python benchmarks/bench_proxy.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

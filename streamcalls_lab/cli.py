@@ -220,6 +220,46 @@ def cmd_generate(ns: argparse.Namespace) -> int:
     return 0
 
 
+@command(
+    arg("--upstream", required=True,
+        help="where requests go, e.g. https://api.anthropic.com (a path prefix is kept)"),
+    arg("--out", required=True, help="directory for the captures and their sidecars"),
+    arg("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: any free port)"),
+    arg("--all", action="store_true", dest="save_all",
+        help="save non-streamed responses too (.json / .body)"),
+    arg("--ca-bundle", default=None,
+        help="CA certificates to verify an HTTPS upstream with "
+             "(default: $STREAMCALLS_CA_BUNDLE, else the system's)"),
+    arg("--timeout", type=float, default=600.0, help="seconds to wait for each upstream read"),
+)
+def cmd_proxy(ns: argparse.Namespace) -> int:
+    """Forward an application's API traffic to the upstream, saving every streamed response
+    byte-exact with its read timing; credentials pass through and are never written."""
+    import signal
+
+    from .proxy import RecordingProxy
+
+    proxy = RecordingProxy(ns.upstream, ns.out, port=ns.port, save_all=ns.save_all,
+                           ca_bundle=ns.ca_bundle, timeout=ns.timeout,
+                           log=lambda exchange: print(exchange, flush=True))
+    print(f"proxying {proxy.base_url} to {ns.upstream}, saving streams in {ns.out}")
+    print(f"  set your SDK's base URL: ANTHROPIC_BASE_URL={proxy.base_url}, "
+          f"OPENAI_BASE_URL={proxy.base_url}/v1 (upstream without /v1), ...")
+    print("Ctrl-C to stop", flush=True)
+
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)  # a stop cuts open streams cleanly, as Ctrl-C
+    try:
+        proxy.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        proxy.close()
+    return 0
+
+
 @command(arg("source", help="a capture, a directory or a glob of them"))
 def cmd_coverage(ns: argparse.Namespace) -> int:
     """Which of the five fixture properties a set of captures covers, per format."""
