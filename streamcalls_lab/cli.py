@@ -208,6 +208,8 @@ def cmd_coverage(ns: argparse.Namespace) -> int:
     arg("--format", action="append", default=None, metavar="F",
         help="a wire format the client speaks (repeatable; default: all three)"),
     arg("--suite", default="quick", help="quick (a few cases per family) or full"),
+    arg("--family", action="append", default=None, metavar="NAME",
+        help="run only this family of cases (repeatable)"),
     arg("--report", default=None, metavar="PATH", help="also write the report (.csv or .md)"),
     arg("--jobs", type=int, default=None, help="cases at once (default: 2 per core, max 8)"),
     arg("--timeout", type=float, default=60.0, help="seconds one case may take (default 60)"),
@@ -225,15 +227,15 @@ def cmd_torture(ns: argparse.Namespace) -> int:
     formats = tuple(ns.format or FORMATS)
     try:
         cmd = shlex.split(ns.client)
-        cases(formats, ns.suite)  # names an unknown format or suite
+        cases(formats, ns.suite, ns.family)  # names an unknown format, suite or family
         if not cmd:
             raise ValueError("the client command is empty")
     except ValueError as e:
         print(f"torture: usage error: {e} (suites: {', '.join(SUITES)})", file=sys.stderr)
         return 2
     start = time.perf_counter()
-    report = check_client(cmd, formats, suite=ns.suite, jobs=ns.jobs, timeout=ns.timeout,
-                          progress=sys.stderr.isatty())
+    report = check_client(cmd, formats, suite=ns.suite, families=ns.family, jobs=ns.jobs,
+                          timeout=ns.timeout, progress=sys.stderr.isatty())
     text = markdown(report)
     print(text)
     print(f"{report.attrs['cases']} cases, {report.attrs['failed']} failed, "
