@@ -212,7 +212,7 @@ def cmd_coverage(ns: argparse.Namespace) -> int:
         help="run only this family of cases (repeatable)"),
     arg("--report", default=None, metavar="PATH", help="also write the report (.csv or .md)"),
     arg("--jobs", type=int, default=None, help="cases at once (default: 2 per core, max 8)"),
-    arg("--timeout", type=float, default=60.0, help="seconds one case may take (default 60)"),
+    arg("--timeout", type=float, default=120.0, help="seconds one case may take (default 120)"),
 )
 def cmd_torture(ns: argparse.Namespace) -> int:
     """Serve every torture case on 127.0.0.1 and run a client against each; exit 0 clean,

@@ -1,6 +1,6 @@
 // Vercel AI SDK (`ai` streamText over @ai-sdk/openai or @ai-sdk/anthropic): each `tool-call`
 // part of the full stream is a finished call. The SDK hands on parsed input, so `input` is
-// printed. Tools are declared with an open schema, so validation never rejects a call.
+// printed; calls the SDK marks invalid (never executed) are not. Tools are declared with an open schema, so validation never rejects a call.
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { jsonSchema, streamText, tool } from 'ai';
@@ -19,7 +19,9 @@ if (fmt === 'anthropic-messages') {
 }
 const result = streamText({ model, prompt: 'go', tools, maxOutputTokens: 1024, maxRetries: 0, onError: () => {} });
 for await (const part of result.fullStream) {
-  if (part.type === 'tool-call') {
+  if (part.type === 'tool-call' && part.invalid) {
+    console.error(`invalid tool call ${part.toolCallId}: ${part.error}`);  // never executed
+  } else if (part.type === 'tool-call') {
     console.log(JSON.stringify({ call_id: part.toolCallId, tool: part.toolName, input: part.input }));
   } else if (part.type === 'error') {
     console.error(String(part.error?.stack ?? part.error));
