@@ -641,9 +641,9 @@ def judge(case: WireCase, run: Run) -> list[Finding]:
         if call_id in seen or call_id not in wanted:
             extra = next((s for s in case.sent if (s.startswith(args) if isinstance(args, str)
                                                     else _parsed(s) == args)), None)
-            if extra is not None:
+            if extra is not None or (case.ends_early and call_id.encode() in case.body):
                 found.append(finding("parse_to_finish", "nothing more", call, "handed on a "
-                                     "call before its stop (its arguments parse)"))
+                                     "call whose stop never came"))
             else:
                 found.append(finding("other", want, got, "a call that was never sent"))
             continue
