@@ -9,7 +9,8 @@ that is all it exposes); the harness compares them with the calls sent and names
 
 The argument documents and turn builders are :mod:`streamcalls_lab.check`'s (entry points:
 ``DOCUMENTS``, ``TWO_CALLS``, ``TRUNCATED``, ``Call``, ``turn_bytes``, ``expected_calls``,
-``byte_turns``, ``REPORT_COLUMNS``, ``_deleted_only``, ``_partly_decoded``); what only a
+``byte_turns``, ``FORMATS``, ``REPORT_COLUMNS``, ``_ESCAPE``, ``_in_escape``,
+``_deleted_only``, ``_partly_decoded``); what only a
 real transport shows (read boundaries, chunked framing, gzip, line ends, comments) and the
 stream-level cases (interleaved calls, index reuse, no terminal event) are made here by
 rewriting those turns' frames.
@@ -35,6 +36,7 @@ from typing import Any
 import pandas as pd
 
 from .check import (
+    _ESCAPE,
     DOCUMENTS,
     FORMATS,
     REPORT_COLUMNS,
@@ -42,6 +44,7 @@ from .check import (
     TWO_CALLS,
     Call,
     _deleted_only,
+    _in_escape,
     _partly_decoded,
     byte_turns,
     expected_calls,
@@ -258,8 +261,6 @@ def _event_case(family: str, fmt: str, segments: Sequence[Call], cut: bool = Fal
 
 def _split_points(doc: str, quick: int, n: int) -> list[int]:
     """``quick`` first, then up to ``n`` cuts spread over the document, escapes included."""
-    from .check import _ESCAPE
-
     inside = [m.start() + 1 for m in _ESCAPE.finditer(doc)]
     spread = [round(i * len(doc) / (n + 1)) for i in range(1, n + 1)]
     picked = dict.fromkeys([quick, *inside[:2], *spread])
@@ -272,8 +273,6 @@ _QUICK_SPLIT = {"spaces": DOCUMENTS["spaces"].index(" request"),
 
 
 def _document_cases(fmt: str, full: bool) -> Iterator[WireCase]:
-    from .check import _in_escape
-
     for name, doc in DOCUMENTS.items():
         if not full and name not in _QUICK_SPLIT:
             continue
