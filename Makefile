@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 ROOT   := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 DEMO_PORT ?= 8866
 
-.PHONY: lab git-filter demo site test data bench browser clean
+.PHONY: lab git-filter demo site test data bench browser node clients clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(VENV)/.lab: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[test,scale,demo]"
+	$(BIN)/pip install --quiet -e ".[test,scale,demo,clients]"
 	touch $@
 
 ## lab: install, then open JupyterLab on the course with the bundled data/
@@ -51,7 +51,7 @@ site: $(VENV)/.lab
 	$(BIN)/python -m streamcalls_lab.static_site build/site
 
 ## test: install, then lint and run every test, notebooks and browser included
-test: $(VENV)/.test browser
+test: $(VENV)/.test browser node
 	$(BIN)/ruff check .
 	$(BIN)/pytest -n 2 --dist loadgroup --nbmake tests notebooks
 
@@ -60,6 +60,19 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+## node: Debian's Node.js and npm if missing, then the Vercel AI SDK client's locked packages
+node:
+	@command -v npm >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq nodejs npm >/dev/null; }
+	npm ci --prefix clients/vercel --no-audit --no-fund --silent
+
+## clients: run the torture harness on every real client, rewrite docs/clients.md
+## (CLIENTS_SUITE=full: every case, about 2.5 times as many; tens of minutes on 2 cores)
+CLIENTS_SUITE ?= quick
+clients: $(VENV)/.test node
+	$(BIN)/python scripts/torture_clients.py --suite $(CLIENTS_SUITE)
 
 ## data: regenerate the bundled fixtures in data/ (byte-identical every time)
 data: $(VENV)/.lab

@@ -54,7 +54,7 @@ PROSE = (("Let me check", " that for you."), ("Done", ", both are booked."))
 # A turn with multi-byte characters everywhere, cut at every byte for byte-level handlers.
 BYTES_TEXT = ("Voilà — 東京", " 🌧️ ok.")
 BYTES_ARGS = ('{"city": "Zü', 'rich", "note": "naïve ', 'café 👍🏽"}')
-_ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
+ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
 
 
 # -- writing turns -------------------------------------------------------------------------
@@ -231,8 +231,8 @@ class Case:
     """A fragment boundary falls inside a JSON escape."""
 
 
-def _in_escape(doc: str, cut: int) -> bool:
-    return any(m.start() < cut < m.end() for m in _ESCAPE.finditer(doc))
+def in_escape(doc: str, cut: int) -> bool:
+    return any(m.start() < cut < m.end() for m in ESCAPE.finditer(doc))
 
 
 def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
@@ -265,7 +265,7 @@ def event_cases() -> tuple[Case, ...]:
         for name, doc in DOCUMENTS.items():
             for k, frags in _splits(doc):
                 cases.append(_case(name, fmt, [Call("lookup", "call_1", frags)],
-                                   escape_cut=_in_escape(doc, k)))
+                                   escape_cut=in_escape(doc, k)))
         a, b = TWO_CALLS
         for k in range(1, max(len(a), len(b)) - 1):
             calls = [Call("get_weather", f"call_{n}", (d[:min(k, len(d) - 1)],
@@ -345,7 +345,7 @@ def _run(handler: Handler, case: Case) -> Outcome:
 
 
 # -- explaining a failure ------------------------------------------------------------------
-def _deleted_only(sent: str, got: str, deletable: Callable[[str], bool]) -> bool:
+def deleted_only(sent: str, got: str, deletable: Callable[[str], bool]) -> bool:
     """``got`` is ``sent`` with some characters removed, each of them ``deletable``."""
     if got == sent or len(got) >= len(sent):
         return False
@@ -377,20 +377,20 @@ def _escape_char(token: str) -> str:
     return json.loads(f'"{token}"')
 
 
-def _partly_decoded(sent: str, got: str) -> bool:
+def partly_decoded(sent: str, got: str) -> bool:
     """``got`` is ``sent`` with some of its JSON escapes replaced by their characters."""
     if got == sent:
         return False
     i = j = 0
     while i < len(sent):
-        m = _ESCAPE.match(sent, i)
+        m = ESCAPE.match(sent, i)
         if m is None:
             if j >= len(got) or got[j] != sent[i]:
                 return False
             i, j = i + 1, j + 1
             continue
         token = m.group()
-        pair = _ESCAPE.match(sent, m.end())
+        pair = ESCAPE.match(sent, m.end())
         both = token + pair.group() if pair and token[1] == "u" and pair.group()[1] == "u" else ""
         if got.startswith(token, j):
             i, j = m.end(), j + len(token)
@@ -422,11 +422,11 @@ def _args_classes(sent: str, got: str) -> frozenset[str]:
     if len(got) < len(sent) and sent.startswith(got):
         return _early(got)
     found: set[str] = set()
-    if _deleted_only(sent, got, str.isspace):
+    if deleted_only(sent, got, str.isspace):
         found.add("trim")
-    if _deleted_only(sent, got, MARKDOWN_SYNTAX.__contains__):
+    if deleted_only(sent, got, MARKDOWN_SYNTAX.__contains__):
         found.add("markdown_bubble")
-    if _partly_decoded(sent, got):
+    if partly_decoded(sent, got):
         found.add("decode_each")
     return frozenset(found or {"other"})
 

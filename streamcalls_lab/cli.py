@@ -278,6 +278,53 @@ def cmd_coverage(ns: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+@command(
+    arg("--client", required=True, metavar="CMD",
+        help="the client command, run once per case (quote it: \"python my_client.py\")"),
+    arg("--format", action="append", default=None, metavar="F",
+        help="a wire format the client speaks (repeatable; default: all three)"),
+    arg("--suite", default="quick", help="quick (a few cases per family) or full"),
+    arg("--family", action="append", default=None, metavar="NAME",
+        help="run only this family of cases (repeatable)"),
+    arg("--report", default=None, metavar="PATH", help="also write the report (.csv or .md)"),
+    arg("--jobs", type=int, default=None, help="cases at once (default: 2 per core, max 8)"),
+    arg("--timeout", type=float, default=120.0, help="seconds one case may take (default 120)"),
+)
+def cmd_torture(ns: argparse.Namespace) -> int:
+    """Serve every torture case on 127.0.0.1 and run a client against each; exit 0 clean,
+    1 failures found, 2 usage error."""
+    import shlex
+    import time
+    from pathlib import Path
+
+    from .check import TURN_FORMATS
+    from .torture import SUITES, cases, check_client, markdown
+
+    formats = tuple(ns.format or TURN_FORMATS)
+    try:
+        cmd = shlex.split(ns.client)
+        cases(formats, ns.suite, ns.family)  # names an unknown format, suite or family
+        if not cmd:
+            raise ValueError("the client command is empty")
+    except ValueError as e:
+        print(f"torture: usage error: {e} (suites: {', '.join(SUITES)})", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    report = check_client(cmd, formats, suite=ns.suite, families=ns.family, jobs=ns.jobs,
+                          timeout=ns.timeout, progress=sys.stderr.isatty())
+    text = markdown(report)
+    print(text)
+    print(f"{report.attrs['cases']} cases, {report.attrs['failed']} failed, "
+          f"{time.perf_counter() - start:.1f} s")
+    if ns.report:
+        path = Path(ns.report)
+        if path.suffix == ".csv":
+            report.to_csv(path, index=False)
+        else:
+            path.write_text(text + "\n", encoding="utf-8")
+    return 1 if len(report) else 0
+
+
 # -- entry point ---------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(

@@ -15,12 +15,12 @@ from streamcalls_lab.check import (
     TURN_FORMATS,
     Call,
     Text,
-    _deleted_only,
     _interleaves,
-    _partly_decoded,
     byte_turns,
+    deleted_only,
     event_cases,
     expected_calls,
+    partly_decoded,
     turn_bytes,
 )
 
@@ -138,10 +138,10 @@ def test_the_byte_turns_hold_multi_byte_characters() -> None:
 
 
 def test_deleted_only_accepts_removed_spaces_only() -> None:
-    assert _deleted_only('{"a": "x y"}', '{"a":"xy"}', str.isspace)
-    assert not _deleted_only('{"a": "x y"}', '{"a": "x z"}', str.isspace)
+    assert deleted_only('{"a": "x y"}', '{"a":"xy"}', str.isspace)
+    assert not deleted_only('{"a": "x y"}', '{"a": "x z"}', str.isspace)
 
 
 def test_partly_decoded_accepts_some_escapes_as_characters() -> None:
-    assert _partly_decoded('"caf\\u00e9 \\n"', '"café \\n"')
-    assert not _partly_decoded('"caf\\u00e9"', '"cafe"')
+    assert partly_decoded('"caf\\u00e9 \\n"', '"café \\n"')
+    assert not partly_decoded('"caf\\u00e9"', '"cafe"')

@@ -1,0 +1,161 @@
+"""A straightforward, correct accumulator of streamed tool calls, for the adapters here.
+
+Feed it each SSE event's ``data`` (already parsed out of the stream by the library under
+test); it prints one JSON line per finished call, as the torture harness expects:
+``{"call_id", "tool", "args"}`` with ``args`` the fragments joined, byte-exact.
+
+``bug`` switches on one classic mistake, so the harness's own tests have a broken
+client per class (the correct client is ``bug=None``): each is one decision changed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+BUGS = ("trim", "decode_each", "key_by_name", "key_by_last", "parse_to_finish",
+        "lost_on_truncation", "merged_calls")
+_ESCAPE = re.compile(r'(?:\\u[0-9a-fA-F]{4})+|\\["\\/bfnrt]')
+
+
+@dataclass
+class Buffer:
+    call_id: str
+    tool: str
+    parts: list[str] = field(default_factory=list)
+    handed_on: int = -1
+    """How many parts the buffer had when it was last handed on (-1: never)."""
+
+
+def _decode_escapes(fragment: str) -> str:
+    """The decode_each bug: a fragment's escapes decoded on their own (a cut one raises)."""
+    if re.search(r'\\(u[0-9a-fA-F]{0,3})?$', _ESCAPE.sub("", fragment)):
+        raise ValueError(f"cannot decode {fragment!r} on its own")
+    return _ESCAPE.sub(lambda m: json.loads(f'"{m.group()}"'), fragment)
+
+
+class Accumulator:
+    def __init__(self, fmt: str, bug: str | None = None) -> None:
+        if bug is not None and bug not in BUGS:
+            raise SystemExit(f"unknown bug {bug!r}: one of {', '.join(BUGS)}")
+        self.fmt, self.bug = fmt, bug
+        self.by_index: dict[int, Buffer] = {}
+        self.order: list[Buffer] = []
+
+    # -- what the formats share ------------------------------------------------------------
+    def start(self, index: int, call_id: str, tool: str) -> None:
+        old = self.by_index.get(index)
+        if self.bug == "merged_calls" and old is not None:
+            return  # keyed by index alone: a reused index keeps appending to the old call
+        if self.bug == "key_by_name":
+            same = next((b for b in self.order if b.tool == tool), None)
+            if same is not None:
+                self.by_index[index] = same
+                return
+        if old is not None and old.call_id == call_id:
+            return  # some servers repeat the id on every chunk
+        buf = Buffer(call_id, tool)
+        self.by_index[index] = buf
+        self.order.append(buf)
+
+    def fragment(self, index: int, text: str) -> None:
+        buf = self.order[-1] if self.bug == "key_by_last" else self.by_index[index]
+        if self.bug == "trim":
+            text = text.strip()
+        elif self.bug == "decode_each":
+            text = _decode_escapes(text)
+        buf.parts.append(text)
+        if self.bug == "parse_to_finish" and buf.handed_on < 0:
+            try:
+                json.loads("".join(buf.parts))
+            except ValueError:
+                return
+            self.hand_on(buf)
+
+    def stop(self, buf: Buffer) -> None:
+        if self.bug != "lost_on_truncation":
+            self.hand_on(buf)
+
+    def terminal(self) -> None:
+        """The stream's own end marker ([DONE], message_stop, response.completed)."""
+        if self.bug == "lost_on_truncation":
+            for buf in self.order:
+                self.hand_on(buf)
+
+    def hand_on(self, buf: Buffer) -> None:
+        # Once per call; the buggy keyings hand a buffer on again when it grew since.
+        if buf.handed_on >= 0 and (self.bug not in ("merged_calls", "key_by_name")
+                                   or buf.handed_on == len(buf.parts)):
+            return
+        buf.handed_on = len(buf.parts)
+        emit(buf.call_id, buf.tool, args="".join(buf.parts))
+
+    # -- per format ----------------------------------------------------------------------
+    def event(self, data: str) -> None:
+        if data.strip() == "[DONE]":
+            self.terminal()
+            return
+        self.payload(json.loads(data))
+
+    def payload(self, p: dict[str, Any]) -> None:
+        """One event's parsed data (what an SDK's plain iteration yields, as a dict)."""
+        getattr(self, "_" + self.fmt.replace("-", "_"))(p)
+
+    def _anthropic_messages(self, p: dict[str, Any]) -> None:
+        kind = p.get("type")
+        if kind == "content_block_start" and p["content_block"]["type"] == "tool_use":
+            block = p["content_block"]
+            self.start(p["index"], block["id"], block["name"])
+        elif kind == "content_block_delta" and p["delta"]["type"] == "input_json_delta":
+            self.fragment(p["index"], p["delta"]["partial_json"])
+        elif kind == "content_block_stop" and p["index"] in self.by_index:
+            self.stop(self.by_index[p["index"]])
+        elif kind == "message_stop":
+            self.terminal()
+
+    def _openai_chat(self, p: dict[str, Any]) -> None:
+        for choice in p.get("choices") or []:
+            for call in (choice.get("delta") or {}).get("tool_calls") or []:
+                fn = call.get("function") or {}
+                if call.get("id"):
+                    self.start(call["index"], call["id"], fn.get("name", ""))
+                if fn.get("arguments"):
+                    self.fragment(call["index"], fn["arguments"])
+            if choice.get("finish_reason"):
+                for buf in self.order:
+                    self.stop(buf)
+
+    def _openai_responses(self, p: dict[str, Any]) -> None:
+        kind = p.get("type")
+        item = p.get("item") or {}
+        if kind == "response.output_item.added" and item.get("type") == "function_call":
+            self.start(p["output_index"], item["call_id"], item["name"])
+        elif kind == "response.function_call_arguments.delta":
+            self.fragment(p["output_index"], p["delta"])
+        elif kind == "response.output_item.done" and item.get("type") == "function_call":
+            self.stop(self.by_index[p["output_index"]])
+        elif kind == "response.completed":
+            self.terminal()
+
+    def end(self) -> None:
+        """The connection closed. Chat has no per-call stop: a call is finished once a later
+        one starts, so all but the last are handed on when the stream is cut."""
+        if self.fmt == "openai-chat" and self.bug != "lost_on_truncation":
+            for buf in self.order[:-1]:
+                self.hand_on(buf)
+
+
+def emit(call_id: str, tool: str, *, args: str | None = None, input: Any = None) -> None:
+    """One finished call, as the harness reads it: the exact ``args``, else parsed ``input``."""
+    out = {"call_id": call_id, "tool": tool}
+    out.update({"args": args} if args is not None else {"input": input})
+    print(json.dumps(out, ensure_ascii=False), flush=True)
+
+
+def bug_from_argv() -> str | None:
+    """``--bug NAME`` on the command line, or None."""
+    args = sys.argv[1:]
+    return args[args.index("--bug") + 1] if "--bug" in args else None

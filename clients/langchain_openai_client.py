@@ -1,0 +1,15 @@
+"""LangChain's ChatOpenAI (langchain-openai), Chat Completions or Responses by the format:
+chunks added up with `+`, the finished message's `tool_calls` (parsed args) printed."""
+
+import os
+
+from accumulator import emit
+from langchain_openai import ChatOpenAI
+
+llm = ChatOpenAI(model="torture", base_url=os.environ["OPENAI_BASE_URL"], max_retries=0,
+                 use_responses_api=os.environ["STREAMCALLS_FORMAT"] == "openai-responses")
+message = None
+for chunk in llm.stream("go"):
+    message = chunk if message is None else message + chunk
+for call in (message.tool_calls if message is not None else []):
+    emit(call["id"], call["name"], input=call["args"])

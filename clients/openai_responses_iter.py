@@ -1,0 +1,13 @@
+"""openai SDK, Responses, plain iteration over `create(stream=True)` events, with the
+straightforward accumulator."""
+
+import os
+
+from accumulator import Accumulator
+from openai import OpenAI
+
+client = OpenAI(base_url=os.environ["OPENAI_BASE_URL"], max_retries=0)
+acc = Accumulator("openai-responses")
+for event in client.responses.create(model="torture", input="go", stream=True):
+    acc.payload(event.to_dict())
+acc.end()

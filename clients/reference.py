@@ -1,0 +1,78 @@
+"""The correct client, standard library only: HTTP, gzip, an incremental UTF-8 decoder and
+an SSE line parser written to the spec, over the straightforward accumulator.
+
+``--bug NAME`` makes it one of the deliberately broken clients the harness's tests
+catch: ``decode_chunks`` here (each read decoded on its own), the others in accumulator.py.
+
+    python -m streamcalls_lab torture --client "python clients/reference.py"
+"""
+
+from __future__ import annotations
+
+import codecs
+import http.client
+import json
+import os
+import re
+import urllib.parse
+import zlib
+
+from accumulator import Accumulator, bug_from_argv
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+class SSEParser:
+    """Lines end at CRLF, CR or LF (a CR at the end of a read may be half of a CRLF)."""
+
+    def __init__(self, on_data) -> None:
+        self.on_data = on_data
+        self.rest = ""
+        self.after_cr = False
+        self.data: list[str] = []
+
+    def feed(self, text: str) -> None:
+        if self.after_cr and text.startswith("\n"):
+            text = text[1:]
+        self.after_cr = False
+        joined = self.rest + text
+        lines = _LINE_END.split(joined)
+        self.rest = lines.pop()
+        self.after_cr = joined.endswith("\r")
+        for line in lines:
+            self.line(line)
+
+    def line(self, line: str) -> None:
+        if not line:
+            if self.data:
+                self.on_data("\n".join(self.data))
+            self.data = []
+        elif not line.startswith(":"):
+            name, _, value = line.partition(":")
+            if name == "data":
+                self.data.append(value[1:] if value.startswith(" ") else value)
+
+
+def main() -> None:
+    bug = bug_from_argv()
+    fmt = os.environ["STREAMCALLS_FORMAT"]
+    base = urllib.parse.urlsplit(os.environ["STREAMCALLS_BASE_URL"])
+    acc = Accumulator(fmt, None if bug == "decode_chunks" else bug)
+    conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
+    conn.request("POST", os.environ["STREAMCALLS_PATH"], body=json.dumps({"stream": True}),
+                 headers={"content-type": "application/json", "accept-encoding": "gzip"})
+    resp = conn.getresponse()
+    gunzip = zlib.decompressobj(wbits=31) if resp.getheader("content-encoding") == "gzip" \
+        else None
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    parser = SSEParser(acc.event)
+    while chunk := resp.read1(65536):
+        if gunzip is not None:
+            chunk = gunzip.decompress(chunk)
+        parser.feed(chunk.decode("utf-8") if bug == "decode_chunks" else decoder.decode(chunk))
+    parser.feed(decoder.decode(b"", final=True))
+    acc.end()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,757 @@
+"""``check_client``: torture any streaming client, in any language, over real HTTP.
+
+``check_handler`` feeds events to a Python class. Most code that streams tool calls is an
+SDK, a framework or a client in another language, and it meets the stream as bytes on a
+socket. Here each case is served on 127.0.0.1 (any path answers) and the client command
+runs once per case with the base URL and fake keys in its environment. It prints one JSON
+line per finished call, ``{"call_id", "tool", "args"}`` (or ``input``, the parsed value, if
+that is all it exposes); the harness compares them with the calls sent and names the bug.
+
+The argument documents and turn builders are :mod:`streamcalls_lab.check`'s (entry points:
+``DOCUMENTS``, ``TWO_CALLS``, ``TRUNCATED``, ``Call``, ``turn_bytes``, ``expected_calls``,
+``byte_turns``, ``TURN_FORMATS``, ``REPORT_COLUMNS``, ``ESCAPE``, ``in_escape``,
+``deleted_only``, ``partly_decoded``); what only a
+real transport shows (read boundaries, chunked framing, gzip, line ends, comments) and the
+stream-level cases (interleaved calls, index reuse, no terminal event) are made here by
+rewriting those turns' frames.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import subprocess
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import pairwise, zip_longest
+from typing import Any
+
+import pandas as pd
+
+from .check import (
+    DOCUMENTS,
+    ESCAPE,
+    REPORT_COLUMNS,
+    TRUNCATED,
+    TURN_FORMATS,
+    TWO_CALLS,
+    Call,
+    byte_turns,
+    deleted_only,
+    expected_calls,
+    in_escape,
+    partly_decoded,
+    turn_bytes,
+)
+
+CLASSES = (
+    "trim", "decode_each", "decode_chunks", "key_by_name", "key_by_last", "parse_to_finish",
+    "lost_on_truncation", "merged_calls", "crash", "other",
+)
+"""What a failure is put down to, in report order. ``decode_each``: each fragment's escapes
+decoded on its own; ``decode_chunks``: each socket read decoded on its own; ``key_by_last``:
+fragments go to the call announced last; ``parse_to_finish``: a call handed on before its
+stop; ``lost_on_truncation``: finished calls lost because the stream ended early;
+``merged_calls``: two calls of different tools run into one; ``crash``: the right calls,
+then a non-zero exit on a stream that was not cut."""
+SUITES = ("quick", "full")
+CallTuple = tuple[str, str, Any]
+"""(call_id, tool, args): args is the exact string, or the parsed value when compared so."""
+PATHS = {"anthropic-messages": "/v1/messages", "openai-chat": "/v1/chat/completions",
+         "openai-responses": "/v1/responses"}
+
+
+# -- cases ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class WireCase:
+    """One case: the bytes to serve, how to cut and frame them, and the calls expected."""
+
+    family: str
+    format: str
+    example: str
+    expected: tuple[CallTuple, ...]
+    sent: tuple[str, ...]
+    """Every call's arguments as sent, a cut-off call's included."""
+    reads: tuple[bytes, ...]
+    """The body, one server write (and so, as near as TCP allows, one client read) each."""
+    gzip: bool = False
+    chunk_sizes: tuple[int, ...] | None = None
+    """Re-frame the body as HTTP chunks of these sizes (cycled), written a few bytes at a time."""
+    ends_early: bool = False
+    """The stream stops before its end (a call's stop or the terminal event never comes)."""
+    escape_cut: bool = False
+    mixed: str = ""
+    """For interleaved calls: every fragment joined in arrival order, what one buffer gets."""
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(self.reads)
+
+    @property
+    def size(self) -> int:
+        return sum(map(len, self.sent)) + len(self.reads)
+
+
+def _expected(fmt: str, segments: Sequence[Call], cut: bool = False) -> tuple[CallTuple, ...]:
+    return tuple((c["call_id"], c["tool"], c["args"])
+                 for c in expected_calls(fmt, segments, cut))
+
+
+def _frames(body: bytes) -> list[bytes]:
+    """The body's events, each with its blank line (the builders write ``\\n`` only)."""
+    return [f + b"\n\n" for f in body.split(b"\n\n") if f]
+
+
+def _payload(frame: bytes) -> dict[str, Any] | None:
+    for line in frame.split(b"\n"):
+        if line.startswith(b"data: ") and line != b"data: [DONE]":
+            value = json.loads(line[6:])
+            return value if isinstance(value, dict) else None
+    return None
+
+
+def _frame(payload: Mapping[str, Any], event: bytes | None) -> bytes:
+    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    return (b"event: " + event + b"\n" if event else b"") + b"data: " + data + b"\n\n"
+
+
+def _as_sent(fmt: str, body: bytes) -> bytes:
+    """The check suite's turn with the fields the providers always send and SDKs rely on
+    (usage, a response's output list, a message item's content part), so a client that
+    fails here fails on the stream, not on a skeleton of it."""
+    out: list[bytes] = []
+    items: list[dict[str, Any]] = []
+    ids: dict[int, str] = {}
+    for frame in _frames(body):
+        p = _payload(frame)
+        event = _event_name(frame)
+        kind = p.get("type") if p else None
+        extra: list[bytes] = []
+        if p is None:
+            pass
+        elif fmt == "openai-chat":
+            p = {"id": p["id"], "object": p["object"], "created": 0, "model": "torture",
+                 "choices": p["choices"]}
+        elif kind == "message_start":
+            p["message"].update(stop_sequence=None, usage={"input_tokens": 1,
+                                                           "output_tokens": 1})
+        elif kind == "message_delta":
+            p["delta"].setdefault("stop_sequence", None)
+            p["usage"] = {"output_tokens": 1}
+        elif kind in ("response.created", "response.completed"):
+            p["response"].update(object="response", created_at=0, model="torture",
+                                 output=items if kind == "response.completed" else [])
+        elif kind in ("response.output_item.added", "response.output_item.done"):
+            item = p["item"]
+            ids[p["output_index"]] = item["id"]
+            done = kind.endswith("done")
+            item["status"] = "completed" if done else "in_progress"
+            if item["type"] == "message":
+                text = "".join(t for t in _texts(out, p["output_index"]))
+                item["content"] = [{"type": "output_text", "text": text, "annotations": []}
+                                   ] if done else []
+                if not done:
+                    extra.append(_frame({"type": "response.content_part.added",
+                                         "item_id": item["id"], "output_index": p["output_index"],
+                                         "content_index": 0, "part": {
+                                             "type": "output_text", "text": "",
+                                             "annotations": []}},
+                                        b"response.content_part.added"))
+            if done:
+                items.append(item)
+        elif kind in ("response.output_text.delta", "response.function_call_arguments.delta",
+                      "response.function_call_arguments.done"):
+            p["item_id"] = ids[p["output_index"]]
+        out.append(frame if p is None else _frame(p, event))
+        out += extra
+    return b"".join(out)
+
+
+def _texts(frames: Sequence[bytes], index: int) -> Iterator[str]:
+    for frame in frames:
+        p = _payload(frame)
+        if p and p.get("type") == "response.output_text.delta" and p["output_index"] == index:
+            yield p["delta"]
+
+
+def _turn(fmt: str, segments: Sequence[Call], cut: bool = False) -> bytes:
+    return _as_sent(fmt, turn_bytes(fmt, segments, cut))
+
+
+def _event_name(frame: bytes) -> bytes | None:
+    return frame[7:frame.index(b"\n")] if frame.startswith(b"event: ") else None
+
+
+def _role(fmt: str, p: Mapping[str, Any] | None) -> tuple[str, int] | None:
+    """Which call a frame belongs to and what it does there (start, delta, stop)."""
+    if p is None:
+        return None
+    kind = p.get("type")
+    if fmt == "anthropic-messages":
+        if kind == "content_block_start" and p["content_block"]["type"] == "tool_use":
+            return "start", p["index"]
+        if kind == "content_block_delta" and p["delta"]["type"] == "input_json_delta":
+            return "delta", p["index"]
+        return ("stop", p["index"]) if kind == "content_block_stop" else None
+    if fmt == "openai-chat":
+        calls = (p.get("choices") or [{}])[0].get("delta", {}).get("tool_calls")
+        if not calls:
+            return None
+        return ("start" if "id" in calls[0] else "delta"), calls[0]["index"]
+    if kind == "response.output_item.added" and p["item"]["type"] == "function_call":
+        return "start", p["output_index"]
+    if kind == "response.function_call_arguments.delta":
+        return "delta", p["output_index"]
+    if kind in ("response.function_call_arguments.done", "response.output_item.done") and (
+            kind != "response.output_item.done" or p["item"]["type"] == "function_call"):
+        return "stop", p["output_index"]
+    return None
+
+
+def _interleave(fmt: str, body: bytes) -> bytes:
+    """Both calls announced first, then their fragments alternating, then their stops."""
+    head: list[bytes] = []
+    tail: list[bytes] = []
+    starts: list[bytes] = []
+    stops: list[bytes] = []
+    deltas: dict[int, list[bytes]] = {}
+    for frame in _frames(body):
+        role = _role(fmt, _payload(frame))
+        if role is None:
+            (tail if starts else head).append(frame)
+        else:
+            what, key = role
+            {"start": starts, "stop": stops}.get(what, deltas.setdefault(key, [])).append(frame)
+    mixed = [f for group in zip_longest(*deltas.values()) for f in group if f]
+    return b"".join([*head, *starts, *mixed, *stops, *tail])
+
+
+def _reindex(fmt: str, body: bytes, old: int, new: int) -> bytes:
+    """Every frame of block ``old`` renumbered ``new``: a server that reuses an index."""
+    out = []
+    for frame in _frames(body):
+        p = _payload(frame)
+        role = _role(fmt, p)
+        if p is None or role is None or role[1] != old:
+            out.append(frame)
+            continue
+        if fmt == "openai-chat":
+            p["choices"][0]["delta"]["tool_calls"][0]["index"] = new
+        else:
+            p["index" if fmt == "anthropic-messages" else "output_index"] = new
+        out.append(_frame(p, _event_name(frame)))
+    return b"".join(out)
+
+
+def _event_case(family: str, fmt: str, segments: Sequence[Call], cut: bool = False,
+                *, escape_cut: bool = False, shown: str = "") -> WireCase:
+    body = _turn(fmt, segments, cut)
+    example = shown or " + ".join(repr(list(s.fragments)) for s in segments)
+    return WireCase(family, fmt, example + (" then the stream ends" if cut else ""),
+                    _expected(fmt, segments, cut), tuple("".join(s.fragments) for s in segments),
+                    (body,), ends_early=cut, escape_cut=escape_cut)
+
+
+def _split_points(doc: str, quick: int, n: int) -> list[int]:
+    """``quick`` first, then up to ``n`` cuts spread over the document, escapes included."""
+    inside = [m.start() + 1 for m in ESCAPE.finditer(doc)]
+    spread = [round(i * len(doc) / (n + 1)) for i in range(1, n + 1)]
+    picked = dict.fromkeys([quick, *inside[:2], *spread])
+    return [k for k in picked if 0 < k < len(doc)]
+
+
+_QUICK_SPLIT = {"spaces": DOCUMENTS["spaces"].index(" request"),
+                "escapes": DOCUMENTS["escapes"].index(', "quote"'),
+                "top_level_number": 2}
+
+
+def _document_cases(fmt: str, full: bool) -> Iterator[WireCase]:
+    for name, doc in DOCUMENTS.items():
+        if not full and name not in _QUICK_SPLIT:
+            continue
+        ks = _split_points(doc, _QUICK_SPLIT.get(name, len(doc) // 2), 2) if full else [
+            _QUICK_SPLIT[name]]
+        for k in ks:
+            yield _event_case(name, fmt, [Call("lookup", "call_1", (doc[:k], doc[k:]))],
+                              escape_cut=in_escape(doc, k))
+
+
+def _stream_cases(fmt: str, full: bool) -> Iterator[WireCase]:
+    a, b = TWO_CALLS
+    for k in (8, 3, 12) if full else (8,):
+        yield _event_case("two_calls_one_tool", fmt, [
+            Call("get_weather", f"call_{n}", (d[:k], d[k:])) for n, d in enumerate((a, b), 1)])
+    for k in (len(TRUNCATED), 9, 1) if full else (len(TRUNCATED),):
+        yield _event_case("truncated", fmt, [Call("lookup", "call_1", (TRUNCATED[:k],))],
+                          cut=True)
+    for k in (12, 30) if full else (12,):
+        yield _event_case("cut_after_a_call", fmt, [
+            Call("get_weather", "call_1", (a[:6], a[6:])),
+            Call("lookup", "call_2", (TRUNCATED[:k],))], cut=True)
+    weather = Call("get_weather", "call_1", ('{"ci', 'ty": "Pa', 'ris"}'))
+    clock = Call("get_time", "call_2", ('{"tz"', ': "Europe/', 'Rome"}'))
+    pair = [weather, clock]
+    plain = _turn(fmt, pair)
+    mixed = "".join(f for g in zip_longest(weather.fragments, clock.fragments) for f in g if f)
+    yield WireCase("interleaved", fmt, "two calls announced, then their fragments "
+                   "alternating: " + repr(list(weather.fragments)) + " with "
+                   + repr(list(clock.fragments)), _expected(fmt, pair),
+                   ("".join(weather.fragments), "".join(clock.fragments)),
+                   (_interleave(fmt, plain),), mixed=mixed)
+    second = 1
+    yield WireCase("index_reuse", fmt, "a second call (new id, other tool) sent under the "
+                   "first call's index after it finished", _expected(fmt, pair),
+                   ("".join(weather.fragments), "".join(clock.fragments)),
+                   (_reindex(fmt, plain, second, 0),))
+    frames = _frames(plain)
+    yield WireCase("no_terminal", fmt, "every call finished, then the stream ends without "
+                   + _terminal_name(frames[-1]), _expected(fmt, pair),
+                   ("".join(weather.fragments), "".join(clock.fragments)),
+                   (b"".join(frames[:-1]),), ends_early=True)
+
+
+def _terminal_name(frame: bytes) -> str:
+    p = _payload(frame)
+    return "[DONE]" if p is None else str(p.get("type"))
+
+
+def _inside_characters(body: bytes) -> list[int]:
+    """Cut points inside every multi-byte UTF-8 character: one per character."""
+    return [k for k in range(1, len(body)) if body[k] & 0xC0 == 0x80
+            and body[k - 1] & 0xC0 != 0x80]
+
+
+def _cut(body: bytes, points: Iterable[int]) -> tuple[bytes, ...]:
+    edges = [0, *sorted(set(points)), len(body)]
+    return tuple(body[i:j] for i, j in pairwise(edges) if j > i)
+
+
+def _with_lines(body: bytes, end: bytes) -> bytes:
+    return body.replace(b"\n", end)
+
+
+def _commented(fmt: str, body: bytes) -> bytes:
+    frames = _frames(body)
+    ping = (b'event: ping\ndata: {"type": "ping"}\n\n' if fmt == "anthropic-messages"
+            else b"")
+    out = [b": keep-alive\n\n", frames[0], ping]
+    for n, frame in enumerate(frames[1:]):
+        out += [b":\n" if n % 2 else b": still here\n", frame]
+        if n % 3 == 0:
+            out.append(b": ping\n\n")
+    return b"".join(out)
+
+
+def _with_retry(body: bytes) -> bytes:
+    """A block holding only ``retry:`` first (it dispatches nothing), one inside an event."""
+    frames = _frames(body)
+    return b"retry: 3000\n\n" + frames[0] + b"retry: 1000\n" + b"".join(frames[1:])
+
+
+def _with_ids(body: bytes) -> bytes:
+    """``id:`` on every event and a keep-alive comment block between events: a block with
+    no data dispatches nothing, even once a last event id is set."""
+    return b"".join(b"id: %d\n" % n + f + b": keep-alive\n\n"
+                    for n, f in enumerate(_frames(body)))
+
+
+def _transport_cases(fmt: str, full: bool) -> Iterator[WireCase]:
+    raw, expected, _ = byte_turns()[fmt]
+    body = _as_sent(fmt, raw)
+    want = tuple((c["call_id"], c["tool"], c["args"]) for c in expected)
+    sent = tuple(c["args"] for c in expected)
+
+    def case(family: str, example: str, reads: tuple[bytes, ...], **kw: Any) -> WireCase:
+        return WireCase(family, fmt, example, want, sent, reads, **kw)
+
+    inside = _inside_characters(body)
+    yield case("utf8_read_split", f"reads cut inside each of the {len(inside)} multi-byte "
+               "characters (é, —, 東, 🌧️, 👍🏽 …)", _cut(body, inside))
+    if full:
+        for k in inside[:: max(1, len(inside) // 3)][:3]:
+            yield case("utf8_read_split", f"reads cut at byte {k}: {body[k - 6:k]!r} | "
+                       f"{body[k:k + 6]!r}", _cut(body, [k]))
+    crlf = _with_lines(body, b"\r\n")
+    between = [k for k in range(1, len(crlf)) if crlf[k - 1:k + 1] == b"\r\n"]
+    yield case("cr_lf_read_split", "CRLF line ends, every read cut between \\r and \\n",
+               _cut(crlf, between))
+    yield case("one_byte_reads", f"{len(body)} bytes in reads of 1 byte",
+               _cut(body, range(1, len(body))))
+    yield case("odd_chunks", "HTTP chunks of 1, 3, 5 … 17 bytes, written 5 bytes at a time "
+               "(chunk headers cut across reads)", (body,), chunk_sizes=(1, 3, 5, 7, 9, 11,
+                                                                           13, 15, 17))
+    yield case("gzip", "content-encoding: gzip, flushed after every event",
+               tuple(_frames(body)), gzip=True)
+    yield case("comments", "comment lines and pings between and inside events",
+               tuple(_frames(_commented(fmt, body))))
+    yield case("retry_field", "a block holding only 'retry: 3000' before the first event",
+               tuple(_frames(_with_retry(body))))
+    yield case("ids_and_keepalive", "'id: N' on every event, a ': keep-alive' comment block "
+               "after each", tuple(_frames(_with_ids(body))))
+    yield case("no_event_lines", "no 'event:' lines: every event's type only in its data "
+               "(a valid stream: the SSE event type is then 'message')",
+               (b"".join(f[f.index(b"\n") + 1:] if f.startswith(b"event: ") else f
+                         for f in _frames(body)),))
+    yield case("crlf", "CRLF line ends", (_with_lines(body, b"\r\n"),))
+    yield case("cr", "CR line ends", (_with_lines(body, b"\r"),))
+
+
+def cases(formats: Sequence[str] = TURN_FORMATS, suite: str = "quick",
+          families: Sequence[str] | None = None) -> list[WireCase]:
+    """The cases of a suite: ``quick`` (a few per family, for tests) or ``full``;
+    ``families`` keeps only those."""
+    if suite not in SUITES:
+        raise ValueError(f"unknown suite {suite!r}: one of {', '.join(SUITES)}")
+    unknown = [f for f in formats if f not in TURN_FORMATS]
+    if unknown:
+        raise ValueError(f"unknown format {unknown[0]!r}: one of {', '.join(TURN_FORMATS)}")
+    full = suite == "full"
+    out = [c for fmt in formats for make in (_document_cases, _stream_cases, _transport_cases)
+           for c in make(fmt, full)]
+    if families is None:
+        return out
+    unknown = sorted(set(families) - {c.family for c in out})
+    if unknown:
+        raise ValueError(f"unknown family {unknown[0]!r}")
+    return [c for c in out if c.family in families]
+
+
+# -- serving one case ----------------------------------------------------------------------
+def _writes(case: WireCase) -> list[bytes]:
+    """What the server sends after the headers, one socket write each."""
+    payloads = list(case.reads)
+    if case.gzip:
+        z = zlib.compressobj(wbits=31)
+        payloads = [z.compress(r) + z.flush(zlib.Z_SYNC_FLUSH) for r in payloads]
+        payloads.append(z.flush())
+    if case.chunk_sizes:
+        body, sizes, payloads, at = b"".join(payloads), case.chunk_sizes, [], 0
+        while at < len(body):
+            size = sizes[len(payloads) % len(sizes)]
+            payloads.append(body[at:at + size])
+            at += size
+    framed = [b"%x\r\n%s\r\n" % (len(p), p) for p in payloads if p] + [b"0\r\n\r\n"]
+    if case.chunk_sizes:
+        stream = b"".join(framed)
+        return [stream[i:i + 5] for i in range(0, len(stream), 5)]
+    return framed
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, case: WireCase) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.case = case
+        self.writes = _writes(case)
+        # A pause long enough that the client reads each write on its own, short enough
+        # that a thousand one-byte writes still take about a second.
+        self.gap = max(0.0005, min(0.05, 0.5 / len(self.writes)))
+        self.requests = 0
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent."""
+
+    def do_GET(self) -> None:
+        self._stream()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        if length:
+            self.rfile.read(length)
+        self._stream()
+
+    def _stream(self) -> None:
+        server = self.server
+        server.requests += 1
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        if server.case.gzip:
+            self.send_header("content-encoding", "gzip")
+        self.send_header("connection", "close")
+        self.end_headers()
+        try:
+            for data in server.writes:
+                time.sleep(server.gap)
+                self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client hung up: what it printed is judged
+
+
+# -- running a client ----------------------------------------------------------------------
+@dataclass
+class Run:
+    """What the client did on one case."""
+
+    returncode: int | None
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    stderr: str = ""
+    noise: list[str] = field(default_factory=list)
+    """Output lines that were not a call."""
+    requests: int = 0
+
+    @property
+    def timed_out(self) -> bool:
+        return self.returncode is None
+
+
+def client_env(base_url: str, fmt: str) -> dict[str, str]:
+    """The variables a client gets: the base URL, each SDK's conventional ones, fake keys."""
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    env.update({
+        "STREAMCALLS_BASE_URL": base_url, "STREAMCALLS_FORMAT": fmt,
+        "STREAMCALLS_PATH": PATHS[fmt],
+        "OPENAI_BASE_URL": base_url + "/v1", "OPENAI_API_KEY": "sk-torture-fake",
+        "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "sk-ant-torture-fake",
+        "NO_PROXY": "127.0.0.1,localhost", "PYTHONUNBUFFERED": "1",
+        "LANGSMITH_TRACING": "false", "LANGCHAIN_TRACING_V2": "false",  # nothing leaves
+    })
+    return env
+
+
+def run_case(cmd: Sequence[str], case: WireCase, timeout: float = 120.0) -> Run:
+    """Serve ``case`` on loopback and run ``cmd`` against it once."""
+    server = _Server(case)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        proc = subprocess.run(list(cmd), env=client_env(base, case.format), timeout=timeout,
+                              capture_output=True, text=True, encoding="utf-8",
+                              errors="replace", stdin=subprocess.DEVNULL, check=False)
+        run = Run(proc.returncode, stderr=proc.stderr)
+        out = proc.stdout
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (
+            e.stdout or "")
+        run = Run(None, stderr=f"no exit within {timeout:g} s")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+    run.requests = server.requests
+    for line in out.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and "tool" in value:
+            run.calls.append(value)
+        elif line.strip():
+            run.noise.append(line)
+    return run
+
+
+# -- judging -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Finding:
+    case: WireCase
+    cls: str
+    expected: str
+    got: str
+    detail: str
+
+
+def _parsed(args: str) -> Any:
+    try:
+        return json.loads(args)
+    except ValueError:
+        return args
+
+
+def _got(run: Run) -> tuple[list[CallTuple], bool]:
+    """The calls printed, and whether they are compared as parsed values (``input``)."""
+    parsed = bool(run.calls) and all("args" not in c and "input" in c for c in run.calls)
+    return [(str(c.get("call_id")), str(c.get("tool")), c.get("input") if parsed
+             else c.get("args")) for c in run.calls], parsed
+
+
+def _tail(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def _key(call: CallTuple) -> str:
+    return json.dumps(call, sort_keys=True, default=str)
+
+
+def judge(case: WireCase, run: Run) -> list[Finding]:
+    """The failures of one run, each put down to one class."""
+    got, parsed = _got(run)
+    want = [(i, t, _parsed(a) if parsed else a) for i, t, a in case.expected]
+    how = " (compared as parsed input)" if parsed else ""
+
+    def finding(cls: str, expected: Any, gotten: Any, detail: str) -> Finding:
+        return Finding(case, cls, repr(expected), repr(gotten), detail + how)
+
+    if run.timed_out:
+        return [finding("other", want, got, run.stderr)]
+    exited = f"exited {run.returncode}: {_tail(run.stderr)}" if run.returncode else ""
+    if sorted(map(_key, got)) == sorted(map(_key, want)):
+        return [finding("crash", want, got, "handed on the right calls, then " + exited)] if (
+            exited and not case.ends_early) else []
+    if not got and want and exited:
+        if "UnicodeDecodeError" in run.stderr:
+            return [finding("decode_chunks", want, got, "a read that ends inside a multi-byte "
+                            "character was decoded alone: " + exited)]
+        if case.escape_cut:
+            return [finding("decode_each", want, got, "a fragment that ends inside an escape "
+                            "was decoded alone: " + exited)]
+        if case.ends_early:
+            return [finding("lost_on_truncation", want, got, "finished calls lost when the "
+                            "stream stopped early: " + exited)]
+        return [finding("crash", want, got, exited)]
+    found = []
+    texts = [a for _, _, a in got if isinstance(a, str)]
+    for (_, t1, a1), (_, t2, a2) in pairwise(want):
+        if not parsed and any(x.startswith(a1 + a2) for x in texts):
+            merged = "key_by_name" if t1 == t2 and case.family != "index_reuse" else (
+                "merged_calls")
+            found.append(finding(merged, [a1, a2], next(x for x in texts if x.startswith(a1 + a2)),
+                                 "two calls run together in one buffer"))
+    if case.mixed and case.mixed in texts:
+        found.append(finding("key_by_last", want, got, "fragments of both calls went to the "
+                             "call announced last"))
+    if found:
+        return found
+    wanted = {c[0]: c for c in want}
+    seen: set[str] = set()
+    for call in got:
+        call_id, tool, args = call
+        if call_id in seen and call == wanted[call_id]:
+            found.append(finding("other", want, got, "the same call handed on twice"))
+            continue
+        if call_id in seen or call_id not in wanted:
+            extra = next((s for s in case.sent if (s.startswith(args) if isinstance(args, str)
+                                                    else _parsed(s) == args)), None)
+            if extra is not None or (case.ends_early and call_id.encode() in case.body):
+                found.append(finding("parse_to_finish", "nothing more", call, "handed on a "
+                                     "call whose stop never came"))
+            else:
+                found.append(finding("other", want, got, "a call that was never sent"))
+            continue
+        seen.add(call_id)
+        if call == wanted[call_id]:
+            continue
+        _, wtool, wargs = wanted[call_id]
+        if tool != wtool:
+            found.append(finding("other", wanted[call_id], call, "tool name differs"))
+        elif parsed or not isinstance(args, str):
+            found.append(finding("other", wargs, args, "arguments differ"))
+        elif len(args) < len(wargs) and wargs.startswith(args):
+            found.append(finding("parse_to_finish", wargs, args, "handed on before its stop"))
+        elif deleted_only(wargs, args, str.isspace):
+            found.append(finding("trim", wargs, args, "whitespace dropped at a fragment edge"))
+        elif partly_decoded(wargs, args):
+            found.append(finding("decode_each", wargs, args, "escapes decoded fragment by "
+                                 "fragment"))
+        else:
+            found.append(finding("other", wargs, args, "arguments differ from the fragments "
+                                 "joined"))
+    missing = [w for w in want if w[0] not in seen]
+    if missing:
+        cls = "lost_on_truncation" if case.ends_early else "other"
+        found.append(finding(cls, missing, got, f"{len(missing)} finished call(s) never handed "
+                             "on" + (f"; {exited}" if exited else "")))
+    return found
+
+
+def report(findings: Sequence[Finding], n_cases: int, seconds: float) -> pd.DataFrame:
+    """One row per class: the smallest failing example, and how many failures it has."""
+    rows = []
+    for cls in CLASSES:
+        mine = [f for f in findings if f.cls == cls]
+        if not mine:
+            continue
+        best = min(mine, key=lambda f: (f.case.size, len(f.case.example)))
+        rows.append({"class": cls, "format": best.case.format, "family": best.case.family,
+                     "example": best.case.example, "expected": best.expected,
+                     "got": best.got, "detail": best.detail, "failures": len(mine)})
+    out = pd.DataFrame(rows, columns=list(REPORT_COLUMNS)).astype(
+        {c: "str" for c in REPORT_COLUMNS[:-1]} | {"failures": "int64"})
+    out.attrs.update(cases=n_cases, seconds=round(seconds, 2))
+    return out
+
+
+_VERBATIM = frozenset({"example", "expected", "got"})
+
+
+def _cell(value: object, verbatim: bool) -> str:
+    """Verbatim cells as code spans (backslashes shown as sent); ``|`` escaped for tables."""
+    text = str(value).replace("\n", " ").replace("|", "\\|")
+    return f"`` {text} ``" if verbatim else text
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """A report (or any frame) as a Markdown table: captured text only as code spans."""
+    if table.empty:
+        return "no failures"
+    head = "| " + " | ".join(map(str, table.columns)) + " |"
+    rule = "|" + "---|" * len(table.columns)
+    code = [c in _VERBATIM for c in table.columns]
+    rows = ["| " + " | ".join(_cell(v, c) for v, c in zip(row, code, strict=True)) + " |"
+            for row in table.itertuples(index=False)]
+    return "\n".join([head, rule, *rows])
+
+
+def _command(cmd: str | Sequence[str]) -> list[str]:
+    parts = shlex.split(cmd) if isinstance(cmd, str) else list(cmd)
+    if not parts:
+        raise ValueError("the client command is empty")
+    return parts
+
+
+def check_client(cmd: str | Sequence[str], formats: Sequence[str] = TURN_FORMATS, *,
+                 suite: str = "quick", families: Sequence[str] | None = None,
+                 jobs: int | None = None, timeout: float = 120.0,
+                 progress: bool = True,
+                 on_case: Callable[[WireCase, Run, list[Finding]], None] | None = None,
+                 ) -> pd.DataFrame:
+    """Run a client command against every case of ``suite``; one row per class found.
+
+    Shaped like :func:`~streamcalls_lab.check.check_handler`'s report; ``attrs`` hold
+    ``cases``, ``seconds`` (the suite's wall time) and ``failed`` (how many cases failed).
+    Cases run ``jobs`` at a time (default: twice the cores, at most 8), each with its own
+    server. Empty for a client that survives every case.
+    """
+    from tqdm.auto import tqdm
+
+    argv = _command(cmd)
+    todo = cases(formats, suite, families)
+    jobs = jobs or min(8, 2 * (os.cpu_count() or 1))
+    start = time.perf_counter()
+    findings: list[Finding] = []
+    failed = 0
+    with ThreadPoolExecutor(jobs) as pool, tqdm(total=len(todo), disable=not progress,
+                                                desc="torture", unit="case") as bar:
+        futures = {pool.submit(run_case, argv, c, timeout): c for c in todo}
+        for future in as_completed(futures):
+            case, run = futures[future], future.result()
+            if run.timed_out:  # a loaded machine, or a real hang: once more, alone, to tell
+                run = run_case(argv, case, 2 * timeout)
+            found = judge(case, run)
+            findings += found
+            failed += bool(found)
+            if on_case is not None:
+                on_case(case, run, found)
+            bar.update()
+    out = report(findings, len(todo), time.perf_counter() - start)
+    out.attrs["failed"] = failed
+    return out
+
