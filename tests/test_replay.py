@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
@@ -12,6 +15,8 @@ from streamcalls_lab import load, timing
 from streamcalls_lab.replay import Read, apaced, areplay, due_times, paced, reads, replay
 
 from . import turns
+
+T = TypeVar("T")
 
 BODY = turns.chat([(0, "call_a", "lookup", ['{"q":', ' "x"}'])])
 
@@ -121,6 +126,13 @@ def test_replay_takes_exactly_one_capture(tmp_path: Path) -> None:
         reads(tmp_path)
 
 
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` on a thread of its own: a test worker that also drove the browser
+    (Playwright's sync API) has an event loop running on its main thread."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def test_async_replay_yields_the_same_bytes_and_awaits_the_gaps(tmp_path: Path) -> None:
     path = _timed(tmp_path, [0.0, 0.5, 0.75], [7, 50, len(BODY) - 57])
     fake = FakeTime()
@@ -128,7 +140,7 @@ def test_async_replay_yields_the_same_bytes_and_awaits_the_gaps(tmp_path: Path) 
     async def collect() -> bytes:
         return b"".join([d async for d in areplay(path, clock=fake.clock, sleep=fake.asleep)])
 
-    assert asyncio.run(collect()) == BODY
+    assert run_async(collect()) == BODY
     assert fake.sleeps == pytest.approx([0.5, 0.25])
 
 
@@ -141,6 +153,6 @@ def test_async_pacing_follows_the_same_schedule_as_sync() -> None:
         async for _ in apaced(chunks, speed=4, clock=asyn.clock, sleep=asyn.asleep):
             pass
 
-    asyncio.run(drain())
+    run_async(drain())
     assert asyn.sleeps == pytest.approx(sync.sleeps)
     assert sync.sleeps == pytest.approx([0.05, 0.2])
