@@ -8,11 +8,11 @@ import json
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab.providers import READERS
 
 from .wire_samples import (
     WEATHER,
     assert_chunking_changes_nothing,
+    assert_registered_and_detected,
     claude_events,
     invoke,
     invoke_chunk,
@@ -25,8 +25,7 @@ from .wire_samples import (
 
 
 def test_invoke_is_registered_and_detected() -> None:
-    assert "bedrock-invoke" in READERS
-    assert set(scl.load(invoke(*claude_events())).provider) == {"bedrock-invoke"}
+    assert_registered_and_detected(invoke(*claude_events()), "bedrock-invoke")
 
 
 def test_claude_events_inside_read_as_anthropic_messages_do() -> None:

@@ -7,12 +7,12 @@ import json
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab.providers import READERS
 
 from .conftest import CAPTURES
 from .wire_samples import (
     WEATHER,
     assert_chunking_changes_nothing,
+    assert_registered_and_detected,
     cohere,
     cohere_events,
     ndjson,
@@ -24,8 +24,7 @@ VERCEL = sorted((CAPTURES / "other").glob("vercel__ai__cohere-*.jsonl"))
 
 
 def test_cohere_is_registered_and_detected() -> None:
-    assert "cohere-chat" in READERS
-    assert set(scl.load(cohere(*cohere_events())).provider) == {"cohere-chat"}
+    assert_registered_and_detected(cohere(*cohere_events()), "cohere-chat")
 
 
 def test_it_is_detected_from_the_payload_without_event_lines() -> None:

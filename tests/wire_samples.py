@@ -202,7 +202,16 @@ def mistral_events(words: Iterable[str] = ("Paris", " is mild.")) -> list[dict]:
     return out
 
 
-# -- a check every new format's tests share ----------------------------------------------------
+# -- the checks every new format's tests share ----------------------------------------------------
+
+def assert_registered_and_detected(body: bytes, provider: str) -> None:
+    """The format is in the registry under ``provider`` and every row of ``body`` is read as it."""
+    import streamcalls_lab as scl
+    from streamcalls_lab.providers import READERS
+
+    assert provider in READERS
+    assert set(scl.load(body).provider) == {provider}
+
 
 def assert_chunking_changes_nothing(body: bytes, *, strict: bool = True) -> None:
     """Splits into two reads (every position of a short body, some 100 spread over a long
