@@ -15,6 +15,7 @@ import base64
 import json
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from streamcalls_lab.encode import event_message, exception_message, sse_body, sse_frame
 
@@ -223,6 +224,11 @@ def assert_chunking_changes_nothing(body: bytes, *, strict: bool = True) -> None
         assert scl.load([body[:cut], body[cut:]], name="t", strict=strict).equals(whole), cut
     one_by_one = scl.load([body[i : i + 1] for i in range(len(body))], name="t", strict=strict)
     assert one_by_one.equals(whole)
+
+
+def call_triples(calls: Any) -> list[tuple]:
+    """(call_id, tool, args) of each row of a ``calls()`` table: what an SDK's calls compare to."""
+    return list(zip(calls.call_id, calls.tool, calls.args, strict=True))
 
 
 def rows_of(body: bytes, **options: object) -> list[tuple]:
