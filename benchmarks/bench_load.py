@@ -48,7 +48,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import cycle, pairwise
 from pathlib import Path
 from types import ModuleType
@@ -107,24 +107,24 @@ def read(path: Path) -> bytes:
         return f.read()
 
 
-def sdk(files: list[Path]) -> int:
+def json_payloads(datas: Iterable[str]) -> int:
+    """json.loads every event's data but the OpenAI ``[DONE]`` sentinel; how many were parsed."""
     n = 0
-    for path in files:
-        for sse in SSEDecoder().iter_bytes(iter([read(path)])):
-            if sse.data and sse.data != "[DONE]":
-                json.loads(sse.data)
-                n += 1
+    for data in datas:
+        if data and data != "[DONE]":
+            json.loads(data)
+            n += 1
     return n
+
+
+def sdk(files: list[Path]) -> int:
+    return sum(json_payloads(sse.data for sse in SSEDecoder().iter_bytes(iter([read(path)])))
+               for path in files)
 
 
 def sseclient_py(files: list[Path]) -> int:
-    n = 0
-    for path in files:
-        for event in sseclient.SSEClient([read(path)]).events():
-            if event.data and event.data != "[DONE]":
-                json.loads(event.data)
-                n += 1
-    return n
+    return sum(json_payloads(event.data for event in sseclient.SSEClient([read(path)]).events())
+               for path in files)
 
 
 def bare(files: list[Path]) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,6 +154,16 @@ def emit(call_id: str, tool: str, *, args: str | None = None, input: Any = None)
     out = {"call_id": call_id, "tool": tool}
     out.update({"args": args} if args is not None else {"input": input})
     print(json.dumps(out, ensure_ascii=False), flush=True)
+
+
+def emit_added_up(chunks: Iterable[Any]) -> None:
+    """LangChain's way: message chunks added up with ``+``, the finished message's
+    ``tool_calls`` (parsed args) emitted."""
+    message = None
+    for chunk in chunks:
+        message = chunk if message is None else message + chunk
+    for call in (message.tool_calls if message is not None else []):
+        emit(call["id"], call["name"], input=call["args"])
 
 
 def bug_from_argv() -> str | None:

@@ -3,12 +3,8 @@ message's `tool_calls` (parsed args) printed."""
 
 import os
 
-from accumulator import emit
+from accumulator import emit_added_up
 from langchain_anthropic import ChatAnthropic
 
 llm = ChatAnthropic(model="torture", base_url=os.environ["ANTHROPIC_BASE_URL"], max_retries=0)
-message = None
-for chunk in llm.stream("go"):
-    message = chunk if message is None else message + chunk
-for call in (message.tool_calls if message is not None else []):
-    emit(call["id"], call["name"], input=call["args"])
+emit_added_up(llm.stream("go"))

@@ -3,13 +3,9 @@ chunks added up with `+`, the finished message's `tool_calls` (parsed args) prin
 
 import os
 
-from accumulator import emit
+from accumulator import emit_added_up
 from langchain_openai import ChatOpenAI
 
 llm = ChatOpenAI(model="torture", base_url=os.environ["OPENAI_BASE_URL"], max_retries=0,
                  use_responses_api=os.environ["STREAMCALLS_FORMAT"] == "openai-responses")
-message = None
-for chunk in llm.stream("go"):
-    message = chunk if message is None else message + chunk
-for call in (message.tool_calls if message is not None else []):
-    emit(call["id"], call["name"], input=call["args"])
+emit_added_up(llm.stream("go"))

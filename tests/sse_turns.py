@@ -47,6 +47,17 @@ def kinds(body: bytes) -> list[str]:
     return list(scl.load(body).kind.astype(str))
 
 
+def providers(body: bytes) -> set[str]:
+    """The providers ``load()`` reads a body's rows as."""
+    return set(scl.load(body).provider)
+
+
+def call_start_at(body: bytes, at: int) -> tuple:
+    """(kind, block, call_id, tool) of row ``at`` of a body: what announcing a call sets."""
+    row = scl.load(body).iloc[at]
+    return (row.kind, row.block, row.call_id, row.tool)
+
+
 # -- anthropic-messages ----------------------------------------------------------
 START = {"type": "message_start", "message": {"id": "msg_1", "content": []}}
 TOOL = {"type": "content_block_start", "index": 1,

@@ -15,7 +15,7 @@ from streamcalls_lab.providers import READERS as FORMATS
 from streamcalls_lab.sources import resolve
 
 from .eventstream_turns import REAL, each_real, event, exception, real
-from .sse_turns import kinds
+from .sse_turns import call_start_at, kinds, providers
 
 
 def bedrock(*events: tuple[str, object]) -> bytes:
@@ -47,12 +47,11 @@ def test_bedrock_is_registered() -> None:
 
 
 def test_bedrock_is_detected() -> None:
-    assert set(scl.load(bedrock(START)).provider) == {"bedrock-converse"}
+    assert providers(bedrock(START)) == {"bedrock-converse"}
 
 
 def test_tool_use_start_is_a_call_start_with_id_and_name() -> None:
-    row = scl.load(bedrock(START, TOOL)).iloc[1]
-    assert (row.kind, row.block, row.call_id, row.tool) == ("call_start", 1, "tooluse_1", "lookup")
+    assert call_start_at(bedrock(START, TOOL), 1) == ("call_start", 1, "tooluse_1", "lookup")
 
 
 def test_tool_input_is_an_args_fragment_exactly_as_sent() -> None:

@@ -8,11 +8,12 @@ import json
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab.providers import READERS
 
 from .wire_samples import (
     WEATHER,
     assert_chunking_changes_nothing,
+    assert_registered_and_detected,
+    call_triples,
     claude_events,
     invoke,
     invoke_chunk,
@@ -25,8 +26,7 @@ from .wire_samples import (
 
 
 def test_invoke_is_registered_and_detected() -> None:
-    assert "bedrock-invoke" in READERS
-    assert set(scl.load(invoke(*claude_events())).provider) == {"bedrock-invoke"}
+    assert_registered_and_detected(invoke(*claude_events()), "bedrock-invoke")
 
 
 def test_claude_events_inside_read_as_anthropic_messages_do() -> None:
@@ -161,8 +161,7 @@ def sdk_calls(body: bytes) -> list[tuple[str, str, str]]:
                          ids=["two", "no-args", "escapes"])
 def test_the_anthropic_bedrock_client_reads_the_same_calls(calls: list) -> None:
     body = invoke(*claude_events(calls))
-    out = scl.calls(body)
-    assert list(zip(out.call_id, out.tool, out.args, strict=True)) == sdk_calls(body)
+    assert call_triples(scl.calls(body)) == sdk_calls(body)
 
 
 def test_the_wrapper_round_trips() -> None:
@@ -200,9 +199,7 @@ def test_botocore_reads_the_same_nova_call() -> None:
               if "toolUse" in e.get("contentBlockStart", {}).get("start", {})]
     inputs = "".join(e["contentBlockDelta"]["delta"]["toolUse"]["input"] for e in events
                      if "toolUse" in e.get("contentBlockDelta", {}).get("delta", {}))
-    out = scl.calls(body)
-    assert list(zip(out.call_id, out.tool, out.args, strict=True)) == [
-        (starts[0]["toolUseId"], starts[0]["name"], inputs)]
+    assert call_triples(scl.calls(body)) == [(starts[0]["toolUseId"], starts[0]["name"], inputs)]
 
 
 @pytest.mark.parametrize("events", [llama_events(), titan_events(), mistral_events()],

@@ -139,15 +139,20 @@ def drawn(text: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", display.visible(text)))
 
 
+def stepper_on_page(course: Course) -> tuple[Any, Any, Any]:
+    """Notebook 04's page, its first stepper view, and the step index that view shows."""
+    page = course.run("04-step-through-an-accumulator.ipynb").page
+    view = page.locator(".scl-stepper-view").first
+    return page, view, view.locator(".scl-stepper-output .scl-index")
+
+
 def test_clicking_next_in_jupyterlab_shows_the_steppers_buffers(
     course: Course, artifacts: Path
 ) -> None:
     from playwright.sync_api import expect
 
-    page = course.run("04-step-through-an-accumulator.ipynb").page
-    view = page.locator(".scl-stepper-view").first
+    page, view, index = stepper_on_page(course)
     expect(view).to_be_visible(timeout=UPDATE_MS)
-    index = view.locator(".scl-stepper-output .scl-index")
     expect(index).to_have_text("0", timeout=UPDATE_MS)
     for i in range(1, CLICKS + 1):
         view.locator("button.scl-next").click()
@@ -168,9 +173,7 @@ def test_stepper_play_at_20x_ends_on_the_last_step(course: Course, artifacts: Pa
     """From wherever the slider is (the test above leaves it part way)."""
     from playwright.sync_api import expect
 
-    page = course.run("04-step-through-an-accumulator.ipynb").page
-    view = page.locator(".scl-stepper-view").first
-    index = view.locator(".scl-stepper-output .scl-index")
+    page, view, index = stepper_on_page(course)
     last = len(scl.Stepper(stepper_capture())) - 1
     view.locator("select").first.select_option(label="20×")
     view.locator(".widget-play button, .jupyter-widget-play button").first.click()
@@ -199,16 +202,22 @@ def choose_preset(view: Any, name: str) -> None:
                                                    timeout=UPDATE_MS)
 
 
+def breaker_from_preset(course: Course, preset: str) -> tuple[Any, Any, Any]:
+    """Notebook 03's page, its first breaker playground started from ``preset``, and the
+    playground's output."""
+    page = course.run("03-breaking-a-stream.ipynb").page
+    playground = page.locator(".scl-breaker-view").first
+    choose_preset(playground, preset)
+    return page, playground, playground.locator(".scl-breaker-output")
+
+
 @pytest.mark.parametrize("preset", list(breaker.PRESETS))
 def test_breaker_preset_marks_the_faults_the_model_finds_broken(
     course: Course, preset: str
 ) -> None:
     from playwright.sync_api import expect
 
-    page = course.run("03-breaking-a-stream.ipynb").page
-    playground = page.locator(".scl-breaker-view").first
-    choose_preset(playground, preset)
-    output = playground.locator(".scl-breaker-output")
+    page, _, output = breaker_from_preset(course, preset)
     expect(output).to_contain_text(preset, timeout=UPDATE_MS)
     broken = set(breaker.run(breaker.PRESETS[preset]).broken())
     assert preset in broken  # what a preset is for: a setup in which its fault bites
@@ -223,12 +232,9 @@ def test_the_markdown_bubble_shows_markup_in_arguments_inert(
 ) -> None:
     from playwright.sync_api import expect
 
-    page = course.run("03-breaking-a-stream.ipynb").page
-    playground = page.locator(".scl-breaker-view").first
-    choose_preset(playground, "markdown_bubble")
+    page, playground, output = breaker_from_preset(course, "markdown_bubble")
     typed = '{"note": "see *both* ' + IMG + ' [link](javascript:window.__xss=3)"}'
     playground.locator("textarea").fill(typed)
-    output = playground.locator(".scl-breaker-output")
     expect(output).to_contain_text(f"{len(typed)} characters", timeout=UPDATE_MS)
     page.wait_for_timeout(300)
     bubble = verdicts(output).get("markdown_bubble", "")

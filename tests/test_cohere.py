@@ -7,12 +7,13 @@ import json
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab.providers import READERS
 
 from .conftest import CAPTURES
 from .wire_samples import (
     WEATHER,
     assert_chunking_changes_nothing,
+    assert_registered_and_detected,
+    call_triples,
     cohere,
     cohere_events,
     ndjson,
@@ -24,8 +25,7 @@ VERCEL = sorted((CAPTURES / "other").glob("vercel__ai__cohere-*.jsonl"))
 
 
 def test_cohere_is_registered_and_detected() -> None:
-    assert "cohere-chat" in READERS
-    assert set(scl.load(cohere(*cohere_events())).provider) == {"cohere-chat"}
+    assert_registered_and_detected(cohere(*cohere_events()), "cohere-chat")
 
 
 def test_it_is_detected_from_the_payload_without_event_lines() -> None:
@@ -133,8 +133,7 @@ def sdk_calls(body: bytes) -> list[tuple[str, str, str]]:
                          ids=["two", "one", "no-args", "escapes"])
 def test_the_cohere_sdk_reads_the_same_calls(calls: list) -> None:
     body = cohere(*cohere_events(calls))
-    out = scl.calls(body)
-    assert list(zip(out.call_id, out.tool, out.args, strict=True)) == sdk_calls(body)
+    assert call_triples(scl.calls(body)) == sdk_calls(body)
 
 
 @pytest.mark.skipif(not VERCEL, reason="real Cohere chunk logs not found")
@@ -146,8 +145,7 @@ def test_real_cohere_events_reframed_as_sse_agree_with_the_sdk(path) -> None:
     body = cohere(*events)
     df = scl.load(body)
     assert set(df.provider) == {"cohere-chat"} and df.problem.isna().all()
-    out = scl.calls(df)
-    assert list(zip(out.call_id, out.tool, out.args, strict=True)) == sdk_calls(body)
+    assert call_triples(scl.calls(df)) == sdk_calls(body)
 
 
 @pytest.mark.skipif(not VERCEL, reason="real Cohere chunk logs not found")

@@ -7,7 +7,15 @@ import inspect
 import pytest
 
 from streamcalls_lab import FAULTS, Accumulator
-from streamcalls_lab.check import Call, Segment, Text, events_of, turn_bytes
+from streamcalls_lab.check import (
+    INTERLEAVING,
+    TURN_FORMATS,
+    Call,
+    Segment,
+    Text,
+    events_of,
+    turn_bytes,
+)
 from streamcalls_lab.faults import bubble_text, lenient_value, unescape_fragment
 
 PLAIN = [Call("lookup", "toolu_1", ('{"city":"Pa', 'ris"}'))]
@@ -59,15 +67,17 @@ def test_each_fault_docstring_names_its_bug_and_a_public_report(name: str) -> No
     assert doc.startswith(f"{name}:") and "#" in doc
 
 
-@pytest.mark.parametrize("fmt", ["anthropic-messages", "openai-chat", "openai-responses"])
-@pytest.mark.parametrize("name", list(CASES))
+EACH_FAULT_IN_EACH_FORMAT = pytest.mark.parametrize(
+    ("name", "fmt"), [(name, fmt) for name in CASES for fmt in TURN_FORMATS])
+
+
+@EACH_FAULT_IN_EACH_FORMAT
 def test_fault_diverges_where_exposed(name: str, fmt: str) -> None:
     exposing, _ = CASES[name]
     assert _finish(FAULTS[name], exposing, fmt) != _finish(Accumulator, exposing, fmt)
 
 
-@pytest.mark.parametrize("fmt", ["anthropic-messages", "openai-chat", "openai-responses"])
-@pytest.mark.parametrize("name", list(CASES))
+@EACH_FAULT_IN_EACH_FORMAT
 def test_fault_agrees_where_not_exposed(name: str, fmt: str) -> None:
     _, clean = CASES[name]
     assert _finish(FAULTS[name], clean, fmt) == _finish(Accumulator, clean, fmt)
@@ -159,17 +169,17 @@ def _interleaved(cls: type, fmt: str) -> list[str]:
     return [c["args"] for c in acc.finish()]
 
 
-@pytest.mark.parametrize("fmt", ["openai-chat", "openai-responses"])
+@pytest.mark.parametrize("fmt", INTERLEAVING)
 def test_key_by_last_hands_the_earlier_of_interleaved_calls_on_empty(fmt: str) -> None:
     assert _interleaved(FAULTS["key_by_last"], fmt) == ["", '{"city":{"tz":"Paris"}"CET"}']
 
 
-@pytest.mark.parametrize("fmt", ["openai-chat", "openai-responses"])
+@pytest.mark.parametrize("fmt", INTERLEAVING)
 def test_the_correct_handler_keeps_interleaved_calls_apart(fmt: str) -> None:
     assert _interleaved(Accumulator, fmt) == ['{"city":"Paris"}', '{"tz":"CET"}']
 
 
-@pytest.mark.parametrize("fmt", ["anthropic-messages", "openai-chat", "openai-responses"])
+@pytest.mark.parametrize("fmt", TURN_FORMATS)
 def test_key_by_last_agrees_when_calls_arrive_one_after_another(fmt: str) -> None:
     assert _finish(FAULTS["key_by_last"], PARALLEL, fmt) == _finish(Accumulator, PARALLEL, fmt)
 

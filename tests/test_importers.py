@@ -128,13 +128,6 @@ def test_load_reads_a_har_directly(tmp_path: Path) -> None:
                                   load(BODY, name="session__e0"), check_categorical=False)
 
 
-def test_a_file_that_is_not_a_har_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "x.har"
-    path.write_text("[]")
-    with pytest.raises(CaptureError, match="not a HAR"):
-        import_file(path, tmp_path / "out")
-
-
 # -- VCR -----------------------------------------------------------------------------------
 def _cassette(tmp_path: Path, body: bytes | str, headers: dict[str, list[str]]) -> Path:
     data = {"interactions": [
@@ -270,10 +263,16 @@ def test_jsonl_provenance_says_the_framing_is_rebuilt(tmp_path: Path) -> None:
 
 
 # -- dispatch ------------------------------------------------------------------------------
-def test_an_unknown_suffix_is_refused(tmp_path: Path) -> None:
-    src = tmp_path / "x.txt"
-    src.write_text("")
-    with pytest.raises(ValueError, match="unknown recording format"):
+@pytest.mark.parametrize(("name", "text", "error", "reason"), [
+    ("x.har", "[]", CaptureError, "not a HAR"),
+    ("x.txt", "", ValueError, "unknown recording format"),
+], ids=["not-a-har", "unknown-suffix"])
+def test_a_file_import_file_cannot_read_is_refused(
+    name: str, text: str, error: type[Exception], reason: str, tmp_path: Path
+) -> None:
+    src = tmp_path / name
+    src.write_text(text)
+    with pytest.raises(error, match=reason):
         import_file(src, tmp_path / "out")
 
 

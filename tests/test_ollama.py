@@ -8,10 +8,10 @@ import orjson
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab.providers import READERS
 
 from .wire_samples import (
     assert_chunking_changes_nothing,
+    assert_registered_and_detected,
     ndjson,
     ollama_call,
     ollama_line,
@@ -21,8 +21,7 @@ from .wire_samples import (
 
 
 def test_ollama_is_registered_and_detected() -> None:
-    assert "ollama" in READERS
-    assert set(scl.load(ndjson(*ollama_turn())).provider) == {"ollama"}
+    assert_registered_and_detected(ndjson(*ollama_turn()), "ollama")
 
 
 def test_content_is_text_and_done_is_the_turn_stop() -> None:

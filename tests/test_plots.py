@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import matplotlib
 import numpy as np
@@ -66,11 +67,20 @@ def test_fragment_sizes_says_so_when_there_is_nothing_to_draw() -> None:
     assert [t.get_text() for t in ax.texts] == ["no args_delta fragments"]
 
 
-def test_deltas_vs_length_draws_the_fitted_slope_of_each_provider(deltas) -> None:
+def _drawn_with_fit(deltas: pd.DataFrame) -> tuple[Any, pd.DataFrame]:
+    """deltas_vs_length's axes for the calls in ``deltas``, and the fit the lines should show."""
     table = scl.calls(deltas)
-    ax = plots.deltas_vs_length(table)
-    fit = stats.delta_fit(table)
-    line = next(ln for ln in ax.get_lines() if ln.get_color() == plots.color("openai-chat"))
+    return plots.deltas_vs_length(table), stats.delta_fit(table)
+
+
+def _line_of(ax: Any, provider: str) -> Any:
+    """The fitted line drawn in ``provider``'s colour."""
+    return next(ln for ln in ax.get_lines() if ln.get_color() == plots.color(provider))
+
+
+def test_deltas_vs_length_draws_the_fitted_slope_of_each_provider(deltas) -> None:
+    ax, fit = _drawn_with_fit(deltas)
+    line = _line_of(ax, "openai-chat")
     x, y = (np.asarray(v, dtype=float) for v in line.get_data())
     assert y[1] / x[1] == pytest.approx(fit.loc["openai-chat", "slope"])
 
@@ -112,11 +122,9 @@ def test_every_provider_gets_a_colour_of_its_own() -> None:
 
 
 def test_fitted_lines_stay_within_each_providers_calls(deltas) -> None:
-    table = scl.calls(deltas)
-    ax = plots.deltas_vs_length(table)
-    fit = stats.delta_fit(table)
+    ax, fit = _drawn_with_fit(deltas)
     for provider in ("anthropic-messages", "openai-chat"):
-        line = next(ln for ln in ax.get_lines() if ln.get_color() == plots.color(provider))
+        line = _line_of(ax, provider)
         xs = np.asarray(line.get_xdata(), dtype=float)
         assert (xs.min(), xs.max()) == (fit.loc[provider, "min_chars"],
                                         fit.loc[provider, "max_chars"])

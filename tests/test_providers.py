@@ -18,8 +18,10 @@ from .sse_turns import (
     anthropic,
     arg,
     args_delta,
+    call_start_at,
     chat,
     kinds,
+    providers,
     responses,
     sse,
 )
@@ -27,12 +29,11 @@ from .sse_turns import (
 # -- anthropic-messages ----------------------------------------------------------
 
 def test_anthropic_is_detected() -> None:
-    assert set(scl.load(anthropic(START)).provider) == {"anthropic-messages"}
+    assert providers(anthropic(START)) == {"anthropic-messages"}
 
 
 def test_anthropic_tool_use_start_is_a_call_start_with_id_and_name() -> None:
-    row = scl.load(anthropic(START, TOOL)).iloc[1]
-    assert (row.kind, row.block, row.call_id, row.tool) == ("call_start", 1, "toolu_1", "lookup")
+    assert call_start_at(anthropic(START, TOOL), 1) == ("call_start", 1, "toolu_1", "lookup")
 
 
 def test_anthropic_input_json_delta_is_an_args_fragment() -> None:
@@ -70,12 +71,11 @@ def test_anthropic_error_event_is_an_error_row_naming_the_provider_error() -> No
 # -- openai-chat -----------------------------------------------------------------
 
 def test_chat_is_detected() -> None:
-    assert set(scl.load(chat(ANNOUNCE)).provider) == {"openai-chat"}
+    assert providers(chat(ANNOUNCE)) == {"openai-chat"}
 
 
 def test_chat_first_chunk_announces_the_call() -> None:
-    row = scl.load(chat(ANNOUNCE)).iloc[0]
-    assert (row.kind, row.block, row.call_id, row.tool) == ("call_start", 0, "call_1", "lookup")
+    assert call_start_at(chat(ANNOUNCE), 0) == ("call_start", 0, "call_1", "lookup")
 
 
 def test_chat_later_chunks_are_fragments_keyed_by_index() -> None:
@@ -154,12 +154,11 @@ def test_chat_error_payload_is_an_error_row() -> None:
 # -- openai-responses ------------------------------------------------------------
 
 def test_responses_is_detected() -> None:
-    assert set(scl.load(responses(ADDED)).provider) == {"openai-responses"}
+    assert providers(responses(ADDED)) == {"openai-responses"}
 
 
 def test_responses_output_item_added_announces_the_call() -> None:
-    row = scl.load(responses(ADDED)).iloc[0]
-    assert (row.kind, row.block, row.call_id, row.tool) == ("call_start", 0, "call_1", "lookup")
+    assert call_start_at(responses(ADDED), 0) == ("call_start", 0, "call_1", "lookup")
 
 
 def test_responses_argument_delta() -> None:

@@ -135,6 +135,10 @@ def _chunk(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
 
 
+CHUNKED_STREAM = _head("200 OK", "text/event-stream", "transfer-encoding: chunked")
+"""An upstream's head for a streamed answer sent in chunks."""
+
+
 def _post(base_url: str, path: str = "/v1/messages", body: bytes = b'{"stream": true}',
           headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
     host, port = base_url.removeprefix("http://").split(":")
@@ -310,7 +314,7 @@ def test_each_upstream_read_reaches_the_client_before_the_next_is_sent(tmp_path:
     client_has_first = threading.Event()
 
     def script(conn: socket.socket, head: bytes) -> None:
-        conn.sendall(_head("200 OK", "text/event-stream", "transfer-encoding: chunked"))
+        conn.sendall(CHUNKED_STREAM)
         conn.sendall(_chunk(first))
         # A proxy that buffered would never let the client see the first read: no second.
         if client_has_first.wait(TIMEOUT):
@@ -529,8 +533,7 @@ SENT = FIRST + b'data: {"ty'  # the body bytes the upstream sent before it broke
 
 
 def _cut_chunked(conn: socket.socket, head: bytes) -> None:
-    conn.sendall(_head("200 OK", "text/event-stream", "transfer-encoding: chunked")
-                 + _chunk(FIRST) + b"40\r\n" + SENT[len(FIRST):])
+    conn.sendall(CHUNKED_STREAM + _chunk(FIRST) + b"40\r\n" + SENT[len(FIRST):])
 
 
 def _cut_length(conn: socket.socket, head: bytes) -> None:
@@ -557,8 +560,7 @@ def test_an_sdk_reading_a_cut_stream_fails_and_the_capture_is_marked(tmp_path: P
     half = turn.body[: len(turn.body) // 2]
 
     def script(conn: socket.socket, head: bytes) -> None:
-        conn.sendall(_head("200 OK", "text/event-stream", "transfer-encoding: chunked")
-                     + _chunk(half))
+        conn.sendall(CHUNKED_STREAM + _chunk(half))
 
     with raw_upstream(script) as base:
         with pytest.raises(Exception) as direct:  # whatever the SDK raises directly
@@ -574,8 +576,7 @@ def test_a_client_that_hangs_up_mid_stream_marks_the_capture_cut_off(tmp_path: P
     hung_up = threading.Event()
 
     def script(conn: socket.socket, head: bytes) -> None:
-        conn.sendall(_head("200 OK", "text/event-stream", "transfer-encoding: chunked")
-                     + _chunk(FIRST))
+        conn.sendall(CHUNKED_STREAM + _chunk(FIRST))
         hung_up.wait(TIMEOUT)
         for _ in range(1000):  # until the proxy stops reading
             conn.sendall(_chunk(FIRST))
@@ -644,8 +645,7 @@ def test_stopping_the_proxy_mid_stream_keeps_the_capture_marked(tmp_path: Path) 
     release = threading.Event()
 
     def script(conn: socket.socket, head: bytes) -> None:
-        conn.sendall(_head("200 OK", "text/event-stream", "transfer-encoding: chunked")
-                     + _chunk(FIRST))
+        conn.sendall(CHUNKED_STREAM + _chunk(FIRST))
         release.wait(TIMEOUT)
 
     with raw_upstream(script) as base:

@@ -15,6 +15,7 @@ import base64
 import json
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from streamcalls_lab.encode import event_message, exception_message, sse_body, sse_frame
 
@@ -202,7 +203,16 @@ def mistral_events(words: Iterable[str] = ("Paris", " is mild.")) -> list[dict]:
     return out
 
 
-# -- a check every new format's tests share ----------------------------------------------------
+# -- the checks every new format's tests share ----------------------------------------------------
+
+def assert_registered_and_detected(body: bytes, provider: str) -> None:
+    """The format is in the registry under ``provider`` and every row of ``body`` is read as it."""
+    import streamcalls_lab as scl
+    from streamcalls_lab.providers import READERS
+
+    assert provider in READERS
+    assert set(scl.load(body).provider) == {provider}
+
 
 def assert_chunking_changes_nothing(body: bytes, *, strict: bool = True) -> None:
     """Splits into two reads (every position of a short body, some 100 spread over a long
@@ -214,6 +224,11 @@ def assert_chunking_changes_nothing(body: bytes, *, strict: bool = True) -> None
         assert scl.load([body[:cut], body[cut:]], name="t", strict=strict).equals(whole), cut
     one_by_one = scl.load([body[i : i + 1] for i in range(len(body))], name="t", strict=strict)
     assert one_by_one.equals(whole)
+
+
+def call_triples(calls: Any) -> list[tuple]:
+    """(call_id, tool, args) of each row of a ``calls()`` table: what an SDK's calls compare to."""
+    return list(zip(calls.call_id, calls.tool, calls.args, strict=True))
 
 
 def rows_of(body: bytes, **options: object) -> list[tuple]:
