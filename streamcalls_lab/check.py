@@ -438,6 +438,12 @@ class Finding:
     expected: str
     got: str
     detail: str
+    same_value: bool = False
+    """The arguments differ as text but parse to the same value (nothing of the data lost)."""
+
+
+def _same_value(sent: str, got: str) -> bool:
+    return _parses(got) and json.loads(got) == json.loads(sent)
 
 
 def _get(call: Mapping[str, Any], key: str) -> Any:
@@ -504,7 +510,8 @@ def _findings(case: Case, out: Outcome) -> list[Finding]:
                        else frozenset({"other"}))
             detail = ("handed on before its stop" if classes & {"lenient_parse"}
                       else "arguments differ from the fragments joined")
-            found.append(Finding(case, classes, repr(wargs), repr(gargs), detail))
+            found.append(Finding(case, classes, repr(wargs), repr(gargs), detail,
+                                 isinstance(gargs, str) and _same_value(wargs, gargs)))
     return found
 
 
@@ -552,15 +559,26 @@ def check_handler(handler: Handler, *, bytes_level: bool | None = None) -> pd.Da
     for case in cases:
         n += 1
         findings += _findings(case, _run(handler, case))
-    rows = []
+    best = []
     for cls, found in _cover(findings).items():
-        # The smallest example this class alone explains, about the calls if possible.
-        best = min(found, key=lambda f: (len(f.classes) > 1, f.expected == repr(f.case.text),
-                                         f.case.size, len(f.case.example)))
-        rows.append({"class": cls, "format": best.case.format, "family": best.case.family,
-                     "example": best.case.example, "expected": best.expected,
-                     "got": best.got, "detail": best.detail, "failures": len(found)})
-    report = pd.DataFrame(rows, columns=list(REPORT_COLUMNS)).astype(
-        {c: "str" for c in REPORT_COLUMNS[:-1]} | {"failures": "int64"})
+        # The smallest example this class alone explains, about the calls if possible,
+        # and one that loses data (a space inside a string, not one between tokens).
+        best.append((cls, min(found, key=lambda f: (len(f.classes) > 1,
+                                                   f.expected == repr(f.case.text),
+                                                   f.same_value,
+                                                   f.case.size, len(f.case.example))),
+                     len(found)))
+    report = report_frame(best)
     report.attrs["cases"] = n
     return report
+
+
+def report_frame(best: Iterable[tuple[str, Any, int]]) -> pd.DataFrame:
+    """The report's table (:data:`REPORT_COLUMNS`) from ``(class, finding, failures)``: a
+    finding here or in :mod:`~.torture` (a ``case`` with its format, family and example;
+    ``expected``, ``got``, ``detail``) is the class's smallest failing example."""
+    rows = [{"class": cls, "format": f.case.format, "family": f.case.family,
+             "example": f.case.example, "expected": f.expected, "got": f.got,
+             "detail": f.detail, "failures": failures} for cls, f, failures in best]
+    return pd.DataFrame(rows, columns=list(REPORT_COLUMNS)).astype(
+        {c: "str" for c in REPORT_COLUMNS[:-1]} | {"failures": "int64"})

@@ -126,9 +126,7 @@ def cmd_import(ns: argparse.Namespace) -> int:
     errors: list[CaptureError] = []
     written = import_paths(ns.files, ns.out, errors=errors)
     print(f"wrote {len(written)} capture(s) to {ns.out}")
-    for e in errors:
-        print(f"{COMMANDS_PROG} import: error: {e} (skipped)", file=sys.stderr)
-    return 1 if errors else 0
+    return _failed("import", errors, "skipped")
 
 
 @command(
@@ -144,9 +142,15 @@ def cmd_redact(ns: argparse.Namespace) -> int:
     refused: list[Refused] = []
     written = redact_paths(ns.paths, ns.out, salt=ns.salt, refused=refused)
     print(f"redacted {len(written)} capture(s) into {ns.out}")
-    for e in refused:
-        print(f"{COMMANDS_PROG} redact: error: {e} (nothing written for it)", file=sys.stderr)
-    return 1 if refused else 0
+    return _failed("redact", refused, "nothing written for it")
+
+
+def _failed(name: str, errors: Sequence[Exception], outcome: str) -> int:
+    """The files a command gave up on, one line each on stderr, while the rest went on;
+    the exit status: 1 when there were any."""
+    for e in errors:
+        print(f"{COMMANDS_PROG} {name}: error: {e} ({outcome})", file=sys.stderr)
+    return 1 if errors else 0
 
 
 @command(

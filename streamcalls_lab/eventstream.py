@@ -25,7 +25,7 @@ from zlib import crc32
 
 from .errors import CaptureError
 from .ndjson import NDJSONDecoder, looks_like_ndjson
-from .sse import Frame, SSEDecoder, decode_frames
+from .sse import Frame, FrameDecoder, SSEDecoder, decode_frames
 
 PRELUDE = 12
 """Bytes before the headers: total length, headers length, prelude CRC."""
@@ -108,7 +108,7 @@ def is_eventstream(first: bytes) -> bool:
     return first[:1] in (b"\0", b"\1")
 
 
-class EventStreamDecoder:
+class EventStreamDecoder(FrameDecoder):
     """Feed bytes in any chunking; get the same frames (the interface of ``SSEDecoder``).
 
     ``strict=True`` raises :class:`CaptureError` at the first problem; ``strict=False``
@@ -119,32 +119,21 @@ class EventStreamDecoder:
     """
 
     def __init__(self, source: str = "<bytes>", *, strict: bool = True) -> None:
-        self.source = source
-        self.strict = strict
+        super().__init__(source, strict=strict)
         self._buf = bytearray()
         self._pos = 0  # absolute offset of _buf[0]
-        self._seen = 0
         self._stopped = False
-        self._t = math.nan
-        self._out: list[Frame] = []
 
-    def feed(self, chunk: bytes, t: float = math.nan) -> list[Frame]:
-        """Consume one chunk (a socket read); return the frames it completed."""
-        if not chunk:
-            return []
-        self._seen += len(chunk)
-        self._t = t
+    # -- internals --------------------------------------------------------------
+    def _read(self, chunk: bytes) -> None:
         if not self._stopped:
             self._buf += chunk
             self._messages()
-        return self._take()
 
-    def close(self) -> list[Frame]:
-        """End of stream: a message cut short is reported, never emitted."""
+    def _end(self) -> None:
+        """A message cut short is reported, never emitted."""
         have = len(self._buf)
-        if self._seen == 0:
-            self._problem(0, 0, "empty capture: no bytes at all")
-        elif have and not self._stopped:
+        if have and not self._stopped:
             if have < PRELUDE:
                 size = f"{have} bytes, fewer than the {PRELUDE} of a prelude"
             else:
@@ -153,17 +142,6 @@ class EventStreamDecoder:
                           f"stream ends inside a message: {size} (truncated capture?)")
         self._buf = bytearray()
         self._stopped = True
-        return self._take()
-
-    # -- internals --------------------------------------------------------------
-    def _take(self) -> list[Frame]:
-        out, self._out = self._out, []
-        return out
-
-    def _problem(self, offset: int, end: int, reason: str, event: str = "") -> None:
-        if self.strict:
-            raise CaptureError(self.source, offset, reason)
-        self._out.append(_new(Frame, (offset, end, event, "", "", None, self._t, reason)))
 
     def _messages(self) -> None:
         """Decode every complete message in the buffer; keep the rest."""

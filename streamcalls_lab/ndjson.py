@@ -15,12 +15,9 @@ is reported once, saying what it looks like, and not read further.
 
 from __future__ import annotations
 
-import math
-
 import orjson
 
-from .errors import CaptureError
-from .sse import Frame
+from .sse import Frame, FrameDecoder
 
 EVENT = "line"
 """The ``event`` of every NDJSON frame."""
@@ -53,32 +50,26 @@ def _not_a_stream(first: bytes) -> str | None:
     return None
 
 
-class NDJSONDecoder:
+class NDJSONDecoder(FrameDecoder):
     """Feed bytes in any chunking; get one frame per non-blank line (``SSEDecoder``'s interface).
 
     ``strict=True`` raises :class:`CaptureError` at the first problem; ``strict=False`` gives
     it as a frame whose ``problem`` is set, and goes on with the next line.
     """
 
+    _EVENT = EVENT
+
     def __init__(self, source: str = "<bytes>", *, strict: bool = True) -> None:
-        self.source = source
-        self.strict = strict
+        super().__init__(source, strict=strict)
         self._buf = b""
         self._pos = 0  # absolute offset of _buf[0]
-        self._seen = 0
-        self._t = math.nan
         self._first = True  # no line with content yet
         self._stopped = False
-        self._out: list[Frame] = []
 
-    def feed(self, chunk: bytes, t: float = math.nan) -> list[Frame]:
-        """Consume one chunk (a socket read); return the frames it completed."""
-        if not chunk:
-            return []
-        self._seen += len(chunk)
-        self._t = t
+    # -- internals --------------------------------------------------------------
+    def _read(self, chunk: bytes) -> None:
         if self._stopped:
-            return self._take()
+            return
         buf = self._buf + chunk if self._buf else bytes(chunk)
         last = buf.rfind(b"\n")
         if last >= 0:
@@ -89,16 +80,13 @@ class NDJSONDecoder:
             buf = buf[last + 1 :]
             self._pos = at
         self._buf = buf
-        return self._take()
 
-    def close(self) -> list[Frame]:
-        """End of stream: a last line without its ``\\n`` is a frame only when it is whole JSON."""
+    def _end(self) -> None:
+        """A last line without its ``\\n`` is a frame only when it is whole JSON."""
         buf, at = self._buf, self._pos
         if self._stopped:
             buf = b""
-        if self._seen == 0:
-            self._problem(0, 0, "empty capture: no bytes at all")
-        elif buf.strip():
+        if buf.strip():
             try:
                 orjson.loads(buf)
             except orjson.JSONDecodeError:
@@ -109,17 +97,6 @@ class NDJSONDecoder:
                 self._line(buf, at, at + len(buf))
         self._buf = b""
         self._pos += len(buf)
-        return self._take()
-
-    # -- internals --------------------------------------------------------------
-    def _take(self) -> list[Frame]:
-        out, self._out = self._out, []
-        return out
-
-    def _problem(self, offset: int, end: int, reason: str) -> None:
-        if self.strict:
-            raise CaptureError(self.source, offset, reason)
-        self._out.append(_new(Frame, (offset, end, EVENT, "", "", None, self._t, reason)))
 
     def _line(self, line: bytes, at: int, end: int) -> None:
         if self._stopped:

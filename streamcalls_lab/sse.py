@@ -57,10 +57,62 @@ def _frame(offset: int, end: int, event: str, data: str, id: str, retry: int | N
     return _new(Frame, (offset, end, event, data, id, retry, t, problem))
 
 
+class FrameDecoder:
+    """What every framing's decoder shares: counting bytes, the read's time, handing back
+    completed frames, and reporting a problem (raised when strict, else a frame).
+
+    A subclass reads a chunk in :meth:`_read` and, at the end of the stream, reports what
+    is left over in :meth:`_end`; ``feed`` and ``close`` are the same for every framing.
+    """
+
+    _EVENT = ""
+    """The ``event`` of a problem frame."""
+
+    def __init__(self, source: str = "<bytes>", *, strict: bool = True) -> None:
+        self.source = source
+        self.strict = strict
+        self._seen = 0
+        self._t = math.nan
+        self._out: list[Frame] = []
+
+    def feed(self, chunk: bytes, t: float = math.nan) -> list[Frame]:
+        """Consume one chunk (a socket read); return the frames it completed."""
+        if not chunk:
+            return []
+        self._seen += len(chunk)
+        self._t = t
+        self._read(chunk)
+        return self._take()
+
+    def close(self) -> list[Frame]:
+        """End of stream: what was never completed is reported, never emitted."""
+        if self._seen == 0:
+            self._problem(0, 0, "empty capture: no bytes at all")
+        self._end()
+        return self._take()
+
+    def _read(self, chunk: bytes) -> None:
+        raise NotImplementedError
+
+    def _end(self) -> None:
+        raise NotImplementedError
+
+    def _take(self) -> list[Frame]:
+        out, self._out = self._out, []
+        return out
+
+    def _problem(self, offset: int, end: int, reason: str, event: str | None = None,
+                 id: str = "") -> None:
+        if self.strict:
+            raise CaptureError(self.source, offset, reason)
+        event = self._EVENT if event is None else event
+        self._out.append(_frame(offset, end, event, "", id, None, self._t, reason))
+
+
 _RETRY_DIGITS = 18  # any value of up to 18 digits fits in 63 bits
 
 
-class SSEDecoder:
+class SSEDecoder(FrameDecoder):
     """Feed bytes in any chunking; get the same frames: the reference decoder.
 
     Every line goes through the spec's rules (:meth:`_line`), except that a run of complete
@@ -74,8 +126,7 @@ class SSEDecoder:
     """
 
     def __init__(self, source: str = "<bytes>", *, strict: bool = True) -> None:
-        self.source = source
-        self.strict = strict
+        super().__init__(source, strict=strict)
         self._held: list[bytes] = []  # bytes after the last line end, chunk by chunk
         self._held_cr = False  # the held bytes end with CR: a line end, maybe half a CRLF
         self._pos = 0  # absolute offset of the held bytes' first byte
@@ -86,69 +137,52 @@ class SSEDecoder:
         self._junk = False  # inside a run of non-SSE lines, already reported
         self._last_id = ""
         self._retry: int | None = None
-        self._seen = 0
-        self._t = math.nan
-        self._out: list[Frame] = []
 
-    # -- public -----------------------------------------------------------------
-    def feed(self, chunk: bytes, t: float = math.nan) -> list[Frame]:
-        """Consume one chunk (a socket read); return the frames it completed."""
-        if not chunk:
-            return []
+    # -- internals --------------------------------------------------------------
+    def _read(self, chunk: bytes) -> None:
         chunk = bytes(chunk)
-        self._seen += len(chunk)
-        self._t = t
         # Only the new chunk is searched for a line end: held bytes hold none (but a
         # final CR, which may be the first half of a CRLF: it ends a line once a byte follows).
         last = max(chunk.rfind(b"\n"), chunk.rfind(b"\r", 0, len(chunk) - 1))
         if last < 0 and not self._held_cr:
             self._hold(chunk)
-            return self._take()
+            return
         held = self._held
         before = sum(map(len, held))
         buf = b"".join((*held, chunk)) if held else chunk
         if self._pos == 0 and len(buf) < 3 and _BOM.startswith(buf):
             self._held, self._held_cr = [buf], False  # maybe a BOM still arriving
-            return self._take()
+            return
         stop = before + last + 1 if last >= 0 else before  # just past the last line end
         self._lines(buf, stop)
         rest = buf[stop:]
         self._pos += stop
         self._held = [rest] if rest else []
         self._held_cr = rest.endswith(b"\r")
-        return self._take()
 
-    def close(self) -> list[Frame]:
-        """End of stream: a pending, undispatched block is reported, never emitted."""
+    def _end(self) -> None:
+        """A pending, undispatched block is reported, never emitted."""
         held = sum(map(len, self._held))  # (an unterminated tail is measured, not joined)
         if self._held_cr:
             tail = b"".join(self._held)
             self._lines(tail, len(tail))
             self._pos += held
             held = 0
-        if self._seen == 0:
-            self._problem(0, "empty capture: no bytes at all")
-        elif (held or self._start >= 0) and not (self._junk and self._start < 0):
+        if (held or self._start >= 0) and not (self._junk and self._start < 0):
             # (A tail inside a run of non-SSE lines is part of that problem.)
             at = self._start if self._start >= 0 else self._pos
             tail = held + (self._pos - at if self._start >= 0 else 0)
-            self._problem(
+            self._fault(
                 at,
                 f"stream ends inside a frame: {tail} bytes after the last complete event "
                 "were never terminated by a blank line (truncated capture?)",
             )
         self._held, self._held_cr = [], False
         self._reset()
-        return self._take()
 
-    # -- internals --------------------------------------------------------------
     def _hold(self, chunk: bytes) -> None:
         self._held.append(chunk)
         self._held_cr = chunk.endswith(b"\r")
-
-    def _take(self) -> list[Frame]:
-        out, self._out = self._out, []
-        return out
 
     def _reset(self) -> None:
         self._data = []
@@ -157,10 +191,9 @@ class SSEDecoder:
         self._start = -1
         self._retry = None
 
-    def _problem(self, offset: int, reason: str) -> None:
-        if self.strict:
-            raise CaptureError(self.source, offset, reason)
-        self._out.append(_frame(offset, offset, "", "", self._last_id, None, self._t, reason))
+    def _fault(self, offset: int, reason: str) -> None:
+        """A problem at one point of a line, under the event ID seen so far."""
+        self._problem(offset, offset, reason, id=self._last_id)
 
     def _lines(self, buf: bytes, stop: int) -> None:
         """Interpret every line of ``buf[:stop]``, which ends with a line end."""
@@ -246,7 +279,7 @@ class SSEDecoder:
             else:
                 shown = line[:60].decode("utf-8", "replace")
                 why = f"not an SSE field line: {shown!r} (this and any non-SSE lines after it)"
-            self._problem(at, why)
+            self._fault(at, why)
 
     def _read_retry(self, value: bytes, at: int) -> None:
         """"If the field value consists of only ASCII digits", the reconnection time; any
@@ -256,7 +289,7 @@ class SSEDecoder:
             return
         digits = value.lstrip(b"0") or b"0"
         if len(digits) > _RETRY_DIGITS:
-            self._problem(at, f"retry: a value of {len(value)} digits, too large for "
+            self._fault(at, f"retry: a value of {len(value)} digits, too large for "
                               "a reconnection time (more than 18 digits)")
             return
         self._retry = int(digits)
@@ -265,7 +298,7 @@ class SSEDecoder:
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            self._problem(at + e.start, f"invalid UTF-8 (byte 0x{raw[e.start]:02x})")
+            self._fault(at + e.start, f"invalid UTF-8 (byte 0x{raw[e.start]:02x})")
             return raw.decode("utf-8", "replace")
 
     def _dispatch(self, end: int) -> None:

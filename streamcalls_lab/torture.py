@@ -9,8 +9,8 @@ that is all it exposes); the harness compares them with the calls sent and names
 
 The argument documents and turn builders are :mod:`streamcalls_lab.check`'s (entry points:
 ``DOCUMENTS``, ``TWO_CALLS``, ``TRUNCATED``, ``Call``, ``turn_bytes``, ``expected_calls``,
-``byte_turns``, ``TURN_FORMATS``, ``REPORT_COLUMNS``, ``ESCAPE``, ``in_escape``,
-``deleted_only``, ``partly_decoded``); what only a
+``byte_turns``, ``TURN_FORMATS``, ``ESCAPE``, ``in_escape``,
+``deleted_only``, ``partly_decoded``, ``report_frame``); what only a
 real transport shows (read boundaries, chunked framing, gzip, line ends, comments) and the
 stream-level cases (interleaved calls, index reuse, no terminal event) are made here by
 rewriting those turns' frames.
@@ -38,7 +38,6 @@ import pandas as pd
 from .check import (
     DOCUMENTS,
     ESCAPE,
-    REPORT_COLUMNS,
     TRUNCATED,
     TURN_FORMATS,
     TWO_CALLS,
@@ -48,6 +47,7 @@ from .check import (
     expected_calls,
     in_escape,
     partly_decoded,
+    report_frame,
     turn_bytes,
 )
 
@@ -674,17 +674,13 @@ def judge(case: WireCase, run: Run) -> list[Finding]:
 
 def report(findings: Sequence[Finding], n_cases: int, seconds: float) -> pd.DataFrame:
     """One row per class: the smallest failing example, and how many failures it has."""
-    rows = []
+    best = []
     for cls in CLASSES:
         mine = [f for f in findings if f.cls == cls]
-        if not mine:
-            continue
-        best = min(mine, key=lambda f: (f.case.size, len(f.case.example)))
-        rows.append({"class": cls, "format": best.case.format, "family": best.case.family,
-                     "example": best.case.example, "expected": best.expected,
-                     "got": best.got, "detail": best.detail, "failures": len(mine)})
-    out = pd.DataFrame(rows, columns=list(REPORT_COLUMNS)).astype(
-        {c: "str" for c in REPORT_COLUMNS[:-1]} | {"failures": "int64"})
+        if mine:
+            best.append((cls, min(mine, key=lambda f: (f.case.size, len(f.case.example))),
+                         len(mine)))
+    out = report_frame(best)
     out.attrs.update(cases=n_cases, seconds=round(seconds, 2))
     return out
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import json
 from typing import Any
 
 import pytest
@@ -37,6 +39,12 @@ def test_each_fault_is_caught_under_its_own_class_only(name: str) -> None:
 
 def test_report_has_the_contract_columns() -> None:
     assert tuple(check_handler(FAULTS["trim"]).columns) == REPORT_COLUMNS
+
+
+def test_the_trim_example_loses_data_inside_a_string_not_a_space_between_tokens() -> None:
+    row = check_handler(FAULTS["trim"]).iloc[0]
+    expected, got = ast.literal_eval(row["expected"]), ast.literal_eval(row["got"])
+    assert json.loads(got) != json.loads(expected)  # still JSON, but the data changed
 
 
 def test_the_example_is_the_smallest_this_class_alone_explains() -> None:

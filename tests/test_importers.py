@@ -120,6 +120,16 @@ def test_har_messages_without_a_body_are_rebuilt_and_say_so(tmp_path: Path) -> N
     assert "not as sent" in (provenance.read(path) or {})["note"]
 
 
+@pytest.mark.parametrize("field", ["eventName", "eventId"])
+def test_har_messages_with_a_line_break_where_sse_cannot_carry_one_are_refused(
+    tmp_path: Path, field: str,
+) -> None:
+    messages = [{"time": 0.0, "eventName": "x", "eventId": "1", "data": "{}"}]
+    messages[0][field] = "a\nevent: forged"
+    with pytest.raises(CaptureError, match=r"entry 0: byte 0: _eventSourceMessages\[0\]"):
+        import_file(_har(tmp_path, _entry(b"", messages=messages)), tmp_path / "out")
+
+
 def test_load_reads_a_har_directly(tmp_path: Path) -> None:
     har = _har(tmp_path, _entry(BODY), _entry(OTHER))
     df = load(har)
@@ -248,6 +258,11 @@ def test_jsonl_line_text_is_kept_byte_for_byte_and_blank_lines_skipped() -> None
     line = '{"type":"x","delta":"caf\\u00e9 \u00e9"}'
     assert jsonl.rebuild(("\n" + line + "\r\n\n").encode()) == (
         b'event: x\ndata: ' + line.encode() + b"\n\n")
+
+
+def test_jsonl_an_event_type_holding_a_line_break_is_refused_at_its_offset() -> None:
+    with pytest.raises(CaptureError, match="byte 8: event type cannot be an SSE event"):
+        jsonl.rebuild(b'{"a":1}\n{"type":"a\\nevent: forged"}\n')
 
 
 def test_jsonl_a_line_that_is_not_json_is_refused_at_its_offset() -> None:

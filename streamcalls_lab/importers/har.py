@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import provenance
+from ..encode import sse_body, sse_frame
 from ..errors import CaptureError
 from .stream import Stream, frame_reads
 from .vcr import is_event_stream
@@ -55,18 +56,18 @@ def _messages(entry: dict[str, Any]) -> list[dict[str, Any]]:
     return [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
 
 
-def _from_messages(messages: list[dict[str, Any]]) -> bytes:
+def _from_messages(messages: list[dict[str, Any]], where: str) -> bytes:
+    """The SSE body the browser's parsed messages came from (its framing is lost)."""
     out = []
-    for m in messages:
-        lines = []
+    for i, m in enumerate(messages):
         name = m.get("eventName") or m.get("type")
-        if name and name != "message":
-            lines.append(f"event: {name}")
-        if m.get("eventId"):
-            lines.append(f"id: {m['eventId']}")
-        lines += [f"data: {d}" for d in str(m.get("data", "")).split("\n")]
-        out.append("\n".join(lines) + "\n\n")
-    return "".join(out).encode("utf-8")
+        try:
+            out.append(sse_frame(str(m.get("data", "")),
+                                 str(name) if name and name != "message" else None,
+                                 id=str(m["eventId"]) if m.get("eventId") else None))
+        except ValueError as e:  # a name or id SSE cannot carry: no frame would say it
+            raise CaptureError(where, 0, f"_eventSourceMessages[{i}]: {e}") from None
+    return sse_body(out)
 
 
 def _times(messages: list[dict[str, Any]]) -> list[float] | None:
@@ -97,7 +98,7 @@ def streams(path: Path) -> Iterator[Stream]:
         messages = _messages(entry)
         rebuilt = not body and bool(messages)
         if rebuilt:
-            body = _from_messages(messages)
+            body = _from_messages(messages, f"{path} entry {i}")
         if not body:
             continue
         times = _times(messages)

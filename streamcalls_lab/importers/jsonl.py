@@ -21,6 +21,7 @@ from pathlib import Path
 
 import orjson
 
+from ..encode import sse_body, sse_frame
 from ..errors import CaptureError
 from .stream import Stream
 
@@ -28,11 +29,10 @@ NOTE = "framing rebuilt from JSON lines: event lines, whitespace, [DONE] and rea
 
 
 def frame(line: bytes, payload: object) -> bytes:
-    """One SSE frame for one event line."""
-    head = b""
-    if isinstance(payload, dict) and isinstance(payload.get("type"), str):
-        head = b"event: " + payload["type"].encode("utf-8") + b"\n"
-    return head + b"data: " + line + b"\n\n"
+    """One SSE frame for one event line (UTF-8, as JSON is); a ``type`` holding a line
+    break, which an ``event:`` line cannot carry, is a :class:`ValueError`."""
+    event = payload.get("type") if isinstance(payload, dict) else None
+    return sse_body([sse_frame(line.decode("utf-8"), event if isinstance(event, str) else None)])
 
 
 def rebuild(raw: bytes, source: str = "<jsonl>") -> bytes:
@@ -46,7 +46,10 @@ def rebuild(raw: bytes, source: str = "<jsonl>") -> bytes:
                 payload = orjson.loads(text)
             except orjson.JSONDecodeError as e:
                 raise CaptureError(source, at, f"line is not JSON: {e}") from None
-            out.append(frame(text, payload))
+            try:
+                out.append(frame(text, payload))
+            except ValueError as e:
+                raise CaptureError(source, at, f"event type cannot be an SSE event: {e}") from None
         at += len(line)
     if not out:
         raise CaptureError(source, 0, "no events: the file has no JSON lines")

@@ -53,6 +53,17 @@ class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
     summary_index: Any = None
 
 
+def _call_item(item: dict[str, Any]) -> tuple[str, str | None, str | None] | None:
+    """For an output item that is a call (:data:`CALL_ITEMS`): the field holding its input,
+    its id and its tool's name; None for any other item."""
+    fields = CALL_ITEMS.get(item.get("type"))  # type: ignore[arg-type]
+    if fields is None:
+        return None
+    id_field, input_field = fields
+    return (input_field, maybe_text(item.get(id_field), f"item.{id_field}"),
+            maybe_text(item.get("name"), "item.name"))
+
+
 def _hot_rows(at: list[int], structs: list[_DeltaEvent | None], events: list[str],
               raws: list[bytes], out: list[Any]) -> None:
     """A ``*.delta`` needs no item state when it carries ``output_index``."""
@@ -102,11 +113,9 @@ class OpenAIResponses:
             item = payload["item"]
             if isinstance(item.get("id"), str) and block is not None:
                 self._items[item["id"]] = block
-            fields = CALL_ITEMS.get(item.get("type"))  # type: ignore[arg-type]
-            if fields is not None:
-                id_field, input_field = fields
-                call_id = maybe_text(item.get(id_field), f"item.{id_field}")
-                tool = maybe_text(item.get("name"), "item.name")
+            call = _call_item(item)
+            if call is not None:
+                input_field, call_id, tool = call
                 out = [Ev(kind, "call_start", block, call_id, tool)]
                 if item.get(input_field):
                     frag = text(item[input_field], f"item.{input_field}")
@@ -118,11 +127,9 @@ class OpenAIResponses:
             return [Ev(kind, "other", block)]
         if kind == "response.output_item.done":
             item = payload["item"]
-            fields = CALL_ITEMS.get(item.get("type"))  # type: ignore[arg-type]
-            if fields is not None:
-                id_field, input_field = fields
-                call_id = maybe_text(item.get(id_field), f"item.{id_field}")
-                tool = maybe_text(item.get("name"), "item.name")
+            call = _call_item(item)
+            if call is not None:
+                input_field, call_id, tool = call
                 final = maybe_text(item.get(input_field), f"item.{input_field}")
                 return [Ev(kind, "block_stop", block, call_id, tool, final=final)]
             return [Ev(kind, "block_stop", block)]

@@ -117,7 +117,7 @@ def _error(message: str) -> SafeHTML:
     return SafeHTML(r.view(f'<span class="scl-bad">{escape(message)}</span>', "scl-breaker"))
 
 
-class BreakerView:
+class BreakerView(r.View):
     """Move a split through a document, edit it, pick the format; see every handler's result.
 
     ``preset`` is a ``FAULTS`` name (its :data:`~streamcalls_lab.breaker.PRESETS` setup,
@@ -222,11 +222,6 @@ class BreakerView:
         if self.result is None:
             return _error("no result: the setup above is not valid")
         return render(self.result, self.show, self.focus)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
-        bundle["text/html"] = self.static().html
-        return bundle
 
     # -- reacting -----------------------------------------------------------------------
     def _bounds(self, args: str) -> None:

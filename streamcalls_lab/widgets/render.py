@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..breaker import Span
-from ..display import STYLE, escape, visible
+from ..display import STYLE, SafeHTML, escape, visible
 
 CSS = STYLE + """<style>
 .scl-view{font-size:13px;line-height:1.5}
@@ -28,6 +28,21 @@ background:#fff5d6;border-right:2px solid #c60;padding:0 1px}
 .scl-view .scl-note{color:#555}
 .scl-view tr.scl-focus>td{background:#fffbe6}
 </style>"""
+
+
+class View:
+    """A view shown live by its ``widget`` and, in the same bundle, as its escaped HTML
+    (:meth:`static`), which is what a saved notebook or a page without a kernel shows."""
+
+    widget: Any
+
+    def static(self) -> SafeHTML:
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle["text/html"] = self.static().html
+        return bundle
 
 
 def view(body: str, cls: str) -> str:

@@ -113,7 +113,7 @@ def render(stepper: Stepper, i: int, handler: str = CORRECT,
     return SafeHTML(r.view(body, "scl-stepper"))
 
 
-class StepperView:
+class StepperView(r.View):
     """Next, back, a slider and play-at-recorded-pace over one turn of ``source``.
 
     ``source`` is anything :class:`~streamcalls_lab.Stepper` takes (a capture path, by
@@ -175,11 +175,6 @@ class StepperView:
     def static(self) -> SafeHTML:
         """The current step as escaped HTML, for where no kernel runs."""
         return render(self.stepper, self.index, self.handler.value, self.clock)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
-        bundle["text/html"] = self.static().html
-        return bundle
 
     def _speed_changed(self, change: dict[str, Any]) -> None:
         self.play.step, self.play.max = play_range(self.clock, change["new"], TICK_MS)
