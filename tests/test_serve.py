@@ -48,6 +48,32 @@ def test_an_aws_event_stream_capture_is_served_as_one() -> None:
     assert resp.content == body
 
 
+def test_an_ndjson_capture_is_served_as_ndjson_not_as_an_event_stream(tmp_path: Path) -> None:
+    from .wire_samples import ndjson, ollama_turn
+
+    body = ndjson(*ollama_turn())
+    (tmp_path / "ollama.ndjson").write_bytes(body)
+    for source in (body, tmp_path / "ollama.ndjson"):
+        with serve(source, speed=math.inf) as base_url:
+            resp = _get(base_url + "/api/chat")
+        assert resp.headers["content-type"] == "application/x-ndjson"
+        assert resp.content == body
+
+
+def test_the_ollama_sdk_reads_a_served_ndjson_capture_as_load_does() -> None:
+    ollama = pytest.importorskip("ollama")
+    from .wire_samples import ndjson, ollama_call, ollama_line
+
+    body = ndjson(ollama_line("Hi"), ollama_line(tool_calls=[ollama_call("f", {"n": 1})]),
+                  ollama_line(done=True))
+    with serve(body, speed=math.inf) as base_url:
+        parts = list(ollama.Client(host=base_url, timeout=TIMEOUT).chat(
+            model="m", messages=USER, stream=True))
+    assert "".join(p.message.content or "" for p in parts) == "Hi"
+    assert [(tc.function.name, dict(tc.function.arguments))
+            for p in parts for tc in p.message.tool_calls or []] == [("f", {"n": 1})]
+
+
 def test_any_path_and_get_are_answered() -> None:
     with serve(BODY, speed=math.inf) as base_url:
         assert _get(base_url + "/v1/responses").content == BODY
