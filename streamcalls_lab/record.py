@@ -18,7 +18,6 @@ import json
 import os
 import ssl
 import time
-import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,7 +25,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import provenance, timing
+from . import provenance
+from .body_recorder import BodyNotSaved, BodyRecorder
 from .replay import Clock
 
 AUTH_MODES = ("auto", "x-api-key", "bearer", "api-key", "x-goog-api-key", "none")
@@ -202,51 +202,32 @@ def _save(
     secrets: list[str],
     clock: Clock,
 ) -> Recording:
-    encoding = (resp.getheader("content-encoding") or "identity").lower()
-    if encoding not in ("identity", "gzip", "deflate"):
-        raise RecordError(f"the server compressed the stream as {encoding!r}; cannot decode it")
-    inflate = None if encoding == "identity" else zlib.decompressobj(
-        wbits=31 if encoding == "gzip" else 15)
     out.parent.mkdir(parents=True, exist_ok=True)
-    read_log: list[tuple[float, int]] = []
-    first: float | None = None
+    try:
+        rec = BodyRecorder(out, resp.getheader("content-encoding"), clock, secrets)
+    except BodyNotSaved as e:
+        raise RecordError(f"{safe_url}: {e}; nothing saved") from None
     cut: str | None = None
-    with out.open("wb") as f:
-        while True:
+    try:
+        while rec.cut is None:
             try:
                 chunk = resp.read1(_READ_SIZE)
             except (OSError, http.client.HTTPException) as e:
                 cut = type(e).__name__
                 break
-            now = clock()
             if not chunk:
                 break
-            if inflate is not None:
-                try:
-                    chunk = inflate.decompress(chunk)
-                except zlib.error:
-                    cut = f"corrupt {encoding} body"
-                    break
-                if not chunk:
-                    continue
-            if first is None:
-                first = now
-            f.write(chunk)
-            read_log.append((now - first, len(chunk)))
-        if inflate is not None and cut is None:
-            if rest := inflate.flush():
-                now = clock()
-                first = now if first is None else first
-                f.write(rest)
-                read_log.append((now - first, len(rest)))
-            if not inflate.eof:  # every byte arrived, but the compressed stream had not ended
-                cut = f"{encoding} body ended before its end"
-    nbytes = sum(n for _, n in read_log)
+            rec.feed(chunk, clock())
+    except BodyNotSaved as e:  # the body echoed the key: the file is already gone
+        raise RecordError(f"{safe_url}: {e}; nothing saved") from None
+    side = rec.finish()
+    cut = cut or rec.cut
+    nbytes = rec.nbytes
     if cut and not nbytes:  # nothing to study: no empty capture left behind
         out.unlink(missing_ok=True)
+        side.unlink(missing_ok=True)
         raise RecordError(f"the stream from {safe_url} broke off ({cut}) before its first "
                           "byte; nothing saved")
-    side = timing.write(out, read_log)
     meta = {
         "source": "record",
         "url": safe_url,
@@ -265,4 +246,4 @@ def _save(
             f"the partial capture is saved in {out}"
         )
     return Recording(out, side, meta_path, resp.status, resp.getheader("content-type") or "",
-                     nbytes, len(read_log))
+                     nbytes, len(rec.reads))
