@@ -480,20 +480,10 @@ class _Handler(BaseHTTPRequestHandler):
                     sent: list[tuple[str, str]], secrets: list[str], cut: str | None,
                     note: str | None) -> None:
         up = proxy.upstream
-        meta: dict[str, Any] = {
-            "source": "proxy",
-            "url": provenance.scrub_url(f"{up.scheme}://{up.netloc}{proxy.prefix}{target}",
-                                        secrets),
-            "method": method,
-            "path": safe_path,
-            "status": resp.status,
-            "model": model_of(target, body),
-            "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "request_headers": provenance.scrub_headers(sent, secrets),
-            "response_headers": provenance.scrub_headers(resp.getheaders(), secrets),
-        }
-        if cut:
-            meta["cut_off"] = cut
+        meta = provenance.exchange(
+            "proxy", f"{up.scheme}://{up.netloc}{proxy.prefix}{target}", method, resp.status,
+            sent, resp.getheaders(), secrets, cut_off=cut, path=safe_path,
+            model=model_of(target, body))
         if note:
             meta["not_saved"] = note
         try:

@@ -20,7 +20,6 @@ import ssl
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -228,17 +227,8 @@ def _save(
         side.unlink(missing_ok=True)
         raise RecordError(f"the stream from {safe_url} broke off ({cut}) before its first "
                           "byte; nothing saved")
-    meta = {
-        "source": "record",
-        "url": safe_url,
-        "method": "POST",
-        "status": resp.status,
-        "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "request_headers": provenance.scrub_headers(sent, secrets),
-        "response_headers": provenance.scrub_headers(resp.getheaders(), secrets),
-    }
-    if cut:
-        meta["cut_off"] = cut
+    meta = provenance.exchange("record", safe_url, "POST", resp.status, sent,
+                               resp.getheaders(), secrets, cut_off=cut)
     meta_path = provenance.write(out, meta, secrets)
     if cut:
         raise RecordError(
