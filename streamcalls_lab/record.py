@@ -48,14 +48,27 @@ class Recording:
     nreads: int
 
 
+HOSTS: tuple[tuple[str, str | None, str], ...] = (
+    ("anthropic.com", "ANTHROPIC_API_KEY", "x-api-key"),
+    ("openai.com", "OPENAI_API_KEY", "authorization"),
+    (".openai.azure.com", None, "api-key"),
+    ("googleapis.com", None, "x-goog-api-key"),
+)
+"""Per provider host suffix: the conventional key variable and the header that carries it."""
+
+
+def _host_rule(url: str) -> tuple[str | None, str]:
+    """(key variable, key header) for ``url``'s host: no variable and ``authorization`` for
+    hosts not in :data:`HOSTS`. A suffix matches whole labels only (``evilanthropic.com``
+    gets no Anthropic key)."""
+    host = "." + (urlsplit(url).hostname or "").lower().rstrip(".")
+    return next(((env, header) for suffix, env, header in HOSTS
+                 if host.endswith("." + suffix.lstrip("."))), (None, "authorization"))
+
+
 def default_key_env(url: str) -> str | None:
     """The conventional key variable for a provider's host, or None (no key) for others."""
-    host = (urlsplit(url).hostname or "").lower()
-    if host.endswith("anthropic.com"):
-        return "ANTHROPIC_API_KEY"
-    if host.endswith("openai.com"):
-        return "OPENAI_API_KEY"
-    return None
+    return _host_rule(url)[0]
 
 
 def auth_header(url: str, mode: str = "auto") -> str | None:
@@ -64,14 +77,7 @@ def auth_header(url: str, mode: str = "auto") -> str | None:
     if mode not in AUTH_MODES:
         raise ValueError(f"auth must be one of {', '.join(AUTH_MODES)}, not {mode!r}")
     if mode == "auto":
-        host = (urlsplit(url).hostname or "").lower()
-        if host.endswith("anthropic.com"):
-            return "x-api-key"
-        if host.endswith(".openai.azure.com"):
-            return "api-key"
-        if host.endswith("googleapis.com"):
-            return "x-goog-api-key"
-        return "authorization"
+        return _host_rule(url)[1]
     return {"none": None, "bearer": "authorization"}.get(mode, mode)
 
 
