@@ -246,7 +246,7 @@ def test_an_upstream_certificate_no_trusted_ca_signed_is_refused(
         f"https://127.0.0.1:{upstream.port}", tmp_path
     ) as proxy, pytest.raises(anthropic.APIConnectionError):
         _anthropic(proxy.base_url)
-    assert upstream.requests == []
+    assert list(upstream.requests) == []
     assert "SSLCertVerificationError" in (proxy.exchanges[0].note or "")
     assert _written(tmp_path) == []
 
@@ -450,7 +450,7 @@ def test_a_request_line_that_cannot_be_forwarded_is_answered_400(tmp_path: Path)
     ) as proxy, socket.create_connection(("127.0.0.1", proxy.port), timeout=TIMEOUT) as sock:
         sock.sendall(b"POST /v1/m\x1b[31m HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n")
         assert sock.recv(65536).startswith(b"HTTP/1.1 400 ")
-    assert upstream.requests == []
+    assert list(upstream.requests) == []
 
 
 def test_the_model_comes_from_the_body_or_the_path() -> None:
