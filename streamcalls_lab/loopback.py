@@ -24,17 +24,38 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+class OwnedHTTPServer(ThreadingHTTPServer):
+    """One thread per connection; ``owner`` is the :class:`LoopbackServer` handlers consult."""
+
+    daemon_threads = True
+    request_queue_size = 128  # SDKs open many connections at once; 5 would drop some SYNs
+
+    def __init__(self, address: tuple[str, int], handler: type, owner: Any) -> None:
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, handler)
+        self.owner = owner
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up is routine, not worth a traceback; anything else is."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class LoopbackServer:
     """Bind ``handler`` to ``host:port`` (port 0: any free one); refuses non-loopback hosts.
 
     Use as a context manager (``with Server(...) as s: s.base_url``), or call
-    :meth:`serve_forever` in the foreground.
+    :meth:`serve_forever` in the foreground. A subclass may set ``httpd_class`` (a larger
+    listen backlog, say).
     """
+
+    httpd_class: type[OwnedHTTPServer] = OwnedHTTPServer
 
     def __init__(self, handler: type[BaseHTTPRequestHandler], host: str, port: int) -> None:
         if not is_loopback(host):
             raise ValueError(f"refusing to serve on {host!r}: only loopback addresses")
-        self._httpd = OwnedHTTPServer((host, port), handler, self)
+        self._httpd = self.httpd_class((host, port), handler, self)
         self._thread: threading.Thread | None = None
 
     @property
@@ -70,21 +91,3 @@ class LoopbackServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class OwnedHTTPServer(ThreadingHTTPServer):
-    """One thread per connection; ``owner`` is the :class:`LoopbackServer` handlers consult."""
-
-    daemon_threads = True
-    request_queue_size = 128  # SDKs open many connections at once; 5 would drop some SYNs
-
-    def __init__(self, address: tuple[str, int], handler: type, owner: Any) -> None:
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, handler)
-        self.owner = owner
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up is routine, not worth a traceback; anything else is."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)

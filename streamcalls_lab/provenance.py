@@ -14,6 +14,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
@@ -142,6 +143,36 @@ def fingerprint(secret: str) -> str:
 
 def sidecar(path: Path) -> Path:
     return path.with_name(path.name + SUFFIX)
+
+
+def exchange(
+    source: str,
+    url: str,
+    method: str,
+    status: int,
+    sent: Mapping[str, Any] | Iterable[tuple[str, Any]],
+    received: Mapping[str, Any] | Iterable[tuple[str, Any]],
+    secrets: Iterable[str] = (),
+    *,
+    cut_off: str | None = None,
+    **more: Any,
+) -> dict[str, Any]:
+    """The provenance of one recorded HTTP exchange (``record``, ``proxy``): the URL, both
+    sides' headers scrubbed, when, and ``cut_off`` when the body broke off; ``more`` added."""
+    secrets = list(secrets)
+    meta: dict[str, Any] = {
+        "source": source,
+        "url": scrub_url(url, secrets),
+        "method": method,
+        "status": status,
+        **more,
+        "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "request_headers": scrub_headers(sent, secrets),
+        "response_headers": scrub_headers(received, secrets),
+    }
+    if cut_off:
+        meta["cut_off"] = cut_off
+    return meta
 
 
 def write(path: Path, meta: Mapping[str, Any], secrets: Iterable[str] = ()) -> Path:

@@ -18,7 +18,8 @@ zstd) is passed through and not saved; its ``meta.json`` says why.
 Streamed responses (SSE, NDJSON, AWS event-stream, by content type) are saved
 in ``out`` as ``<UTC time>-<n>-<path>.sse`` / ``.ndjson`` / ``.eventstream``
 with a ``.timing.tsv`` sidecar and a ``.meta.json`` scrubbed by
-:mod:`provenance`'s rules (the credentials the client sent are the secrets).
+:mod:`provenance`'s rules (the credentials the client sent, in headers, query or JSON
+body, are the secrets).
 Others pass through, and are saved too (``.json`` / ``.body``) with
 ``save_all``. An upstream that cannot be reached closes the client's
 connection without an answer, as a dead host would; one that breaks off
@@ -44,7 +45,7 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
-from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from . import provenance
 from .body_recorder import BodyNotSaved, BodyRecorder
@@ -109,10 +110,11 @@ def _quiet(conn: http.client.HTTPConnection) -> bool:
         return False
 
 
-def _secrets(headers: list[tuple[str, str]], target: str) -> list[str]:
-    """What the client authenticated with: credential headers and key-like query values."""
-    query = parse_qsl(urlsplit(target).query, keep_blank_values=True)
-    return provenance.secret_values(headers) + provenance.secret_values(query)
+def _secrets(headers: list[tuple[str, str]], target: str, body: bytes) -> list[str]:
+    """What the client authenticated with: credential headers, key-like query values and
+    values under secret-named keys of a JSON request body (provenance's collectors)."""
+    return (provenance.secret_values(headers) + provenance.url_secrets(target)
+            + provenance.body_secrets(body))
 
 
 def _slug(path: str) -> str:
@@ -377,7 +379,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self.send_error(400, "malformed chunked request body")
             return
-        secrets = _secrets(list(self.headers.items()), target)
+        secrets = _secrets(list(self.headers.items()), target, body)
         sent = proxy.upstream_headers(method, list(self.headers.items()), body)
         safe_path = provenance.scrub_url("http://x" + target, secrets).removeprefix("http://x")
         try:
@@ -478,20 +480,10 @@ class _Handler(BaseHTTPRequestHandler):
                     sent: list[tuple[str, str]], secrets: list[str], cut: str | None,
                     note: str | None) -> None:
         up = proxy.upstream
-        meta: dict[str, Any] = {
-            "source": "proxy",
-            "url": provenance.scrub_url(f"{up.scheme}://{up.netloc}{proxy.prefix}{target}",
-                                        secrets),
-            "method": method,
-            "path": safe_path,
-            "status": resp.status,
-            "model": model_of(target, body),
-            "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "request_headers": provenance.scrub_headers(sent, secrets),
-            "response_headers": provenance.scrub_headers(resp.getheaders(), secrets),
-        }
-        if cut:
-            meta["cut_off"] = cut
+        meta = provenance.exchange(
+            "proxy", f"{up.scheme}://{up.netloc}{proxy.prefix}{target}", method, resp.status,
+            sent, resp.getheaders(), secrets, cut_off=cut, path=safe_path,
+            model=model_of(target, body))
         if note:
             meta["not_saved"] = note
         try:

@@ -18,15 +18,14 @@ import json
 import os
 import ssl
 import time
-import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import provenance, timing
+from . import provenance
+from .body_recorder import BodyNotSaved, BodyRecorder
 from .replay import Clock
 
 AUTH_MODES = ("auto", "x-api-key", "bearer", "api-key", "x-goog-api-key", "none")
@@ -49,14 +48,27 @@ class Recording:
     nreads: int
 
 
+HOSTS: tuple[tuple[str, str | None, str], ...] = (
+    ("anthropic.com", "ANTHROPIC_API_KEY", "x-api-key"),
+    ("openai.com", "OPENAI_API_KEY", "authorization"),
+    (".openai.azure.com", None, "api-key"),
+    ("googleapis.com", None, "x-goog-api-key"),
+)
+"""Per provider host suffix: the conventional key variable and the header that carries it."""
+
+
+def _host_rule(url: str) -> tuple[str | None, str]:
+    """(key variable, key header) for ``url``'s host: no variable and ``authorization`` for
+    hosts not in :data:`HOSTS`. A suffix matches whole labels only (``evilanthropic.com``
+    gets no Anthropic key)."""
+    host = "." + (urlsplit(url).hostname or "").lower().rstrip(".")
+    return next(((env, header) for suffix, env, header in HOSTS
+                 if host.endswith("." + suffix.lstrip("."))), (None, "authorization"))
+
+
 def default_key_env(url: str) -> str | None:
     """The conventional key variable for a provider's host, or None (no key) for others."""
-    host = (urlsplit(url).hostname or "").lower()
-    if host.endswith("anthropic.com"):
-        return "ANTHROPIC_API_KEY"
-    if host.endswith("openai.com"):
-        return "OPENAI_API_KEY"
-    return None
+    return _host_rule(url)[0]
 
 
 def auth_header(url: str, mode: str = "auto") -> str | None:
@@ -65,14 +77,7 @@ def auth_header(url: str, mode: str = "auto") -> str | None:
     if mode not in AUTH_MODES:
         raise ValueError(f"auth must be one of {', '.join(AUTH_MODES)}, not {mode!r}")
     if mode == "auto":
-        host = (urlsplit(url).hostname or "").lower()
-        if host.endswith("anthropic.com"):
-            return "x-api-key"
-        if host.endswith(".openai.azure.com"):
-            return "api-key"
-        if host.endswith("googleapis.com"):
-            return "x-goog-api-key"
-        return "authorization"
+        return _host_rule(url)[1]
     return {"none": None, "bearer": "authorization"}.get(mode, mode)
 
 
@@ -202,62 +207,34 @@ def _save(
     secrets: list[str],
     clock: Clock,
 ) -> Recording:
-    encoding = (resp.getheader("content-encoding") or "identity").lower()
-    if encoding not in ("identity", "gzip", "deflate"):
-        raise RecordError(f"the server compressed the stream as {encoding!r}; cannot decode it")
-    inflate = None if encoding == "identity" else zlib.decompressobj(
-        wbits=31 if encoding == "gzip" else 15)
     out.parent.mkdir(parents=True, exist_ok=True)
-    read_log: list[tuple[float, int]] = []
-    first: float | None = None
+    try:
+        rec = BodyRecorder(out, resp.getheader("content-encoding"), clock, secrets)
+    except BodyNotSaved as e:
+        raise RecordError(f"{safe_url}: {e}; nothing saved") from None
     cut: str | None = None
-    with out.open("wb") as f:
-        while True:
+    try:
+        while rec.cut is None:
             try:
                 chunk = resp.read1(_READ_SIZE)
             except (OSError, http.client.HTTPException) as e:
                 cut = type(e).__name__
                 break
-            now = clock()
             if not chunk:
                 break
-            if inflate is not None:
-                try:
-                    chunk = inflate.decompress(chunk)
-                except zlib.error:
-                    cut = f"corrupt {encoding} body"
-                    break
-                if not chunk:
-                    continue
-            if first is None:
-                first = now
-            f.write(chunk)
-            read_log.append((now - first, len(chunk)))
-        if inflate is not None and cut is None:
-            if rest := inflate.flush():
-                now = clock()
-                first = now if first is None else first
-                f.write(rest)
-                read_log.append((now - first, len(rest)))
-            if not inflate.eof:  # every byte arrived, but the compressed stream had not ended
-                cut = f"{encoding} body ended before its end"
-    nbytes = sum(n for _, n in read_log)
+            rec.feed(chunk, clock())
+    except BodyNotSaved as e:  # the body echoed the key: the file is already gone
+        raise RecordError(f"{safe_url}: {e}; nothing saved") from None
+    side = rec.finish()
+    cut = cut or rec.cut
+    nbytes = rec.nbytes
     if cut and not nbytes:  # nothing to study: no empty capture left behind
         out.unlink(missing_ok=True)
+        side.unlink(missing_ok=True)
         raise RecordError(f"the stream from {safe_url} broke off ({cut}) before its first "
                           "byte; nothing saved")
-    side = timing.write(out, read_log)
-    meta = {
-        "source": "record",
-        "url": safe_url,
-        "method": "POST",
-        "status": resp.status,
-        "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "request_headers": provenance.scrub_headers(sent, secrets),
-        "response_headers": provenance.scrub_headers(resp.getheaders(), secrets),
-    }
-    if cut:
-        meta["cut_off"] = cut
+    meta = provenance.exchange("record", safe_url, "POST", resp.status, sent,
+                               resp.getheaders(), secrets, cut_off=cut)
     meta_path = provenance.write(out, meta, secrets)
     if cut:
         raise RecordError(
@@ -265,4 +242,4 @@ def _save(
             f"the partial capture is saved in {out}"
         )
     return Recording(out, side, meta_path, resp.status, resp.getheader("content-type") or "",
-                     nbytes, len(read_log))
+                     nbytes, len(rec.reads))

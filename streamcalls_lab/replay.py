@@ -18,12 +18,21 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from .eventstream import AutoDecoder
+from .eventstream import AutoDecoder, EventStreamDecoder
+from .ndjson import NDJSONDecoder
 from .sources import Source, resolve
+from .sse import SSEDecoder
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], object]
 AsyncSleep = Callable[[float], Awaitable[object]]
+EVENT_STREAM = "text/event-stream"
+AWS_EVENT_STREAM = "application/vnd.amazon.eventstream"  # what Bedrock sends
+NDJSON = "application/x-ndjson"  # what Ollama sends
+MEDIA_TYPES: dict[type, str] = {
+    SSEDecoder: EVENT_STREAM, EventStreamDecoder: AWS_EVENT_STREAM, NDJSONDecoder: NDJSON,
+}
+"""The content type each framing is sent under."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +74,19 @@ def _frame_pieces(body: bytes) -> list[bytes]:
     if at < len(body):
         pieces.append(body[at:])
     return pieces
+
+
+def content_type(chunks: Sequence[Read]) -> str:
+    """The content type a server sends these reads under: that of the framing
+    :class:`~.eventstream.AutoDecoder` reads them as (SSE, AWS event-stream, NDJSON)."""
+    dec = AutoDecoder(strict=False)
+    for r in chunks:
+        dec.feed(r.data)
+        if dec.decoder is not None:
+            break
+    else:
+        dec.close()  # empty or all whitespace: read as SSE
+    return MEDIA_TYPES[type(dec.decoder)]
 
 
 def due_times(chunks: Sequence[Read], speed: float = 1.0) -> list[float]:

@@ -23,28 +23,26 @@ served.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
-import socket
 import threading
 import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from . import provenance
-from .eventstream import is_eventstream
+from . import provenance, replay
+from .loopback import LoopbackServer, OwnedHTTPServer
 from .replay import Clock, Read, Sleep, paced, reads
 from .sources import Capture, Source, resolve
 
 BACKLOG = 1024
 MAX_BODY = 16 * 1024**2
 """Largest request body read (a client's JSON request): more is refused with 413."""
-EVENT_STREAM = "text/event-stream"
-AWS_EVENT_STREAM = "application/vnd.amazon.eventstream"  # what Bedrock sends
+EVENT_STREAM = replay.EVENT_STREAM
+AWS_EVENT_STREAM = replay.AWS_EVENT_STREAM
 
 
 @dataclass(frozen=True)
@@ -57,16 +55,11 @@ class Request:
     body: bytes = field(repr=False)
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+class _HTTPServer(OwnedHTTPServer):
+    request_queue_size = BACKLOG
 
 
-class SSEServer:
+class SSEServer(LoopbackServer):
     """Serve the captures of ``source`` in turn (one per request, cycling) on loopback.
 
     Use as a context manager: ``with SSEServer(path) as server: server.base_url``.
@@ -74,6 +67,8 @@ class SSEServer:
     ``default_delay`` spaces the frames of an untimed capture; ``clock`` and
     ``sleep`` replace the real ones in tests.
     """
+
+    httpd_class = _HTTPServer
 
     def __init__(
         self,
@@ -90,8 +85,6 @@ class SSEServer:
         idle_timeout: float = 30.0,
         max_requests: int = 1000,
     ) -> None:
-        if not _is_loopback(host):
-            raise ValueError(f"refusing to serve on {host!r}: only loopback addresses")
         caps, self.skipped = _servable(source)
         if not caps:
             raise ValueError("nothing to serve: the source holds no capture")
@@ -102,7 +95,8 @@ class SSEServer:
         self.speed = speed
         self.status = status
         self.content_type = content_type
-        """The content-type header; None: each capture's own framing says (SSE or AWS)."""
+        """The content-type header; None: what the capture's framing calls for (see
+        :func:`replay.content_type`)."""
         self.sleep = sleep
         self.clock = clock
         self.idle_timeout = idle_timeout
@@ -110,43 +104,7 @@ class SSEServer:
         self.requests: deque[Request] = deque(maxlen=max_requests)
         self._next = 0
         self._lock = threading.Lock()
-        self._httpd = _HTTPServer((host, port), _Handler, self)
-        self._thread: threading.Thread | None = None
-
-    # -- addresses ----------------------------------------------------------------
-    @property
-    def port(self) -> int:
-        return self._httpd.server_address[1]
-
-    @property
-    def base_url(self) -> str:
-        host = self._httpd.server_address[0]
-        host = f"[{host}]" if ":" in host else host
-        return f"http://{host}:{self.port}"
-
-    # -- lifecycle ----------------------------------------------------------------
-    def start(self) -> SSEServer:
-        # A short poll interval: shutdown() waits for the loop to notice, up to one interval.
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
-                                        daemon=True, name=f"sse-server:{self.port}")
-        self._thread.start()
-        return self
-
-    def serve_forever(self) -> None:
-        self._httpd.serve_forever()
-
-    def close(self) -> None:
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join(timeout=10)
-            self._thread = None
-        self._httpd.server_close()
-
-    def __enter__(self) -> SSEServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().__init__(_Handler, host, port)
 
     # -- per request ----------------------------------------------------------------
     def _take_turn(self) -> list[Read]:
@@ -188,17 +146,6 @@ def _servable(source: Source) -> tuple[list[Capture], list[str]]:
         else:
             keep.append(cap)
     return keep, skipped
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = BACKLOG
-
-    def __init__(self, address: tuple[str, int], handler: type, owner: SSEServer) -> None:
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, handler)
-        self.owner = owner
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -247,7 +194,7 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         owner._remember(method, self.path, self.headers, body)
         turn = owner._take_turn()
-        content_type = owner.content_type or _content_type(turn)
+        content_type = owner.content_type or replay.content_type(turn)
         self.close_connection = True
         self.send_response(owner.status)
         self.send_header("content-type", content_type)
@@ -262,11 +209,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client hung up mid-stream, as clients do
-
-
-def _content_type(turn: list[Read]) -> str:
-    first = next((r.data for r in turn if r.data), b"")
-    return AWS_EVENT_STREAM if is_eventstream(first) else EVENT_STREAM
 
 
 @contextlib.contextmanager

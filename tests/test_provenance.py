@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,17 @@ def test_write_then_read(tmp_path: Path) -> None:
     provenance.write(path, {"status": 200})
     assert provenance.read(path) == {"status": 200}
     assert provenance.sidecar(path).name == "x.sse.meta.json"
+
+
+def test_an_exchange_keeps_no_secret_from_the_url_or_either_sides_headers() -> None:
+    key = "sk-exchange-test-1a2b3c"
+    meta = provenance.exchange(
+        "proxy", f"https://h/v1/m?key={key}&alt=sse", "POST", 200,
+        [("authorization", f"Bearer {key}"), ("accept", "text/event-stream")],
+        {"x-echo": f"bad {key}", "content-type": "text/event-stream"}, [key],
+        cut_off="upstream: IncompleteRead", model="m")
+    assert key not in json.dumps(meta)
+    assert meta["url"] == "https://h/v1/m?key=REDACTED&alt=sse"
+    assert meta["request_headers"] == {"accept": "text/event-stream"}
+    assert meta["response_headers"] == {"content-type": "text/event-stream"}
+    assert (meta["model"], meta["cut_off"]) == ("m", "upstream: IncompleteRead")

@@ -662,7 +662,11 @@ def test_stopping_the_proxy_mid_stream_keeps_the_capture_marked(tmp_path: Path) 
 
 
 # -- credentials -------------------------------------------------------------------------------
-def test_a_key_in_the_query_or_echoed_in_the_body_never_reaches_the_disk(tmp_path: Path) -> None:
+def _echo_run(root: Path, query: str = "", body: bytes = b'{"stream": true}',
+              headers: dict[str, str] | None = None) -> Path:
+    """Two requests through the proxy to an upstream that echoes :data:`QUERY_KEY` in a header,
+    and in the body of ``/v1/echo`` only: no key on disk, the echoed body not saved (a note
+    says why), the other saved as sent; the one capture kept."""
     echoed = f'data: {{"error": "bad key {QUERY_KEY}"}}\n\n'.encode()
     safe = b'data: {"ok": true}\n\n'
 
@@ -671,17 +675,28 @@ def test_a_key_in_the_query_or_echoed_in_the_body_never_reaches_the_disk(tmp_pat
         conn.sendall(_head("200 OK", "text/event-stream", f"content-length: {len(body)}",
                            f"x-echo: {QUERY_KEY}") + body)
 
-    with raw_upstream(script) as base, RecordingProxy(base, tmp_path) as proxy:
-        assert _post(proxy.base_url, f"/v1/echo?key={QUERY_KEY}").read() == echoed
-        assert _post(proxy.base_url, f"/v1/safe?key={QUERY_KEY}",
-                     headers={"x-goog-api-key": ANTHROPIC_KEY}).read() == safe
-    _assert_no_key_on_disk(tmp_path)
-    (kept,) = _captures(tmp_path)
+    with raw_upstream(script) as base, RecordingProxy(base, root) as proxy:
+        assert _post(proxy.base_url, f"/v1/echo{query}", body=body).read() == echoed
+        assert _post(proxy.base_url, f"/v1/safe{query}", body=body,
+                     headers=headers).read() == safe
+    _assert_no_key_on_disk(root)
+    (kept,) = _captures(root)
     assert kept.read_bytes() == safe
-    assert "REDACTED" in _meta(kept)["path"]
-    notes = [json.loads(p.read_text()).get("not_saved") for p in _written(tmp_path)
+    notes = [json.loads(p.read_text()).get("not_saved") for p in _written(root)
              if p.name.endswith(".meta.json")]
     assert any(n and "credential" in n for n in notes)
+    return kept
+
+
+def test_a_key_in_the_query_or_echoed_in_the_body_never_reaches_the_disk(tmp_path: Path) -> None:
+    kept = _echo_run(tmp_path, f"?key={QUERY_KEY}", headers={"x-goog-api-key": ANTHROPIC_KEY})
+    assert "REDACTED" in _meta(kept)["path"]
+
+
+def test_a_key_sent_in_the_json_request_body_is_a_secret_too(tmp_path: Path) -> None:
+    request = json.dumps({"stream": True, "auth": {"api_key": QUERY_KEY}}).encode()
+    kept = _echo_run(tmp_path, body=request)
+    assert "x-echo" not in _meta(kept)["response_headers"]
 
 
 # -- the command line --------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from streamcalls_lab import load, provenance, timing
-from streamcalls_lab.record import RecordError, auth_header, record
+from streamcalls_lab.record import RecordError, auth_header, default_key_env, record
 from streamcalls_lab.serve import SSEServer
 
 from . import turns
@@ -74,6 +74,20 @@ def test_auto_auth_follows_the_provider_host() -> None:
     assert auth_header("https://api.openai.com/v1/responses") == "authorization"
     assert auth_header("https://x.openai.azure.com/openai/v1/chat/completions") == "api-key"
     assert auth_header("https://generativelanguage.googleapis.com/v1beta/x") == "x-goog-api-key"
+
+
+@pytest.mark.parametrize("url", [
+    "https://evilanthropic.com/v1/messages", "https://api.anthropic.com.evil.io/v1/messages",
+    "https://notopenai.com/v1/responses", "http://127.0.0.1:8000/v1/messages",
+])
+def test_a_look_alike_or_unknown_host_gets_no_conventional_key(url: str) -> None:
+    assert default_key_env(url) is None
+    assert auth_header(url) == "authorization"
+
+
+def test_a_provider_host_gets_its_conventional_key() -> None:
+    assert default_key_env("https://api.anthropic.com/v1/messages") == "ANTHROPIC_API_KEY"
+    assert default_key_env("https://API.OpenAI.com./v1/responses") == "OPENAI_API_KEY"
 
 
 def test_provenance_keeps_the_url_and_status_but_no_credential(

@@ -84,3 +84,15 @@ def test_a_whole_gzip_body_is_saved_unmarked(answer: tuple[str, list[bytes]],
     _record(url, tmp_path / "x.sse")
     assert (tmp_path / "x.sse").read_bytes() == BODY
     assert "cut_off" not in (provenance.read(tmp_path / "x.sse") or {})
+
+
+def test_a_body_that_echoes_the_key_is_a_record_error_and_nothing_is_saved(
+    answer: tuple[str, list[bytes]], tmp_path: Path,
+) -> None:
+    url, sent = answer
+    key = "AIzaRecordHostile-7c1e"
+    sent.append(gzip.compress(BODY + f'data: {{"error": "bad key {key}"}}\n\n'.encode()))
+    with pytest.raises(RecordError, match="credential") as err:
+        _record(f"{url}?key={key}", tmp_path / "x.sse")
+    assert key not in str(err.value)
+    assert list(tmp_path.iterdir()) == []

@@ -12,7 +12,16 @@ from typing import Any, TypeVar
 import pytest
 
 from streamcalls_lab import load, timing
-from streamcalls_lab.replay import Read, apaced, areplay, due_times, paced, reads, replay
+from streamcalls_lab.replay import (
+    Read,
+    apaced,
+    areplay,
+    content_type,
+    due_times,
+    paced,
+    reads,
+    replay,
+)
 
 from . import turns
 
@@ -156,3 +165,19 @@ def test_async_pacing_follows_the_same_schedule_as_sync() -> None:
     run_async(drain())
     assert asyn.sleeps == pytest.approx(sync.sleeps)
     assert sync.sleeps == pytest.approx([0.05, 0.2])
+
+
+@pytest.mark.parametrize(("pieces", "expected"), [
+    ([b'data: {"a": 1}\n\n'], "text/event-stream"),
+    ([b": comment\n", b"data: x\n\n"], "text/event-stream"),
+    ([b"\0\0\0\x10"], "application/vnd.amazon.eventstream"),
+    ([b'{"done": true}\n'], "application/x-ndjson"),
+    ([b"", b" \n", b'\t{"done": true}\n'], "application/x-ndjson"),  # framing shown late
+    ([b"\xef\xbb\xbf", b"[1]\n"], "application/x-ndjson"),
+    ([], "text/event-stream"),
+    ([b"  \n"], "text/event-stream"),
+], ids=["sse", "sse-comment-first", "aws", "ndjson", "ndjson-after-whitespace-reads",
+        "ndjson-after-bom", "empty", "whitespace-only"])
+def test_the_content_type_is_that_of_the_framing_the_reads_are_read_as(
+        pieces: list[bytes], expected: str) -> None:
+    assert content_type([Read(float(i), p) for i, p in enumerate(pieces)]) == expected

@@ -18,6 +18,8 @@ from streamcalls_lab.serve import SSEServer, serve
 
 from . import turns
 from .conftest import CAPTURES
+from .eventstream_turns import event
+from .wire_samples import ndjson, ollama_call, ollama_line, ollama_turn
 
 BODY = turns.anthropic(text=["Hi"], calls=[("lookup", ['{"q"', ': "x"}'])])
 TIMEOUT = 20  # seconds: no request here should come near it
@@ -38,14 +40,33 @@ def test_streams_the_capture_byte_exact_as_an_event_stream() -> None:
     assert resp.content == BODY
 
 
-def test_an_aws_event_stream_capture_is_served_as_one() -> None:
-    from .eventstream_turns import event
+@pytest.mark.parametrize(("suffix", "body", "content_type"), [
+    (".eventstream", event("messageStart", '{"role": "assistant"}') + event("messageStop", "{}"),
+     "application/vnd.amazon.eventstream"),
+    (".ndjson", ndjson(*ollama_turn()), "application/x-ndjson"),  # not text/event-stream
+], ids=["aws-event-stream", "ndjson"])
+def test_a_capture_of_another_framing_is_served_under_its_content_type(
+    suffix: str, body: bytes, content_type: str, tmp_path: Path
+) -> None:
+    (tmp_path / f"x{suffix}").write_bytes(body)
+    for source in (body, tmp_path / f"x{suffix}"):
+        with serve(source, speed=math.inf) as base_url:
+            resp = _get(base_url + "/model/m/converse-stream")
+        assert resp.headers["content-type"] == content_type
+        assert resp.content == body
 
-    body = event("messageStart", '{"role": "assistant"}') + event("messageStop", "{}")
+
+def test_the_ollama_sdk_reads_a_served_ndjson_capture_as_load_does() -> None:
+    ollama = pytest.importorskip("ollama")
+
+    body = ndjson(ollama_line("Hi"), ollama_line(tool_calls=[ollama_call("f", {"n": 1})]),
+                  ollama_line(done=True))
     with serve(body, speed=math.inf) as base_url:
-        resp = _get(base_url + "/model/m/converse-stream")
-    assert resp.headers["content-type"] == "application/vnd.amazon.eventstream"
-    assert resp.content == body
+        parts = list(ollama.Client(host=base_url, timeout=TIMEOUT).chat(
+            model="m", messages=USER, stream=True))
+    assert "".join(p.message.content or "" for p in parts) == "Hi"
+    assert [(tc.function.name, dict(tc.function.arguments))
+            for p in parts for tc in p.message.tool_calls or []] == [("f", {"n": 1})]
 
 
 def test_any_path_and_get_are_answered() -> None:
