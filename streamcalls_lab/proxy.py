@@ -50,17 +50,17 @@ from urllib.parse import SplitResult, unquote, urlsplit
 from . import provenance
 from .body_recorder import BodyNotSaved, BodyRecorder
 from .loopback import LoopbackServer, OwnedHTTPServer
-from .replay import Clock
+from .replay import AWS_EVENT_STREAM, EVENT_STREAM, NDJSON, Clock
 
 CA_BUNDLE_ENV = "STREAMCALLS_CA_BUNDLE"
 READ_SIZE = 1 << 16
 STREAM_SUFFIXES = {
-    "text/event-stream": ".sse",
-    "application/x-ndjson": ".ndjson",  # Ollama
+    EVENT_STREAM: ".sse",
+    NDJSON: ".ndjson",  # Ollama
     "application/ndjson": ".ndjson",
     "application/jsonl": ".ndjson",
     "application/x-jsonlines": ".ndjson",
-    "application/vnd.amazon.eventstream": ".eventstream",  # Bedrock
+    AWS_EVENT_STREAM: ".eventstream",  # Bedrock
 }
 # RFC 9110 7.6.1: meaningful for one connection only, never forwarded.
 HOP_BY_HOP = frozenset({

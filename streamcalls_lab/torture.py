@@ -23,13 +23,12 @@ import os
 import shlex
 import socket
 import subprocess
-import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from itertools import pairwise, zip_longest
 from typing import Any
 
@@ -50,6 +49,7 @@ from .check import (
     report_frame,
     turn_bytes,
 )
+from .loopback import LoopbackServer
 
 CLASSES = (
     "trim", "decode_each", "decode_chunks", "key_by_name", "key_by_last", "parse_to_finish",
@@ -444,11 +444,11 @@ def _writes(case: WireCase) -> list[bytes]:
     return framed
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _CaseServer(LoopbackServer):
+    """One case on loopback: its writes, paced so that each is its own client read."""
 
     def __init__(self, case: WireCase) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler, "127.0.0.1", 0)
         self.case = case
         self.writes = _writes(case)
         # A pause long enough that the client reads each write on its own, short enough
@@ -459,7 +459,6 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent."""
@@ -474,7 +473,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._stream()
 
     def _stream(self) -> None:
-        server = self.server
+        server: _CaseServer = self.server.owner  # type: ignore[attr-defined]
         server.requests += 1
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.close_connection = True
@@ -527,24 +526,18 @@ def client_env(base_url: str, fmt: str) -> dict[str, str]:
 
 def run_case(cmd: Sequence[str], case: WireCase, timeout: float = 120.0) -> Run:
     """Serve ``case`` on loopback and run ``cmd`` against it once."""
-    server = _Server(case)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        proc = subprocess.run(list(cmd), env=client_env(base, case.format), timeout=timeout,
-                              capture_output=True, text=True, encoding="utf-8",
-                              errors="replace", stdin=subprocess.DEVNULL, check=False)
-        run = Run(proc.returncode, stderr=proc.stderr)
-        out = proc.stdout
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (
-            e.stdout or "")
-        run = Run(None, stderr=f"no exit within {timeout:g} s")
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with _CaseServer(case) as server:
+        try:
+            proc = subprocess.run(list(cmd), env=client_env(server.base_url, case.format),
+                                  timeout=timeout, capture_output=True, text=True,
+                                  encoding="utf-8", errors="replace",
+                                  stdin=subprocess.DEVNULL, check=False)
+            run = Run(proc.returncode, stderr=proc.stderr)
+            out = proc.stdout
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout.decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (
+                e.stdout or "")
+            run = Run(None, stderr=f"no exit within {timeout:g} s")
     run.requests = server.requests
     for line in out.splitlines():
         try:
