@@ -62,7 +62,7 @@ from anthropic._streaming import SSEDecoder
 
 import streamcalls_lab as scl
 from streamcalls_lab import columns, scale, stats
-from streamcalls_lab.deltas import events_frame, gc_paused, load_captures
+from streamcalls_lab.loader import events_frame, gc_paused, load_captures
 from streamcalls_lab.sources import resolve
 
 try:

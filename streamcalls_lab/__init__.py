@@ -3,9 +3,9 @@
 from .accumulate import Accumulator
 from .calls import calls
 from .check import check_handler
-from .deltas import frames, load
 from .errors import CaptureError
 from .faults import FAULTS
+from .loader import frames, load
 from .prefixes import prefix_parses, prefix_summary, where_it_bites
 from .stepper import Step, Stepper
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .deltas import Decoded, EventDecoder
+    from .decode import Decoded, EventDecoder
 
 
 def present(value: Any) -> Any:
@@ -164,7 +164,7 @@ class Accumulator:
     def events_from_bytes(self, chunk: bytes) -> list[dict[str, Any]]:
         """The events one read completes (``feed_bytes`` without the feeding)."""
         if self._decoder is None:
-            from .deltas import EventDecoder  # the byte layer, only when bytes are fed
+            from .decode import EventDecoder  # the byte layer, only when bytes are fed
 
             # Lenient: a bad or cut-off frame becomes an error event, never an exception,
             # so a truncated stream still ends in finish() with its cut-off call held back.

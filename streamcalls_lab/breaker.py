@@ -27,10 +27,10 @@ from markdown_it import MarkdownIt
 
 from .accumulate import Accumulator, Snapshot
 from .check import TURN_FORMATS, Call, Segment, Text, turn_bytes
-from .deltas import load
 from .faults import CORRECT, FAULTS, MarkdownBubble, bubble_text
 from .fixtures import escape_spans
 from .generate import cut_at
+from .loader import load
 from .sources import Source, resolve
 from .stepper import VariantState, diverge
 

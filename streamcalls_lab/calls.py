@@ -10,7 +10,7 @@ import pandas as pd
 
 from . import columns
 from .accumulate import Accumulator, present
-from .deltas import gc_paused, load
+from .loader import gc_paused, load
 from .sources import Source
 
 CALL_COLUMNS = (

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from .accumulate import event_dict
-from .deltas import EventDecoder
+from .decode import EventDecoder
 from .encode import DONE_DATA, json_data, sse_body, sse_frame
 from .faults import FAULTS, MARKDOWN_SYNTAX
 

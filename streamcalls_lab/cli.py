@@ -161,9 +161,9 @@ def _failed(name: str, errors: Sequence[Exception], outcome: str) -> int:
 )
 def cmd_replay(ns: argparse.Namespace) -> int:
     """Write a capture to stdout at its recorded pace, like watching it arrive."""
-    from .deltas import load_captures
     from .eventstream import is_eventstream
     from .fixtures import unreadable
+    from .loader import load_captures
     from .replay import replay
     from .sources import resolve
 
@@ -267,8 +267,8 @@ def cmd_proxy(ns: argparse.Namespace) -> int:
 @command(arg("source", help="a capture, a directory or a glob of them"))
 def cmd_coverage(ns: argparse.Namespace) -> int:
     """Which of the five fixture properties a set of captures covers, per format."""
-    from .deltas import load_captures
     from .fixtures import coverage, unreadable
+    from .loader import load_captures
     from .sources import resolve
 
     caps = resolve(ns.source)

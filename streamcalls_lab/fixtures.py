@@ -36,8 +36,8 @@ from typing import Any
 import pandas as pd
 
 from .accumulate import Accumulator, CallBuffer
-from .deltas import load
 from .generate import GENERATED_FORMATS as GENERATED
+from .loader import load
 from .sources import Source, resolve
 from .sse import Frame, decode_frames
 

@@ -7,7 +7,7 @@ one JSON object per line, each line ended by ``\\n`` (https://github.com/ndjson/
 every layer above reads this framing too: ``offset`` and ``end`` bound the line (its line end
 included), ``data`` is the line's text, ``event`` is :data:`EVENT` (the framing names no
 events). A blank line carries nothing and, as between SSE frames, is skipped. Whether a line
-is JSON is checked where every framing's data is parsed (``deltas.EventDecoder``); here, what
+is JSON is checked where every framing's data is parsed (``decode.EventDecoder``); here, what
 only the bytes show: invalid UTF-8, a NUL byte, a last line that is cut short, and a capture
 that is one JSON document rather than a stream (an array, or a pretty-printed object), which
 is reported once, saying what it looks like, and not read further.

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from .deltas import load
+from .loader import load
 from .stepper import Stepper, first_divergence
 
 FALLBACK_GAP = 0.1

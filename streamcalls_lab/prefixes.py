@@ -27,7 +27,7 @@ import jiter
 import pandas as pd
 
 from .accumulate import Accumulator
-from .deltas import load
+from .loader import load
 from .sources import Source
 
 PREFIX_COLUMNS = (

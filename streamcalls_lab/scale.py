@@ -2,7 +2,7 @@
 
 Every path here gives the same rows as :func:`streamcalls_lab.load`, in the same order:
 the captures a source stands for are cut into groups of consecutive files, each group is
-loaded by :func:`~streamcalls_lab.deltas.load_captures` (in a worker process, or as one
+loaded by :func:`~streamcalls_lab.loader.load_captures` (in a worker process, or as one
 Dask partition), and the parts are put back in file order. A turn is never split between
 two groups, so per-turn analyses (``calls()``, fragment statistics) run on each part.
 """
@@ -22,7 +22,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from .calls import calls
-from .deltas import UNKNOWN, load_captures
+from .decode import UNKNOWN
+from .loader import load_captures
 from .providers import READERS
 from .sources import CAPTURE_SUFFIXES, Capture, Source, resolve
 

@@ -23,8 +23,8 @@ from typing import Any
 import pandas as pd
 
 from .accumulate import Accumulator, Snapshot, present
-from .deltas import frames, load
 from .faults import CORRECT, FAULTS
+from .loader import frames, load
 from .sources import Source, resolve
 
 _SHOWN = 24  # characters of a value quoted in a reason

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from streamcalls_lab import CaptureError
-from streamcalls_lab.deltas import load_captures
+from streamcalls_lab.loader import load_captures
 from streamcalls_lab.sources import Capture
 
 

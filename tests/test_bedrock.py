@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab.deltas import load_captures
+from streamcalls_lab.loader import load_captures
 from streamcalls_lab.providers import READERS as FORMATS
 from streamcalls_lab.sources import resolve
 

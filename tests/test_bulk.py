@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from streamcalls_lab.bulk import decode_each
 from streamcalls_lab.bulk import whole_rows as normalise_whole
-from streamcalls_lab.deltas import load_captures
+from streamcalls_lab.loader import load_captures
 from streamcalls_lab.providers import READERS as FORMATS
 from streamcalls_lab.sources import resolve
 from streamcalls_lab.sse import SSEDecoder, split_whole

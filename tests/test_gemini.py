@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import streamcalls_lab as scl
 from streamcalls_lab.bulk import whole_rows as normalise_whole
-from streamcalls_lab.deltas import load_captures
+from streamcalls_lab.loader import load_captures
 from streamcalls_lab.providers import READERS as FORMATS
 from streamcalls_lab.providers import sniff
 from streamcalls_lab.sources import Capture

@@ -197,7 +197,7 @@ def test_unexpected_payload_shape_is_an_error_not_a_traceback() -> None:
 
 
 def test_columns_constant_names_every_column_in_order() -> None:
-    from streamcalls_lab.deltas import COLUMNS
+    from streamcalls_lab.loader import COLUMNS
 
     assert tuple(scl.load(GOOD).columns) == COLUMNS
 
@@ -266,7 +266,7 @@ def _peak(load) -> int:
 def test_one_long_capture_peaks_like_the_same_bytes_in_many_files() -> None:
     """A framing the fast path leaves to the incremental decoder: one long capture used to
     hold every frame (its whole data text) until the capture ended."""
-    from streamcalls_lab.deltas import load_captures
+    from streamcalls_lab.loader import load_captures
     from streamcalls_lab.sources import Capture
 
     turn = b": a comment\n\n" + GOOD

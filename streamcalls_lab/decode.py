@@ -1,0 +1,168 @@
+"""Frames' bytes to normalised events, in any chunking: the incremental half of ``load()``.
+
+Framing (SSE, NDJSON or AWS event-stream) is chosen by :class:`.eventstream.AutoDecoder`;
+here each frame's data is parsed once, the format is sniffed from the first frames that
+show it, and the format's reader says what the frame means.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import orjson
+
+from .diagnose import undetected_reason
+from .errors import CaptureError
+from .events import DONE, DONE_ROWS, PAYLOAD_ERRORS, Ev, is_done
+from .eventstream import AutoDecoder
+from .providers import READERS, sniff
+from .sse import Frame
+
+_new = tuple.__new__  # a Decoded from a tuple, without the Python-level __new__
+_DIGITS = re.compile(r"\d+")
+UNKNOWN = "unknown"
+
+
+def check_provider(provider: str) -> None:
+    """A ``ValueError`` for a provider no reader has (``"auto"`` sniffs)."""
+    if provider != "auto" and provider not in READERS:
+        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(READERS)}")
+
+
+def _undetected(event: str, payload: Any) -> Ev:
+    """A frame of a stream whose format never showed itself."""
+    if event == "error" or (isinstance(payload, dict) and "error" in payload):
+        err = payload.get("error", payload) if isinstance(payload, dict) else payload
+        msg = err.get("message", err) if isinstance(err, dict) else err
+        return Ev(event, "error", problem=f"provider error: {str(msg)[:300]}")
+    return Ev(event, "other", problem=undetected_reason(event, payload))
+
+
+class Decoded(NamedTuple):
+    """One normalised event with the frame it came from."""
+
+    frame: Frame
+    n: int
+    """The frame's number in the turn (problem frames count too)."""
+    provider: str
+    ev: Ev
+
+
+class EventDecoder:
+    """Bytes in any chunking to normalised events: the incremental half of ``load()``.
+
+    ``feed(chunk)`` returns the events the chunk completed, ``close()`` those the end of
+    the stream releases. Frames that arrive before the format shows itself (a ping) are
+    held back and come out, with the format's name, once it does.
+    """
+
+    def __init__(self, source: str = "<bytes>", *, provider: str = "auto",
+                 strict: bool = True, fold: bool = False) -> None:
+        check_provider(provider)
+        self.source = source
+        self.strict = strict
+        self.fold = fold
+        self.problems = 0  # problem rows emitted
+        self.runs: dict[int, int] = {}
+        """With ``fold``: frame number of a problem row -> frames in its run (when over 1)."""
+        # the run of problems so far: event, first reason, it without numbers, frame, length
+        self._streak: tuple[str, str, str, int, int] | None = None
+        self.fmt = READERS[provider]() if provider != "auto" else None
+        self._sse = AutoDecoder(source, strict=strict)  # SSE or AWS event-stream
+        self._pending: list[tuple[Frame, int, Any]] = []
+        self._frames = 0
+        self._out: list[Decoded] = []
+
+    @property
+    def provider(self) -> str:
+        return self.fmt.name if self.fmt is not None else UNKNOWN
+
+    def feed(self, chunk: bytes, t: float = math.nan) -> list[Decoded]:
+        self._run(self._sse.feed(chunk, t))
+        return self._take()
+
+    def close(self) -> list[Decoded]:
+        self._run(self._sse.close())
+        for fr, n, payload in self._pending:  # the format never showed itself
+            self._emit(fr, n, [_undetected(fr.event, payload)])
+        self._pending.clear()
+        return self._take()
+
+    def _take(self) -> list[Decoded]:
+        out, self._out = self._out, []
+        return out
+
+    def _emit(self, fr: Frame, n: int, evs: Sequence[Ev]) -> None:
+        name = self.provider
+        out = self._out
+        for ev in evs:
+            out.append(_new(Decoded, (fr, n, name, ev)))
+
+    def _problem(self, fr: Frame, n: int, reason: str) -> None:
+        if self.strict:
+            raise CaptureError(self.source, fr.offset, reason)
+        self._report(fr, n, reason)
+
+    def _report(self, fr: Frame, n: int, reason: str) -> None:
+        """A problem's row; with ``fold``, a problem like the one of the frame before
+        (numbers aside) only counts in that row's run, so a million bad frames cost a row."""
+        if self.fold:
+            run = self._streak
+            if run is not None and run[3] + run[4] == n and run[0] == fr.event and (
+                run[1] == reason or run[2] == _DIGITS.sub("#", reason)
+            ):
+                self._streak = (*run[:4], run[4] + 1)
+                self.runs[run[3]] = run[4] + 1
+                return
+            self._streak = (fr.event, reason, _DIGITS.sub("#", reason), n, 1)
+        self.problems += 1
+        self._emit(fr, n, [Ev(fr.event, "error", problem=reason)])
+
+    def _interpret(self, fr: Frame, n: int, payload: Any) -> None:
+        if payload is DONE:  # the end-of-stream sentinel, whatever the format
+            self._emit(fr, n, DONE_ROWS)
+            return
+        fmt = self.fmt
+        assert fmt is not None
+        try:
+            evs = fmt.normalize(fr.event, payload, fr.data)
+        except PAYLOAD_ERRORS as e:
+            self._unexpected(fr, n, e)
+            return
+        self._emit(fr, n, evs)
+
+    def _unexpected(self, fr: Frame, n: int, e: Exception) -> None:
+        name = self.provider
+        self._problem(fr, n, f"unexpected {name} payload: {type(e).__name__}: {e}")
+
+    def _run(self, frames: list[Frame]) -> None:
+        for fr in frames:
+            self._frame(fr)
+
+    def _frame(self, fr: Frame) -> None:
+        n = self._frames
+        self._frames += 1
+        if fr.problem is not None:
+            self._report(fr, n, fr.problem)
+            return
+        if is_done(fr.data):
+            payload: Any = DONE
+        else:
+            try:
+                payload = orjson.loads(fr.data)
+            except orjson.JSONDecodeError as e:
+                self._problem(fr, n, f"invalid JSON in data: {e}")
+                return
+        if self.fmt is None:
+            found = sniff(fr.event, payload)
+            if found is None:
+                self._pending.append((fr, n, payload))
+                return
+            self.fmt = READERS[found]()
+            for held in self._pending:
+                self._interpret(*held)
+            self._pending.clear()
+        self._interpret(fr, n, payload)

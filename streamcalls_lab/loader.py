@@ -1,0 +1,274 @@
+"""``load()``: captured bytes to a dataframe with one row per wire event."""
+
+from __future__ import annotations
+
+import gc
+import math
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from itertools import chain, repeat
+from operator import attrgetter
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import columns
+from .bulk import Whole, whole_rows
+from .decode import UNKNOWN, Decoded, EventDecoder, check_provider
+from .errors import CaptureError
+from .events import KINDS, Ev
+from .eventstream import decode_any
+from .sources import Capture, Source, resolve
+from .sse import Frame
+
+_new = tuple.__new__  # a Decoded from a tuple, without the Python-level __new__
+_OFFSET, _T, _DATA = attrgetter("offset"), attrgetter("t"), attrgetter("data")
+_BATCH = 1024  # rows gathered before they go into the columns (a long capture's frames go)
+_PIECE = 1 << 16  # a whole body is decoded this many bytes at a time: its frames are let go
+COLUMNS = (
+    "turn", "seq", "offset", "t", "provider", "event", "kind", "block", "choice", "call_id",
+    "tool", "fragment", "chars", "wire_chars", "frame", "final", "problem", "repeats",
+)
+
+
+def frames(source: Source, *, strict: bool = True, name: str | None = None) -> Iterator[Frame]:
+    """Frames of a source, in order (all captures of a directory, one after another); each
+    capture is SSE or AWS event-stream, whichever its first byte shows."""
+    for cap in resolve(source, name):
+        yield from decode_any(cap.chunks, cap.name, strict=strict)
+
+
+class _Columns:
+    """Rows gathered turn by turn, typed into columns once at the end.
+
+    Each turn's :class:`Decoded` tuples are unzipped in C as the turn ends, and only what
+    the columns need is kept: the frames (with their whole ``data`` text) are let go then,
+    so a long load holds little more than its result.
+    """
+
+    def __init__(self, raw: bool) -> None:
+        self.raw = raw
+        self.turns: list[str] = []
+        self.counts: list[int] = []
+        self.offset: list[int] = []
+        self.t: list[float] = []
+        self.data: list[str] = []
+        self.numbers: list[int] = []
+        self.providers: list[str] = []
+        self.evs: list[Ev] = []
+        self.repeats: dict[int, int] = {}  # row -> frames it stands for, where more than 1
+
+    def add(self, turn: str, decoded: list[Decoded], *, more: bool = False) -> None:
+        """The rows of one turn, or (``more``) the next rows of the turn added last."""
+        if more:
+            self.counts[-1] += len(decoded)
+        else:
+            self.turns.append(turn)
+            self.counts.append(len(decoded))
+        if not decoded:
+            return
+        frames, numbers, providers, evs = zip(*decoded, strict=True)
+        self.offset += map(_OFFSET, frames)
+        self.t += map(_T, frames)
+        if self.raw:
+            self.data += map(_DATA, frames)
+        self.numbers += numbers
+        self.providers += providers
+        self.evs += evs
+
+    def add_whole(self, turn: str, whole: Whole) -> None:
+        """The rows of one whole turn from the fast path, frame by frame."""
+        bounds, provider, rows, raws = whole
+        n = len(rows)
+        evs = list(chain.from_iterable(rows))
+        self.turns.append(turn)
+        self.counts.append(len(evs))
+        if len(evs) == n:  # one row per frame, as in most turns
+            self.offset += bounds[:-1]
+            self.numbers += range(n)
+            datas = map(bytes.decode, raws)
+        else:
+            counts = list(map(len, rows))
+            self.offset += chain.from_iterable(map(repeat, bounds, counts))
+            self.numbers += chain.from_iterable(map(repeat, range(n), counts))
+            datas = chain.from_iterable(map(repeat, map(bytes.decode, raws), counts))
+        if self.raw:
+            self.data += datas
+        self.t += repeat(math.nan, len(evs))
+        self.providers += repeat(provider, len(evs))
+        self.evs += evs
+
+    def frame(self) -> pd.DataFrame:
+        n = len(self.evs)
+        if n:
+            event, kind, block, call_id, tool, fragment, wire, final, problem, choice = zip(
+                *self.evs, strict=True
+            )
+        else:
+            event = kind = block = call_id = tool = fragment = wire = final = problem = ()
+            choice = ()
+        counts = np.array(self.counts, dtype="int64")
+        firsts = np.repeat(np.cumsum(counts) - counts, counts)  # each row's turn starts here
+        df = events_frame(
+            turn=columns.repeated(self.turns, counts),
+            seq=np.arange(n, dtype="int64") - firsts,
+            offset=self.offset, t=self.t, provider=self.providers, event=event, kind=kind,
+            block=block, choice=choice, call_id=call_id, tool=tool, fragment=fragment,
+            wire_chars=wire, frame=self.numbers, final=final, problem=problem,
+        )
+        if self.repeats:
+            repeats = df["repeats"].to_numpy(copy=True)
+            repeats[list(self.repeats)] = list(self.repeats.values())
+            df["repeats"] = repeats
+        if self.raw:
+            df["data"] = columns.strings(self.data)
+        return df
+
+
+def events_frame(
+    *, turn: Any, seq: Any, offset: Any, t: Any, provider: Any, event: Any, kind: Any,
+    block: Any, call_id: Any, tool: Any, fragment: Any, wire_chars: Any, frame: Any,
+    final: Any, problem: Any, choice: Any = None, repeats: Any = None,
+) -> pd.DataFrame:
+    """The ``load()`` table from its columns: the one place the schema's dtypes are set."""
+    frag = columns.strings(fragment)
+    return pd.DataFrame(
+        {
+            "turn": turn,  # already a str column: columns.repeated(names, counts)
+            "seq": np.asarray(seq, dtype="int64"),
+            "offset": np.asarray(offset, dtype="int64"),
+            "t": np.asarray(t, dtype="float64"),
+            "provider": columns.category(list(provider)),
+            "event": columns.strings(event),
+            "kind": columns.category(kind, KINDS),
+            "block": columns.ints(block),
+            "choice": columns.ints([None] * len(block) if choice is None else choice),
+            "call_id": columns.strings(call_id),
+            "tool": columns.strings(tool),
+            "fragment": frag,
+            "chars": columns.lengths(frag),
+            "wire_chars": columns.ints(wire_chars),
+            "frame": np.asarray(frame, dtype="int64"),
+            "final": columns.strings(final),
+            "problem": columns.strings(problem),
+            "repeats": np.ones(len(kind), dtype="int64") if repeats is None
+            else np.asarray(repeats, dtype="int64"),
+        }
+    )
+
+
+def _load_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: bool) -> None:
+    """One capture's rows; an entry that cannot be read, or a recording that broke off,
+    is a :class:`CaptureError` (strict) or an error row (lenient) naming why."""
+    if cap.problem is not None:
+        if strict:
+            raise cap.problem
+        out.add(cap.name, [_source_problem(cap.problem, 0, UNKNOWN)])
+        return
+    try:
+        _decode_one(cap, provider, strict, out, bulk and cap.cut_off is None)
+    except CaptureError as e:  # lenient decoding never raises: the source itself failed
+        if strict or e.source == cap.name:
+            raise
+        out.add(cap.name, [_source_problem(e, 0, UNKNOWN)])
+
+
+def _source_problem(e: CaptureError, n: int, provider: str) -> Decoded:
+    fr = Frame(e.offset, e.offset, "", "", problem=e.reason)
+    return _new(Decoded, (fr, n, provider, Ev("", "error", problem=f"{e.source}: {e.reason}")))
+
+
+def _decode_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: bool) -> None:
+    chunks = cap.chunks
+    if bulk:
+        body = cap.whole()
+        if body is not None:
+            whole = whole_rows(body, provider, raws=out.raw)
+            if whole is not None:
+                out.add_whole(cap.name, whole)
+                return
+            chunks = [body]
+    dec = EventDecoder(cap.name, provider=provider, strict=strict, fold=not strict)
+    rows: list[Decoded] = []
+    added = reported = 0
+    problems: list[tuple[int, int]] = []  # (row, frame number) of each problem row added
+
+    def flush() -> None:  # the rows so far into columns: their frames are let go
+        nonlocal reported
+        first = len(out.evs)
+        if dec.problems != reported:
+            reported = dec.problems
+            problems.extend((first + i, d.n) for i, d in enumerate(rows) if d.ev.kind == "error")
+        out.add(cap.name, rows, more=added > 0)
+        rows.clear()
+
+    size = 0
+    for chunk in chunks:
+        t, chunk = chunk if isinstance(chunk, tuple) else (math.nan, chunk)
+        size += len(chunk)
+        for at in range(0, len(chunk), _PIECE):  # (the decoder gives the same in any pieces)
+            rows += dec.feed(chunk[at:at + _PIECE] if len(chunk) > _PIECE else chunk, t)
+            if len(rows) >= _BATCH:
+                flush()
+                added += 1
+    rows += dec.close()
+    if (cut := cap.broke_off(size)) is not None:
+        if strict:
+            raise cut
+        rows.append(_source_problem(cut, dec._frames, dec.provider))
+    flush()
+    for row, n in problems:  # a run's length is known only once it has ended
+        if n in dec.runs:
+            out.repeats[row] = dec.runs[n]
+
+
+def load(
+    source: Source,
+    *,
+    provider: str = "auto",
+    strict: bool = True,
+    name: str | None = None,
+    raw: bool = False,
+) -> pd.DataFrame:
+    """One row per wire event of every capture in ``source``.
+
+    ``strict=False`` turns each problem into a ``kind == "error"`` row (its
+    ``problem`` says what and ``offset`` where) and keeps every good row.
+    ``raw=True`` adds the frame's ``data`` text as a column.
+    """
+    return load_captures(resolve(source, name), provider=provider, strict=strict, raw=raw)
+
+
+def load_captures(
+    captures: Iterable[Capture], *, provider: str = "auto", strict: bool = True,
+    raw: bool = False, bulk: bool = True,
+) -> pd.DataFrame:
+    """:func:`load` of captures already resolved (a parallel or Dask worker's share).
+
+    ``bulk=False`` reads every capture with the incremental decoder alone, as the
+    reference the fast path (:mod:`.bulk`) is tested against.
+    """
+    check_provider(provider)  # here too: the fast path makes no EventDecoder
+    with gc_paused():
+        out = _Columns(raw)
+        for cap in captures:
+            _load_one(cap, provider, strict, out, bulk)
+        return out.frame()
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside the block.
+
+    A load keeps hundreds of thousands of small tuples alive until the columns are built;
+    none of them form cycles, but their number alone makes the collector run over and over
+    (it was most of the time of a large load). Reference counting still frees everything.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
