@@ -34,9 +34,36 @@ COLUMNS = (
 
 def frames(source: Source, *, strict: bool = True, name: str | None = None) -> Iterator[Frame]:
     """Frames of a source, in order (all captures of a directory, one after another); each
-    capture is SSE or AWS event-stream, whichever its first byte shows."""
+    capture is SSE, NDJSON or AWS event-stream, whichever its first bytes show.
+
+    An entry that cannot be read, or a recording marked as broken off, raises (strict) or
+    gives a frame whose ``problem`` names the file and why (lenient), as ``load()`` does.
+    """
     for cap in resolve(source, name):
-        yield from decode_any(cap.chunks, cap.name, strict=strict)
+        if cap.problem is not None:
+            if strict:
+                raise cap.problem
+            yield _problem_frame(cap.problem, named=True)
+            continue
+        size = 0
+
+        def counted(chunks: Iterable[bytes | tuple[float, bytes]]) -> Iterator[Any]:
+            nonlocal size
+            for chunk in chunks:
+                size += len(chunk[1] if isinstance(chunk, tuple) else chunk)
+                yield chunk
+
+        yield from decode_any(counted(cap.chunks), cap.name, strict=strict)
+        if (cut := cap.broke_off(size)) is not None:
+            if strict:
+                raise cut
+            yield _problem_frame(cut, named=True)
+
+
+def _problem_frame(e: CaptureError, *, named: bool = False) -> Frame:
+    """An empty frame at the byte ``e`` names, carrying its reason (and its file's name)."""
+    return Frame(e.offset, e.offset, "", "", problem=f"{e.source}: {e.reason}" if named
+                 else e.reason)
 
 
 class _Columns:
@@ -175,7 +202,7 @@ def _load_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: bo
 
 
 def _source_problem(e: CaptureError, n: int, provider: str) -> Decoded:
-    fr = Frame(e.offset, e.offset, "", "", problem=e.reason)
+    fr = _problem_frame(e)
     return _new(Decoded, (fr, n, provider, Ev("", "error", problem=f"{e.source}: {e.reason}")))
 
 

@@ -273,3 +273,36 @@ def test_one_long_capture_peaks_like_the_same_bytes_in_many_files() -> None:
     one = _peak(lambda: load_captures([Capture("one", [turn * 500])]))
     many = _peak(lambda: load_captures([Capture(f"t{i}", [turn]) for i in range(500)]))
     assert one < 1.5 * many, f"one {one / 1e6:.1f} MB, many {many / 1e6:.1f} MB"
+
+
+def _cut_recording(folder, reason: str = "IncompleteRead", *, torn: bool = True):
+    from streamcalls_lab import provenance
+
+    path = folder / "cut.sse"
+    path.write_bytes(GOOD[:-30] if torn else GOOD[: GOOD.index(b"\n\n") + 2])
+    provenance.write(path, {"source": "record", "cut_off": reason})
+    return path
+
+
+def test_frames_raises_for_a_recording_that_broke_off_between_frames(tmp_path) -> None:
+    path = _cut_recording(tmp_path, torn=False)
+    with pytest.raises(scl.CaptureError, match=rf"byte {path.stat().st_size}.*IncompleteRead"):
+        list(scl.frames(path))
+
+
+def test_lenient_frames_ends_a_broken_off_recording_with_a_problem_frame(tmp_path) -> None:
+    path = _cut_recording(tmp_path)
+    last = list(scl.frames(path, strict=False))[-1]
+    assert last.offset == path.stat().st_size
+    assert last.problem.startswith("cut: ") and "broke off" in last.problem
+
+
+def test_frames_of_a_folder_with_an_unreadable_entry(tmp_path) -> None:
+    (tmp_path / "a.sse").write_bytes(GOOD)
+    (tmp_path / "b.sse").mkdir()  # a folder named like a capture
+    with pytest.raises(scl.CaptureError, match=r"b\.sse"):
+        list(scl.frames(tmp_path))
+    got = list(scl.frames(tmp_path, strict=False))
+    problems = [f.problem for f in got if f.problem]
+    assert len(problems) == 1 and "b.sse" in problems[0] and "folder" in problems[0]
+    assert len(got) == len(list(scl.frames(GOOD))) + 1  # a.sse's frames are all there
