@@ -176,3 +176,17 @@ def test_a_bomb_cassette_is_reported_and_the_rest_imported(tmp_path: Path, monke
                            errors=errors)
     assert [p.name for p in written] == ["good__i0.sse"]
     assert "bomb.yaml" in str(errors[0]) and "expands past" in str(errors[0])
+
+
+def test_a_credential_echoed_in_the_response_is_scrubbed_from_in_memory_captures_too(
+    tmp_path: Path,
+) -> None:
+    from streamcalls_lab.importers import captures
+
+    path = _cassette(tmp_path / "c.yaml", _echoing(KEY))
+    [cap] = captures(path)
+    body = b"".join(c if isinstance(c, bytes) else c[1] for c in cap.chunks)
+    assert KEY.encode() not in body and len(body) == len(_echoing(KEY))
+    from streamcalls_lab.loader import load_captures
+
+    assert KEY not in load_captures([cap], strict=False, raw=True).to_csv()

@@ -43,7 +43,8 @@ MALFORMED = (ValueError, KeyError, TypeError, AttributeError, IndexError, Recurs
 
 
 def streams(path: str | PathLike[str]) -> Iterator[Stream]:
-    """The event streams a recording file holds, chosen by its suffix.
+    """The event streams a recording file holds, chosen by its suffix, each body already
+    scrubbed of the credentials its request carried (whether it is then written or loaded).
 
     Anything wrong with the file is a :class:`CaptureError` naming it and why, never a
     reader's traceback.
@@ -60,7 +61,7 @@ def streams(path: str | PathLike[str]) -> Iterator[Stream]:
     try:
         for stream in reader(path):
             found += 1
-            yield stream
+            yield stream.scrubbed()
     except CaptureError:
         raise
     except MALFORMED as e:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,16 @@ class Stream:
     """Provenance: origin file and entry, URL, status, headers (already scrubbed)."""
     secrets: list[str] = field(default_factory=list, repr=False)
     """Credential values seen in the recording: checked absent from what is written."""
+
+    def scrubbed(self) -> Stream:
+        """This stream with every echo of a request credential in its body replaced by as
+        many ``x`` (a gateway's error can quote the key back); lengths, so timing, kept."""
+        body, n = provenance.scrub_body(self.body, self.secrets)
+        if not n:
+            return self
+        meta = {**self.meta, "scrubbed": f"{n} echo(es) of a request credential replaced "
+                                         "by as many 'x' (lengths kept)"}
+        return replace(self, body=body, meta=meta)
 
 
 def frame_reads(body: bytes, times: list[float]) -> list[tuple[float, int]] | None:
@@ -54,12 +64,8 @@ def write(stream: Stream, out_dir: Path) -> Path:
     """Write ``<name>.sse`` (bytes as found), its timing sidecar if any, and its provenance."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{stream.name}.sse"
-    # A credential the request carried can come back in the body (an error echoing it).
-    body, scrubbed = provenance.scrub_body(stream.body, stream.secrets)
-    if scrubbed:
-        stream.meta["scrubbed"] = (f"{scrubbed} echo(es) of a request credential replaced "
-                                   "by as many 'x' (lengths kept)")
-    path.write_bytes(body)
+    stream = stream.scrubbed()  # again, for a Stream that did not come through streams()
+    path.write_bytes(stream.body)
     if stream.reads is not None:
         timing.write(path, stream.reads)
     else:
