@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from .browser_fixtures import Server
 
 pytest_plugins = ["tests.browser_fixtures"]
-# One worker runs every browser test (`--dist loadgroup`), so they share one server.
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+# One worker runs every browser test (conftest.ONE_WORKER), so they share one server.
+pytestmark = [pytest.mark.browser]
 
 COURSE = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
 # The tabs later tests look into again; the others close once checked.

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from streamcalls_lab.static_site import Page
 
 pytest_plugins = ["tests.browser_fixtures"]
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+pytestmark = [pytest.mark.browser]
 
 COURSE = sorted((REPO / "notebooks").glob("*.ipynb"))
 PLANTED = f"zz {IMG}.sse"  # a turn's name is captured text too

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .browser_fixtures import Server
 
 pytest_plugins = ["tests.browser_fixtures"]
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+pytestmark = [pytest.mark.browser]
 
 NOTEBOOK = REPO / "notebooks" / "03-breaking-a-stream.ipynb"
 TEMPLATES = REPO / "share" / "jupyter"

@@ -1,0 +1,29 @@
+"""How CI spreads the suite over its two workers: the browser modules stay together."""
+
+from __future__ import annotations
+
+import re
+
+from .conftest import ONE_WORKER, REPO, one_worker_scope
+
+BROWSER_MARK = re.compile(r"^pytestmark = .*pytest\.mark\.browser", re.M)
+
+
+def test_every_module_marked_browser_runs_on_one_worker() -> None:
+    marked = {p.name for p in (REPO / "tests").glob("test_*.py")
+              if BROWSER_MARK.search(p.read_text("utf-8"))}
+    assert marked == set(ONE_WORKER)
+
+
+def test_browser_tests_share_one_scope_and_the_rest_are_spread() -> None:
+    browser = ["tests/test_browser_course.py::test_notebook_runs[01]",
+               "tests/test_voila.py::test_the_demo_renders"]
+    assert {one_worker_scope(n) for n in browser} == {"browser"}
+    others = ["tests/test_sse.py::test_a", "notebooks/01-anatomy.ipynb::01-anatomy.ipynb",
+              "tests/test_bulk.py::test_x[tests/test_browser.py]"]
+    assert [one_worker_scope(n) for n in others] == [None, None, None]
+
+
+def test_ci_runs_the_suite_with_that_distribution() -> None:
+    make = (REPO / "Makefile").read_text("utf-8")
+    assert "--dist loadgroup" in make and "make test" in (REPO / ".ci" / "run").read_text()
