@@ -7,6 +7,9 @@ The provider tests, ``calls()`` tests and the fast-path comparisons build their 
 from __future__ import annotations
 
 import json
+import re
+
+import pytest
 
 import streamcalls_lab as scl
 from streamcalls_lab.encode import DONE_DATA, sse_body, sse_frame
@@ -56,6 +59,14 @@ def call_start_at(body: bytes, at: int) -> tuple:
     """(kind, block, call_id, tool) of row ``at`` of a body: what announcing a call sets."""
     row = scl.load(body).iloc[at]
     return (row.kind, row.block, row.call_id, row.tool)
+
+
+def assert_refused_naming(body: bytes, reason: str) -> None:
+    """Strict ``load()`` raises a ``CaptureError`` naming ``reason``; lenient mode keeps the row
+    and records ``reason`` as its problem: a field of the wrong type is never coerced."""
+    with pytest.raises(scl.CaptureError, match=re.escape(reason)):
+        scl.load(body)
+    assert reason in scl.load(body, strict=False).problem.dropna().iloc[0]
 
 
 # -- anthropic-messages ----------------------------------------------------------

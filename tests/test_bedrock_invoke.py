@@ -11,8 +11,6 @@ import streamcalls_lab as scl
 
 from .wire_samples import (
     WEATHER,
-    assert_chunking_changes_nothing,
-    assert_registered_and_detected,
     call_triples,
     claude_events,
     invoke,
@@ -23,10 +21,6 @@ from .wire_samples import (
     rows_of,
     titan_events,
 )
-
-
-def test_invoke_is_registered_and_detected() -> None:
-    assert_registered_and_detected(invoke(*claude_events()), "bedrock-invoke")
 
 
 def test_claude_events_inside_read_as_anthropic_messages_do() -> None:
@@ -123,10 +117,6 @@ def test_wire_chars_are_measured_in_the_inner_json() -> None:
     df = scl.load(invoke(*claude_events([("c", "f", ['{"q": "a\\"b"}'])])))
     frag = df[(df.kind == "args_delta") & (df.chars > 0)].iloc[0]
     assert frag.wire_chars == len(json.dumps(frag.fragment)) - 2
-
-
-def test_chunking_changes_nothing() -> None:
-    assert_chunking_changes_nothing(invoke(*claude_events(WEATHER[1:], text="ok")))
 
 
 # -- the independent reference ---------------------------------------------------------------

@@ -154,10 +154,12 @@ def test_capture_text_passed_as_a_path_is_a_clear_error(text: str) -> None:
         load(text)
 
 
-def _cut(tmp_path: Path, reason: str = "IncompleteRead") -> Path:
+def _cut(tmp_path: Path, reason: str = "IncompleteRead", body: bytes = GOOD[:-30],
+         source: str = "record") -> Path:
+    """A capture of ``body`` whose provenance says the recording was cut off for ``reason``."""
     path = tmp_path / "cut.sse"
-    path.write_bytes(GOOD[:-30])
-    provenance.write(path, {"source": "record", "cut_off": reason})
+    path.write_bytes(body)
+    provenance.write(path, {"source": source, "cut_off": reason})
     return path
 
 
@@ -171,16 +173,14 @@ def test_a_cut_off_recording_is_an_error_row_at_the_byte_it_stopped(tmp_path: Pa
 
 
 def test_a_cut_off_recording_at_a_frame_boundary_is_still_reported(tmp_path: Path) -> None:
-    path = tmp_path / "cut.sse"
-    path.write_bytes(GOOD[: GOOD.index(b"\n\n") + 2])  # one whole frame, nothing torn
-    provenance.write(path, {"source": "proxy", "cut_off": "client hung up"})
+    whole_frame = GOOD[: GOOD.index(b"\n\n") + 2]  # nothing torn
+    path = _cut(tmp_path, "client hung up", whole_frame, source="proxy")
     with pytest.raises(CaptureError, match=rf"cut\b.*byte {path.stat().st_size}.*client hung up"):
         load(path)
 
 
 def test_a_cut_off_recording_in_a_folder_is_reported_too(tmp_path: Path) -> None:
-    _cut(tmp_path)
-    (tmp_path / "good.sse").write_bytes(GOOD)
+    _cut(_folder(tmp_path))
     df = load(tmp_path, strict=False)
     errors = df[df.kind == "error"]
     assert set(errors.turn) == {"cut"}

@@ -11,8 +11,6 @@ import streamcalls_lab as scl
 from .conftest import CAPTURES
 from .wire_samples import (
     WEATHER,
-    assert_chunking_changes_nothing,
-    assert_registered_and_detected,
     call_triples,
     cohere,
     cohere_events,
@@ -22,10 +20,6 @@ from .wire_samples import (
 
 VERCEL = sorted((CAPTURES / "other").glob("vercel__ai__cohere-*.jsonl"))
 
-
-
-def test_cohere_is_registered_and_detected() -> None:
-    assert_registered_and_detected(cohere(*cohere_events()), "cohere-chat")
 
 
 def test_it_is_detected_from_the_payload_without_event_lines() -> None:
@@ -97,10 +91,6 @@ def test_a_delta_of_the_wrong_type_names_its_offset() -> None:
     at = body.index(b"event: tool-call-delta")
     with pytest.raises(scl.CaptureError, match=rf"byte {at}: .*arguments should be a string"):
         scl.load(body)
-
-
-def test_chunking_changes_nothing() -> None:
-    assert_chunking_changes_nothing(cohere(*cohere_events(WEATHER[1:], plan="a b")))
 
 
 # -- independent references ------------------------------------------------------------------

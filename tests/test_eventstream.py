@@ -121,11 +121,6 @@ def test_headers_of_every_type_around_the_event_type_leave_the_frame_intact() ->
 # -- problems: each in strict mode (raised, with an offset) and lenient mode (a frame) --------
 
 
-def test_an_empty_capture_is_a_problem() -> None:
-    with pytest.raises(CaptureError, match="empty capture"):
-        decode(b"")
-
-
 def test_a_bad_prelude_crc_is_raised_at_the_message() -> None:
     bad = frame(b"", b"{}", prelude_crc=0)
     with pytest.raises(CaptureError, match="prelude CRC mismatch") as e:

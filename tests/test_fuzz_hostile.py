@@ -4,6 +4,7 @@ with the kit's own error; nothing else escapes, and redaction never hands a valu
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -36,15 +37,18 @@ bodies = st.lists(st.one_of(st.sampled_from(_PIECES), st.binary(max_size=40)),
                   max_size=12).map(b"".join)
 
 
-@FUZZ
-@given(body=bodies)
+def on_any_body(test: Callable[[bytes], None]) -> Callable[..., None]:
+    """``test(body)`` run on bodies of the pieces above and random bytes, under FUZZ."""
+    return FUZZ(given(body=bodies)(test))
+
+
+@on_any_body
 def test_lenient_load_of_any_bytes_never_raises(body: bytes) -> None:
     df = load(body, strict=False, name="fuzz")
     assert set(df.turn) <= {"fuzz"}
 
 
-@FUZZ
-@given(body=bodies)
+@on_any_body
 def test_strict_load_of_any_bytes_raises_only_a_capture_error(body: bytes) -> None:
     try:
         load(body, name="fuzz")
@@ -79,8 +83,7 @@ def test_redaction_leaves_no_planted_value_whatever_the_shape(payloads: list, no
     assert MARK.encode() not in out[: len(frames)]
 
 
-@FUZZ
-@given(body=bodies)
+@on_any_body
 def test_redaction_of_any_bytes_refuses_or_keeps_the_length(body: bytes) -> None:
     try:
         out = Redactor("s").capture(body, "fuzz")
@@ -88,6 +91,16 @@ def test_redaction_of_any_bytes_refuses_or_keeps_the_length(body: bytes) -> None
         assert e.source == "fuzz"
         return
     assert len(out) == len(body)
+
+
+def import_or_name_the_file(path: Path, content: bytes) -> None:
+    """Writes ``content`` to ``path`` and imports it: streams are written beside it, or a
+    ``CaptureError`` names the file; nothing else escapes."""
+    path.write_bytes(content)
+    try:
+        import_file(path, path.parent / "out")
+    except CaptureError as e:
+        assert str(path) in str(e)
 
 
 @FUZZ
@@ -103,13 +116,8 @@ def test_redaction_of_any_bytes_refuses_or_keeps_the_length(body: bytes) -> None
 def test_import_of_any_document_writes_streams_or_raises_a_capture_error(
     tmp_path_factory, doc: object, suffix: str,
 ) -> None:
-    root: Path = tmp_path_factory.mktemp("fuzz")
-    path = root / f"rec{suffix}"
-    path.write_text(yaml.safe_dump(doc) if suffix == ".yaml" else json.dumps(doc))
-    try:
-        import_file(path, root / "out")
-    except CaptureError as e:
-        assert str(path) in str(e)
+    text = yaml.safe_dump(doc) if suffix == ".yaml" else json.dumps(doc)
+    import_or_name_the_file(tmp_path_factory.mktemp("fuzz") / f"rec{suffix}", text.encode())
 
 
 @FUZZ
@@ -117,10 +125,4 @@ def test_import_of_any_document_writes_streams_or_raises_a_capture_error(
                                                             ".jsonl"]))
 def test_import_of_any_bytes_raises_only_a_capture_error(tmp_path_factory, raw: bytes,
                                                          suffix: str) -> None:
-    root: Path = tmp_path_factory.mktemp("fuzz")
-    path = root / f"rec{suffix}"
-    path.write_bytes(raw)
-    try:
-        import_file(path, root / "out")
-    except CaptureError as e:
-        assert str(path) in str(e)
+    import_or_name_the_file(tmp_path_factory.mktemp("fuzz") / f"rec{suffix}", raw)

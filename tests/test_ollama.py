@@ -11,17 +11,12 @@ import streamcalls_lab as scl
 
 from .wire_samples import (
     assert_chunking_changes_nothing,
-    assert_registered_and_detected,
     ndjson,
     ollama_call,
     ollama_line,
     ollama_turn,
     rows_of,
 )
-
-
-def test_ollama_is_registered_and_detected() -> None:
-    assert_registered_and_detected(ndjson(*ollama_turn()), "ollama")
 
 
 def test_content_is_text_and_done_is_the_turn_stop() -> None:
@@ -98,10 +93,6 @@ def test_a_problem_line_numbers_no_call() -> None:
 
 def test_a_turn_cut_off_before_done_has_no_turn_stop() -> None:
     assert "turn_stop" not in [r[1] for r in rows_of(ndjson(*ollama_turn()[:-1]))]
-
-
-def test_chunking_changes_nothing() -> None:
-    assert_chunking_changes_nothing(ndjson(*ollama_turn()))
 
 
 def test_chunking_changes_nothing_for_a_broken_stream_either() -> None:

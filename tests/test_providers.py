@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
@@ -18,6 +17,7 @@ from .sse_turns import (
     anthropic,
     arg,
     args_delta,
+    assert_refused_naming,
     call_start_at,
     chat,
     kinds,
@@ -26,15 +26,34 @@ from .sse_turns import (
     sse,
 )
 
+# -- what each format's first events say ------------------------------------------
+
+DETECTED = {  # provider: its first event alone
+    "anthropic-messages": anthropic(START),
+    "openai-chat": chat(ANNOUNCE),
+    "openai-responses": responses(ADDED),
+}
+
+ANNOUNCED = {  # what announces a call: (the body, its row, what that row sets)
+    "anthropic tool_use start": (anthropic(START, TOOL), 1, ("call_start", 1, "toolu_1", "lookup")),
+    "chat first chunk": (chat(ANNOUNCE), 0, ("call_start", 0, "call_1", "lookup")),
+    "responses output_item.added": (responses(ADDED), 0, ("call_start", 0, "call_1", "lookup")),
+}
+
+
+@pytest.mark.parametrize("provider", DETECTED)
+def test_each_format_is_detected_from_its_first_event(provider: str) -> None:
+    assert providers(DETECTED[provider]) == {provider}
+
+
+@pytest.mark.parametrize(("body", "at", "start"), ANNOUNCED.values(), ids=ANNOUNCED)
+def test_the_event_announcing_a_call_is_a_call_start_with_id_and_name(
+    body: bytes, at: int, start: tuple,
+) -> None:
+    assert call_start_at(body, at) == start
+
+
 # -- anthropic-messages ----------------------------------------------------------
-
-def test_anthropic_is_detected() -> None:
-    assert providers(anthropic(START)) == {"anthropic-messages"}
-
-
-def test_anthropic_tool_use_start_is_a_call_start_with_id_and_name() -> None:
-    assert call_start_at(anthropic(START, TOOL), 1) == ("call_start", 1, "toolu_1", "lookup")
-
 
 def test_anthropic_input_json_delta_is_an_args_fragment() -> None:
     row = scl.load(anthropic(START, TOOL, args_delta('{"a"'))).iloc[2]
@@ -69,14 +88,6 @@ def test_anthropic_error_event_is_an_error_row_naming_the_provider_error() -> No
 
 
 # -- openai-chat -----------------------------------------------------------------
-
-def test_chat_is_detected() -> None:
-    assert providers(chat(ANNOUNCE)) == {"openai-chat"}
-
-
-def test_chat_first_chunk_announces_the_call() -> None:
-    assert call_start_at(chat(ANNOUNCE), 0) == ("call_start", 0, "call_1", "lookup")
-
 
 def test_chat_later_chunks_are_fragments_keyed_by_index() -> None:
     df = scl.load(chat(ANNOUNCE, arg('{"a"'), arg(": 1}")))
@@ -153,26 +164,20 @@ def test_chat_error_payload_is_an_error_row() -> None:
 
 # -- openai-responses ------------------------------------------------------------
 
-def test_responses_is_detected() -> None:
-    assert providers(responses(ADDED)) == {"openai-responses"}
+ARGUMENT_EVENTS = {  # an arguments event after the call's announcement: the columns it sets
+    "delta is a fragment": ({"type": "response.function_call_arguments.delta", "output_index": 0,
+                             "delta": '{"a'},
+                            {"kind": "args_delta", "block": 0, "fragment": '{"a'}),
+    "done carries the whole string": ({"type": "response.function_call_arguments.done",
+                                       "output_index": 0, "arguments": "{}"},
+                                      {"kind": "args_done", "final": "{}"}),
+}
 
 
-def test_responses_output_item_added_announces_the_call() -> None:
-    assert call_start_at(responses(ADDED), 0) == ("call_start", 0, "call_1", "lookup")
-
-
-def test_responses_argument_delta() -> None:
-    body = responses(ADDED, {"type": "response.function_call_arguments.delta",
-                             "output_index": 0, "delta": '{"a'})
-    row = scl.load(body).iloc[1]
-    assert (row.kind, row.block, row.fragment) == ("args_delta", 0, '{"a')
-
-
-def test_responses_done_carries_the_whole_string() -> None:
-    body = responses(ADDED, {"type": "response.function_call_arguments.done",
-                             "output_index": 0, "arguments": "{}"})
-    row = scl.load(body).iloc[1]
-    assert (row.kind, row.final) == ("args_done", "{}")
+@pytest.mark.parametrize(("event", "columns"), ARGUMENT_EVENTS.values(), ids=ARGUMENT_EVENTS)
+def test_responses_argument_events(event: dict, columns: dict) -> None:
+    row = scl.load(responses(ADDED, event)).iloc[1]
+    assert {column: row[column] for column in columns} == columns
 
 
 def test_responses_output_text_delta() -> None:
@@ -258,12 +263,9 @@ WRONG_TYPES = {
 }
 
 
-@pytest.mark.parametrize("case", WRONG_TYPES)
-def test_a_field_of_the_wrong_type_is_an_error_naming_the_field(case: str) -> None:
-    body, reason = WRONG_TYPES[case]
-    with pytest.raises(scl.CaptureError, match=re.escape(reason)):
-        scl.load(body)
-    assert reason in scl.load(body, strict=False).problem.dropna().iloc[0]
+@pytest.mark.parametrize(("body", "reason"), WRONG_TYPES.values(), ids=WRONG_TYPES)
+def test_a_field_of_the_wrong_type_is_an_error_naming_the_field(body: bytes, reason: str) -> None:
+    assert_refused_naming(body, reason)
 
 
 def test_responses_events_naming_only_the_item_id_find_their_block() -> None:

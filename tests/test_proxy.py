@@ -529,6 +529,26 @@ def test_an_upstream_error_reaches_the_client_as_sent(save_all: bool, tmp_path: 
 FIRST = b'data: {"type": "message_start"}\n\n'
 
 
+def _first_chunk_then(event: threading.Event, *, more: bool = False) -> Script:
+    """An upstream that sends a stream's first chunk and waits for ``event``; then, with
+    ``more``, sends it again and again until the proxy stops reading."""
+
+    def script(conn: socket.socket, head: bytes) -> None:
+        conn.sendall(CHUNKED_STREAM + _chunk(FIRST))
+        event.wait(TIMEOUT)
+        for _ in range(1000 if more else 0):
+            conn.sendall(_chunk(FIRST))
+
+    return script
+
+
+def _first_chunk(proxy: RecordingProxy) -> http.client.HTTPResponse:
+    """A request through ``proxy``, its first read already checked to be that first chunk."""
+    resp = _post(proxy.base_url)
+    assert resp.read1(65536) == FIRST
+    return resp
+
+
 SENT = FIRST + b'data: {"ty'  # the body bytes the upstream sent before it broke off
 
 
@@ -574,17 +594,9 @@ def test_an_sdk_reading_a_cut_stream_fails_and_the_capture_is_marked(tmp_path: P
 
 def test_a_client_that_hangs_up_mid_stream_marks_the_capture_cut_off(tmp_path: Path) -> None:
     hung_up = threading.Event()
-
-    def script(conn: socket.socket, head: bytes) -> None:
-        conn.sendall(CHUNKED_STREAM + _chunk(FIRST))
-        hung_up.wait(TIMEOUT)
-        for _ in range(1000):  # until the proxy stops reading
-            conn.sendall(_chunk(FIRST))
-
-    with raw_upstream(script) as base, RecordingProxy(base, tmp_path) as proxy:
-        resp = _post(proxy.base_url)
-        assert resp.read1(65536) == FIRST
-        resp.close()
+    upstream = _first_chunk_then(hung_up, more=True)
+    with raw_upstream(upstream) as base, RecordingProxy(base, tmp_path) as proxy:
+        _first_chunk(proxy).close()
         hung_up.set()
         for _ in range(200):
             if proxy.exchanges:
@@ -643,15 +655,9 @@ def test_a_kept_connection_the_upstream_closed_is_replaced_unseen(
 
 def test_stopping_the_proxy_mid_stream_keeps_the_capture_marked(tmp_path: Path) -> None:
     release = threading.Event()
-
-    def script(conn: socket.socket, head: bytes) -> None:
-        conn.sendall(CHUNKED_STREAM + _chunk(FIRST))
-        release.wait(TIMEOUT)
-
-    with raw_upstream(script) as base:
+    with raw_upstream(_first_chunk_then(release)) as base:
         proxy = RecordingProxy(base, tmp_path).start()
-        resp = _post(proxy.base_url)
-        assert resp.read1(65536) == FIRST
+        resp = _first_chunk(proxy)
         proxy.close()
         release.set()
         with pytest.raises(http.client.IncompleteRead):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gzip
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -48,28 +48,37 @@ def answer() -> Iterator[tuple[str, list[bytes]]]:
         httpd.server_close()
 
 
-def _record(url: str, out: Path) -> None:
-    record(url, {"stream": True}, out, key_env=None)
+@pytest.fixture
+def record_answer(
+    answer: tuple[str, list[bytes]], tmp_path: Path,
+) -> Callable[..., Path]:
+    """Records, into ``x.sse``, the server answering with ``body``; gives back that path
+    (which may not exist). ``query`` is added to the URL."""
+    url, sent = answer
+
+    def run(body: bytes, query: str = "") -> Path:
+        sent.append(body)
+        out = tmp_path / "x.sse"
+        record(url + query, {"stream": True}, out, key_env=None)
+        return out
+
+    return run
 
 
 def test_a_corrupt_gzip_body_is_a_record_error_and_leaves_no_empty_capture(
-    answer: tuple[str, list[bytes]], tmp_path: Path,
+    record_answer: Callable[..., Path], tmp_path: Path,
 ) -> None:
-    url, sent = answer
-    sent.append(b"\x1f\x8b\x08\x00garbage-not-deflate" * 4)
     with pytest.raises(RecordError, match="corrupt gzip body"):
-        _record(url, tmp_path / "x.sse")
+        record_answer(b"\x1f\x8b\x08\x00garbage-not-deflate" * 4)
     assert not (tmp_path / "x.sse").exists()
 
 
 def test_a_gzip_body_cut_in_half_is_reported_and_marked_cut_off(
-    answer: tuple[str, list[bytes]], tmp_path: Path,
+    record_answer: Callable[..., Path], tmp_path: Path,
 ) -> None:
-    url, sent = answer
     packed = gzip.compress(BODY)
-    sent.append(packed[: len(packed) // 2])
     with pytest.raises(RecordError, match="broke off"):
-        _record(url, tmp_path / "x.sse")
+        record_answer(packed[: len(packed) // 2])
     saved = (tmp_path / "x.sse").read_bytes()
     assert saved and BODY.startswith(saved)
     assert "ended before its end" in (provenance.read(tmp_path / "x.sse") or {})["cut_off"]
@@ -77,22 +86,18 @@ def test_a_gzip_body_cut_in_half_is_reported_and_marked_cut_off(
     assert problems.str.contains("broke off").any()
 
 
-def test_a_whole_gzip_body_is_saved_unmarked(answer: tuple[str, list[bytes]],
-                                             tmp_path: Path) -> None:
-    url, sent = answer
-    sent.append(gzip.compress(BODY))
-    _record(url, tmp_path / "x.sse")
-    assert (tmp_path / "x.sse").read_bytes() == BODY
-    assert "cut_off" not in (provenance.read(tmp_path / "x.sse") or {})
+def test_a_whole_gzip_body_is_saved_unmarked(record_answer: Callable[..., Path]) -> None:
+    path = record_answer(gzip.compress(BODY))
+    assert path.read_bytes() == BODY
+    assert "cut_off" not in (provenance.read(path) or {})
 
 
 def test_a_body_that_echoes_the_key_is_a_record_error_and_nothing_is_saved(
-    answer: tuple[str, list[bytes]], tmp_path: Path,
+    record_answer: Callable[..., Path], tmp_path: Path,
 ) -> None:
-    url, sent = answer
     key = "AIzaRecordHostile-7c1e"
-    sent.append(gzip.compress(BODY + f'data: {{"error": "bad key {key}"}}\n\n'.encode()))
     with pytest.raises(RecordError, match="credential") as err:
-        _record(f"{url}?key={key}", tmp_path / "x.sse")
+        record_answer(gzip.compress(BODY + f'data: {{"error": "bad key {key}"}}\n\n'.encode()),
+                      f"?key={key}")
     assert key not in str(err.value)
     assert list(tmp_path.iterdir()) == []

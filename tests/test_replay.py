@@ -88,25 +88,21 @@ def test_a_truncated_tail_is_one_more_read() -> None:
     assert not got[-1].data.endswith(b"\n\n")
 
 
-def test_recorded_pace_sleeps_for_each_gap(tmp_path: Path) -> None:
+PACES = {  # replay's options: the sleeps between reads recorded 0.5 s and 0.25 s apart
+    "the recorded pace sleeps for each gap": ({}, [0.5, 0.25]),
+    "speed scales every gap": ({"speed": 2.0}, [0.25, 0.125]),
+    "infinite speed never sleeps": ({"speed": math.inf}, []),
+}
+
+
+@pytest.mark.parametrize(("options", "sleeps"), PACES.values(), ids=PACES)
+def test_replay_sleeps_out_the_recorded_gaps(
+    tmp_path: Path, options: dict, sleeps: list[float],
+) -> None:
     path = _timed(tmp_path, [0.0, 0.5, 0.75], [7, 50, len(BODY) - 57])
     fake = FakeTime()
-    list(replay(path, clock=fake.clock, sleep=fake.sleep))
-    assert fake.sleeps == pytest.approx([0.5, 0.25])
-
-
-def test_speed_scales_every_gap(tmp_path: Path) -> None:
-    path = _timed(tmp_path, [0.0, 0.5, 0.75], [7, 50, len(BODY) - 57])
-    fake = FakeTime()
-    list(replay(path, speed=2.0, clock=fake.clock, sleep=fake.sleep))
-    assert fake.sleeps == pytest.approx([0.25, 0.125])
-
-
-def test_infinite_speed_never_sleeps(tmp_path: Path) -> None:
-    path = _timed(tmp_path, [0.0, 0.5, 0.75], [7, 50, len(BODY) - 57])
-    fake = FakeTime()
-    list(replay(path, speed=math.inf, clock=fake.clock, sleep=fake.sleep))
-    assert fake.sleeps == []
+    list(replay(path, **options, clock=fake.clock, sleep=fake.sleep))
+    assert fake.sleeps == pytest.approx(sleeps)
 
 
 def test_a_slow_consumer_does_not_push_later_reads_back() -> None:

@@ -22,6 +22,13 @@ def load_turns(**captures: bytes) -> pd.DataFrame:
                      ignore_index=True)
 
 
+def calls_of(*calls: list[str], stop_calls: bool = True) -> pd.DataFrame:
+    """The calls() table of one Anthropic turn per call, each a call of ``f`` sent in the
+    fragments given (turns t0, t1, ...)."""
+    bodies = [turns.anthropic([], [("f", parts)], stop_calls=stop_calls) for parts in calls]
+    return scl.calls(load_turns(**{f"t{i}": body for i, body in enumerate(bodies)}))
+
+
 def test_fragments_keeps_only_non_empty_fragments_of_the_kind() -> None:
     deltas = load_turns(a=turns.anthropic(["Hi"], [("f", ["", '{"a"', ": 1}"])]))
     assert stats.fragments(deltas)["fragment"].tolist() == ['{"a"', ": 1}"]
@@ -45,8 +52,7 @@ def test_size_summary_measures_each_provider_separately() -> None:
 def test_delta_fit_recovers_a_constant_fragment_size() -> None:
     short = ['{"a":', ' "xy"}']  # 11 chars in 2 fragments
     long = ['{"a":', ' "xy', 'zwvut', 'srqpo', 'nm"}']  # 23 chars in 5 fragments
-    table = scl.calls(load_turns(
-        s=turns.anthropic([], [("f", short)]), l=turns.anthropic([], [("f", long)])))
+    table = calls_of(short, long)
     fit = stats.delta_fit(table).loc["anthropic-messages"]
     assert fit["calls"] == 2
     assert fit["slope"] == pytest.approx((11 * 2 + 23 * 5) / (11**2 + 23**2))
@@ -63,7 +69,7 @@ def test_delta_fit_ignores_calls_that_never_finished() -> None:
 
 def test_chapter_comparison_predicts_the_chapters_two_calls_from_the_fit() -> None:
     parts = ['{"q": "', "abcde", "fghij", 'kl"}']  # 21 chars in 4 deltas
-    table = scl.calls(load_turns(a=turns.anthropic([], [("f", parts)])))
+    table = calls_of(parts)
     row = stats.chapter_comparison(table).loc["anthropic-messages"]
     assert row["chars_per_delta"] == pytest.approx(21 / 4)
     assert row["ratio"] == pytest.approx(21 / 4 / 13)
@@ -73,7 +79,7 @@ def test_chapter_comparison_predicts_the_chapters_two_calls_from_the_fit() -> No
 
 def test_escape_overhead_orders_wire_then_string_then_compact_length() -> None:
     args = '{"say": "a \\"quoted\\" word"}'  # 28 chars; each \" is \\\" on the wire
-    table = scl.calls(load_turns(a=turns.anthropic([], [("f", [args])])))
+    table = calls_of([args])
     row = stats.escape_overhead(table).iloc[0]
     assert row["chars"] == len(args) == 28
     assert row["wire_chars"] == 28 + args.count('"') + args.count("\\")
@@ -188,7 +194,7 @@ def test_real_recordings_cut_anthropic_arguments_coarser_than_openai(captures: P
 
 def test_describe_comparison_says_how_far_each_provider_is_from_the_chapter() -> None:
     parts = ['{"q": "', "abcde", "fghij", 'kl"}']  # 21 chars in 4 deltas: 5.25 a delta
-    table = scl.calls(load_turns(a=turns.anthropic([], [("f", parts)])))
+    table = calls_of(parts)
     comparison = stats.chapter_comparison(table)
     (line,) = stats.describe_comparison(comparison)
     assert line.startswith("anthropic-messages: 5.2 characters per delta over 1 calls, 0.40 times")
@@ -197,7 +203,7 @@ def test_describe_comparison_says_how_far_each_provider_is_from_the_chapter() ->
 
 def test_describe_comparison_calls_a_near_figure_close() -> None:
     parts = ['{"q": "abcd', 'efghijklm"}']  # 22 chars in 2 deltas: 11 a delta
-    table = scl.calls(load_turns(a=turns.anthropic([], [("f", parts)])))
+    table = calls_of(parts)
     comparison = stats.chapter_comparison(table)
     assert "close to the chapter's 13" in stats.describe_comparison(comparison)[0]
 
@@ -246,37 +252,30 @@ def test_a_provider_whose_every_call_came_in_one_fragment_is_said_to_send_calls_
 
 
 def test_a_provider_with_only_unfinished_calls_has_no_delivery_verdict() -> None:
-    table = scl.calls(load_turns(
-        cut=turns.anthropic([], [("f", ['{"a": ', "1"])], stop_calls=False)))
+    table = calls_of(['{"a": ', "1"], stop_calls=False)
     assert stats.delivery(table).loc["anthropic-messages", "delivery"] == "no finished calls"
 
 
 def test_one_streamed_call_among_whole_ones_makes_a_provider_streamed() -> None:
-    table = scl.calls(load_turns(
-        a=turns.anthropic([], [("f", ['{"x": 1}'])]),
-        b=turns.anthropic([], [("f", ['{"x":', ' 2}'])])))
+    table = calls_of(['{"x": 1}'], ['{"x":', ' 2}'])
     assert stats.delivery(table).loc["anthropic-messages", "delivery"] == "streamed"
 
 
 def test_delta_fit_fits_no_line_through_calls_sent_whole() -> None:
-    table = scl.calls(load_turns(
-        a=turns.anthropic([], [("f", ['{"q": "abc"}'])]),
-        b=turns.anthropic([], [("f", ['{"q": "abcdefghij"}'])])))
+    table = calls_of(['{"q": "abc"}'], ['{"q": "abcdefghij"}'])
     row = stats.delta_fit(table).loc["anthropic-messages"]
     assert not row["fitted"] and math.isnan(row["slope"]) and row["calls"] == 2
 
 
 def test_delta_fit_fits_no_line_through_fewer_calls_than_asked() -> None:
-    table = scl.calls(load_turns(a=turns.anthropic([], [("f", ['{"q":', ' "abc"}'])])))
+    table = calls_of(['{"q":', ' "abc"}'])
     assert stats.delta_fit(table).loc["anthropic-messages", "fitted"]
     row = stats.delta_fit(table, min_calls=2).loc["anthropic-messages"]
     assert not row["fitted"] and math.isnan(row["chars_per_delta"])
 
 
 def test_delta_fit_gives_the_range_its_line_holds_over() -> None:
-    table = scl.calls(load_turns(
-        s=turns.anthropic([], [("f", ['{"a":', ' 1}'])]),
-        l=turns.anthropic([], [("f", ['{"a":', ' "xyz', 'uvw"}'])])))
+    table = calls_of(['{"a":', ' 1}'], ['{"a":', ' "xyz', 'uvw"}'])
     row = stats.delta_fit(table).loc["anthropic-messages"]
     assert (row["min_chars"], row["max_chars"]) == (8, 15)
 
@@ -285,14 +284,13 @@ def test_r2_without_the_longest_call_shows_a_fit_carried_by_one_call() -> None:
     calls = [["{", '"a"', ":", " 1", "}"], ['{"abcdefgh":', ' "ijklmnopq"}'],  # short calls:
              ["{", '"a": 12}'], ['{"abcdefghijklmn', 'opqrst": 1}'],  # length says little
              ['{"a": "', *["x" * 20] * 50, '"}']]  # one long call makes the line look straight
-    table = scl.calls(load_turns(**{f"t{i}": turns.anthropic([], [("f", parts)])
-                                    for i, parts in enumerate(calls)}))
+    table = calls_of(*calls)
     row = stats.delta_fit(table).loc["anthropic-messages"]
     assert row["r2"] > 0.95 > row["r2_without_longest"]
 
 
 def test_describe_comparison_says_a_whole_sender_takes_one_delta_at_any_length() -> None:
-    table = scl.calls(load_turns(a=turns.anthropic([], [("f", ['{"q": "abc"}'])])))
+    table = calls_of(['{"q": "abc"}'])
     comparison = stats.chapter_comparison(table)
     assert comparison.loc["anthropic-messages", "deltas_at_610"] == 1
     (line,) = stats.describe_comparison(comparison)
@@ -301,7 +299,7 @@ def test_describe_comparison_says_a_whole_sender_takes_one_delta_at_any_length()
 
 def test_describe_comparison_names_too_few_calls_and_extrapolation() -> None:
     parts = ['{"q": "', "abcde", "fghij", 'kl"}']
-    table = scl.calls(load_turns(a=turns.anthropic([], [("f", parts)])))
+    table = calls_of(parts)
     assert "too few to fit" in stats.describe_comparison(
         stats.chapter_comparison(table, min_calls=2))[0]
     assert "is an extrapolation" in stats.describe_comparison(

@@ -38,24 +38,18 @@ def test_no_sidecar_reads_as_none(tmp_path: Path) -> None:
     assert timing.read(_capture(tmp_path)) is None
 
 
-def test_a_wrong_header_is_refused(tmp_path: Path) -> None:
+BAD_SIDECARS = {  # a sidecar read refuses: (its text, what the error says)
+    "a wrong header": ("time\tsize\n0\t10\n", "must start with"),
+    "a malformed row, with its line number": ("t\tbytes\n0.0\t10\nsoon\t5\n", "line 3"),
+    "time running backwards": (f"t\tbytes\n0.5\t10\n0.2\t{len(BODY) - 10}\n", "non-decreasing"),
+}
+
+
+@pytest.mark.parametrize(("text", "reason"), BAD_SIDECARS.values(), ids=BAD_SIDECARS)
+def test_a_bad_sidecar_is_refused(tmp_path: Path, text: str, reason: str) -> None:
     path = _capture(tmp_path)
-    timing.sidecar(path).write_text("time\tsize\n0\t10\n")
-    with pytest.raises(CaptureError, match="must start with"):
-        timing.read(path)
-
-
-def test_a_malformed_row_is_refused_with_its_line_number(tmp_path: Path) -> None:
-    path = _capture(tmp_path)
-    timing.sidecar(path).write_text("t\tbytes\n0.0\t10\nsoon\t5\n")
-    with pytest.raises(CaptureError, match="line 3"):
-        timing.read(path)
-
-
-def test_time_running_backwards_is_refused(tmp_path: Path) -> None:
-    path = _capture(tmp_path)
-    timing.sidecar(path).write_text(f"t\tbytes\n0.5\t10\n0.2\t{len(BODY) - 10}\n")
-    with pytest.raises(CaptureError, match="non-decreasing"):
+    timing.sidecar(path).write_text(text)
+    with pytest.raises(CaptureError, match=reason):
         timing.read(path)
 
 

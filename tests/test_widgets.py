@@ -125,8 +125,13 @@ def test_the_overview_has_a_row_per_preset() -> None:
 
 
 # -- the stepper view ------------------------------------------------------------------------
-def test_next_moves_the_model_and_the_shown_buffers_follow() -> None:
-    view = StepperView(CAPTURE)
+@pytest.fixture
+def view() -> StepperView:
+    """A fresh stepper view of the two-call capture (its first step shown)."""
+    return StepperView(CAPTURE)
+
+
+def test_next_moves_the_model_and_the_shown_buffers_follow(view: StepperView) -> None:
     for _ in range(20):
         view.next.click()
     assert view.index == view.stepper.index == 20
@@ -135,8 +140,7 @@ def test_next_moves_the_model_and_the_shown_buffers_follow() -> None:
     assert len(shown_buffers(view.output.value)) == 2
 
 
-def test_back_goes_one_step_and_stops_at_the_start() -> None:
-    view = StepperView(CAPTURE)
+def test_back_goes_one_step_and_stops_at_the_start(view: StepperView) -> None:
     view.go(3)
     view.back.click()
     assert view.index == 2
@@ -145,34 +149,31 @@ def test_back_goes_one_step_and_stops_at_the_start() -> None:
     assert view.index == 0
 
 
-def test_next_stops_at_the_last_event() -> None:
-    view = StepperView(CAPTURE)
+def test_next_stops_at_the_last_event(view: StepperView) -> None:
     view.go(len(view.stepper) - 1)
     view.next.click()
     assert view.index == len(view.stepper) - 1
 
 
-def test_the_play_clock_lands_on_the_step_recorded_at_that_time() -> None:
-    view = StepperView(CAPTURE)
+def test_the_play_clock_lands_on_the_step_recorded_at_that_time(view: StepperView) -> None:
     view.play.value = 3000
     assert view.index == view.clock.at(3.0) > 0
 
 
-def test_moving_the_slider_moves_the_play_clock_without_jumping_back() -> None:
-    view = StepperView(CAPTURE)
+def test_moving_the_slider_moves_the_play_clock_without_jumping_back(view: StepperView) -> None:
     view.slider.value = 1  # shares t = 0 with the events around it
     assert view.index == 1 and view.play.value == int(view.clock.times[1] * 1000)
 
 
-def test_speed_scales_the_play_step() -> None:
-    view = StepperView(CAPTURE)
+def test_speed_scales_the_play_step(view: StepperView) -> None:
     view.speed.value = 5.0
     assert view.play.step == 5 * stepper_view.TICK_MS
 
 
 @pytest.mark.parametrize("speed", [value for _, value in stepper_view.SPEEDS])
-def test_playing_to_the_end_at_any_speed_lands_on_the_last_step(speed: float) -> None:
-    view = StepperView(CAPTURE)
+def test_playing_to_the_end_at_any_speed_lands_on_the_last_step(
+    speed: float, view: StepperView,
+) -> None:
     view.speed.value = speed
     while view.play.value + view.play.step <= view.play.max:  # what the Play widget does
         view.play.value += view.play.step
@@ -180,22 +181,19 @@ def test_playing_to_the_end_at_any_speed_lands_on_the_last_step(speed: float) ->
     assert "handed on" in view.output.value
 
 
-def test_stop_rewinds_to_the_first_step() -> None:
-    view = StepperView(CAPTURE)
+def test_stop_rewinds_to_the_first_step(view: StepperView) -> None:
     view.go(30)
     view.play.value = view.play.min  # the Play widget's stop
     assert view.index == 0
 
 
-def test_the_step_head_counts_events_as_the_caption_does() -> None:
-    view = StepperView(CAPTURE)
+def test_the_step_head_counts_events_as_the_caption_does(view: StepperView) -> None:
     n = len(view.stepper)
     view.go(n - 1)
     assert f"(event {n} of {n})" in text_of(view.output.value)
 
 
-def test_the_handler_menu_shows_that_variants_buffers() -> None:
-    view = StepperView(CAPTURE)
+def test_the_handler_menu_shows_that_variants_buffers(view: StepperView) -> None:
     view.go(40)
     view.handler.value = "trim"
     want = view.stepper.state(40).variants["trim"].snapshot.buffers
@@ -203,15 +201,13 @@ def test_the_handler_menu_shows_that_variants_buffers() -> None:
     assert want != view.stepper.state(40).buffers
 
 
-def test_the_variants_table_says_when_each_went_wrong() -> None:
-    view = StepperView(CAPTURE)
+def test_the_variants_table_says_when_each_went_wrong(view: StepperView) -> None:
     view.go(len(view.stepper) - 1)
     assert "agrees again now" in view.output.value  # parse_to_finish: early, then stopped
     assert "step 54: raised ValueError" in view.output.value
 
 
-def test_the_stepper_static_form_is_what_the_widget_shows() -> None:
-    view = StepperView(CAPTURE)
+def test_the_stepper_static_form_is_what_the_widget_shows(view: StepperView) -> None:
     view.go(12)
     assert view._repr_mimebundle_()["text/html"] == view.static().html == view.output.value
 
