@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from zlib import crc32
 
 from .errors import CaptureError
+from .jsonarray import JSONArrayDecoder, opens_array
 from .ndjson import NDJSONDecoder, looks_like_ndjson
 from .sse import Frame, FrameDecoder, SSEDecoder, decode_frames
 
@@ -222,12 +223,12 @@ def _broken_prelude(head: bytes | bytearray, total: int, hlen: int, crc: int) ->
 
 
 class AutoDecoder:
-    """SSE, AWS event-stream or NDJSON, chosen from the start of a capture.
+    """SSE, AWS event-stream, NDJSON or a streamed JSON array, chosen from the start of a capture.
 
     Event-stream when its first byte is 0 or 1 (:func:`is_eventstream`); NDJSON when its
-    first byte that is not whitespace opens a JSON object or array
-    (:func:`~.ndjson.looks_like_ndjson`: an SSE line starts with a field name or a colon,
-    never ``{`` or ``[``); SSE otherwise. Only a
+    first byte that is not whitespace opens a JSON object, a JSON array (Gemini without
+    ``?alt=sse``) when it opens an array (:func:`~.ndjson.looks_like_ndjson`: an SSE line
+    starts with a field name or a colon, never ``{`` or ``[``); SSE otherwise. Only a
     leading run of whitespace is held back until the choice is made, and it holds no frame,
     so every frame comes out of the chosen decoder exactly when it would have.
     """
@@ -235,7 +236,7 @@ class AutoDecoder:
     def __init__(self, source: str = "<bytes>", *, strict: bool = True) -> None:
         self.source = source
         self.strict = strict
-        self.decoder: SSEDecoder | EventStreamDecoder | NDJSONDecoder | None = None
+        self.decoder: FrameDecoder | None = None
         self._held = b""
 
     def feed(self, chunk: bytes, t: float = math.nan) -> list[Frame]:
@@ -251,7 +252,10 @@ class AutoDecoder:
                 if ndjson is None:
                     self._held = head
                     return []
-                dec = self._choose(NDJSONDecoder if ndjson else SSEDecoder)
+                if not ndjson:
+                    dec = self._choose(SSEDecoder)
+                else:
+                    dec = self._choose(JSONArrayDecoder if opens_array(head) else NDJSONDecoder)
             chunk, self._held = head, b""
         return dec.feed(chunk, t)
 
@@ -264,7 +268,7 @@ class AutoDecoder:
                 return out + dec.close()
         return dec.close()
 
-    def _choose(self, framing: type) -> SSEDecoder | EventStreamDecoder | NDJSONDecoder:
+    def _choose(self, framing: type[FrameDecoder]) -> FrameDecoder:
         self.decoder = framing(self.source, strict=self.strict)
         return self.decoder
 

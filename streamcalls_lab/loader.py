@@ -39,7 +39,7 @@ def frames(source: Source, *, strict: bool = True, name: str | None = None) -> I
     An entry that cannot be read, or a recording marked as broken off, raises (strict) or
     gives a frame whose ``problem`` names the file and why (lenient), as ``load()`` does.
     """
-    for cap in resolve(source, name):
+    for cap in resolve(source, name, require=True):
         if cap.problem is not None:
             if strict:
                 raise cap.problem
@@ -264,7 +264,8 @@ def load(
     ``problem`` says what and ``offset`` where) and keeps every good row.
     ``raw=True`` adds the frame's ``data`` text as a column.
     """
-    return load_captures(resolve(source, name), provider=provider, strict=strict, raw=raw)
+    caps = resolve(source, name, require=True)
+    return load_captures(caps, provider=provider, strict=strict, raw=raw)
 
 
 def load_captures(

@@ -42,7 +42,8 @@ def _not_a_stream(first: bytes) -> str | None:
     """Why a capture whose first line is ``first`` is one JSON document, not a stream."""
     if first.startswith(b"["):
         return ("a JSON array, not newline-delimited JSON or SSE: Gemini's "
-                "streamGenerateContent answers so without ?alt=sse (record it with alt=sse)")
+                "streamGenerateContent answers so without ?alt=sse (jsonarray.JSONArrayDecoder "
+                "reads it; load() chooses it by itself)")
     if first == b"{":
         return ("a pretty-printed JSON document (its first line is a lone '{'), not one JSON "
                 "object per line: a saved response or a HAR export? (`python -m "

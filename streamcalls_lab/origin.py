@@ -106,6 +106,10 @@ def describe(folder: str | os.PathLike[str]) -> str:
 
 def _reason(suffix: str) -> str:
     reads = " and ".join(CAPTURE_SUFFIXES)
+    if suffix == ".json":
+        return (f"load() reads only {reads} files in a folder; a streamed JSON array (Gemini "
+                "without ?alt=sse) loads when named (load('dir/*.json')), and `python -m "
+                "streamcalls_lab import` converts a VCR cassette saved as JSON into .sse")
     if suffix in _IMPORTABLE:
         return (f"load() reads only {reads} files; `python -m streamcalls_lab import` "
                 "converts HAR exports, VCR cassettes and JSONL chunk logs into .sse")

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequen
 from dataclasses import dataclass
 
 from .eventstream import AutoDecoder, EventStreamDecoder
+from .jsonarray import JSONArrayDecoder
 from .ndjson import NDJSONDecoder
 from .sources import Source, resolve
 from .sse import SSEDecoder
@@ -29,8 +30,10 @@ AsyncSleep = Callable[[float], Awaitable[object]]
 EVENT_STREAM = "text/event-stream"
 AWS_EVENT_STREAM = "application/vnd.amazon.eventstream"  # what Bedrock sends
 NDJSON = "application/x-ndjson"  # what Ollama sends
+JSON = "application/json"  # what Gemini streams a JSON array under
 MEDIA_TYPES: dict[type, str] = {
     SSEDecoder: EVENT_STREAM, EventStreamDecoder: AWS_EVENT_STREAM, NDJSONDecoder: NDJSON,
+    JSONArrayDecoder: JSON,  # Gemini without ?alt=sse: application/json, streamed
 }
 """The content type each framing is sent under."""
 
@@ -78,7 +81,8 @@ def _frame_pieces(body: bytes) -> list[bytes]:
 
 def content_type(chunks: Sequence[Read]) -> str:
     """The content type a server sends these reads under: that of the framing
-    :class:`~.eventstream.AutoDecoder` reads them as (SSE, AWS event-stream, NDJSON)."""
+    :class:`~.eventstream.AutoDecoder` reads them as (SSE, AWS event-stream, NDJSON, a JSON
+    array)."""
     dec = AutoDecoder(strict=False)
     for r in chunks:
         dec.feed(r.data)

@@ -23,6 +23,7 @@ import glob as globlib
 import json
 import os
 import stat
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain
@@ -162,8 +163,10 @@ class _FileChunks:
             yield from timing.chunked(body, self.reads, str(self.path))
 
 
-def resolve(source: Source, name: str | None = None) -> list[Capture]:
-    """The captures a source stands for (a directory may hold none)."""
+def resolve(source: Source, name: str | None = None, *, require: bool = False) -> list[Capture]:
+    """The captures a source stands for. A directory may hold none; with ``require``, one
+    that holds files but no capture is a ``FileNotFoundError`` saying what it holds instead
+    (nothing is skipped in silence), as a glob that matches nothing is."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         return [Capture(name or "<bytes>", [bytes(source)])]
     if isinstance(source, (str, PathLike)):
@@ -177,7 +180,10 @@ def resolve(source: Source, name: str | None = None) -> list[Capture]:
 
             return captures(path)
         if path.is_dir():
-            return _directory(path)
+            caps = _directory(path)
+            if not caps and require and (why := _no_capture_in(path)):
+                raise FileNotFoundError(why)
+            return caps
         if os.path.lexists(path):  # a file, or an entry that names why it is not one
             return [_from_file(path, name or path.name.removesuffix(path.suffix))]
         if _is_glob(text):
@@ -263,6 +269,21 @@ def _directory(root: Path) -> list[Capture]:
         caps.append(_bad(rel.replace(os.sep, "/"), where,
                          f"folder cannot be listed: {e.strerror or e}"))
     return caps
+
+
+def _no_capture_in(folder: Path) -> str | None:
+    """Why a folder gave no capture: what it holds, by suffix, and what is read (None for
+    a folder with no file at all, which skips nothing)."""
+    held: Counter[str] = Counter()
+    for _, _, files in os.walk(folder):
+        held.update(Path(f).suffix.lower() or "(no suffix)" for f in files)
+    reads = ", ".join(CAPTURE_SUFFIXES)
+    if not held:
+        return None
+    what = ", ".join(f"{n} {suffix}" for suffix, n in held.most_common(6))
+    return (f"no capture in {str(folder)!r}: it holds {what} files, and load() reads only "
+            f"{reads} in a folder (name a file or a glob such as 'dir/*.json' to read others; "
+            "`python -m streamcalls_lab import` converts HAR, VCR and JSONL recordings)")
 
 
 def _read_all(stream: IO[bytes]) -> Iterator[bytes]:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from streamcalls_lab import CaptureError
-from streamcalls_lab.eventstream import decode_any
+from streamcalls_lab.ndjson import NDJSONDecoder
 from streamcalls_lab.sse import decode_frames
 
 from .eventstream_turns import decode
@@ -19,8 +19,8 @@ def sse(body: bytes) -> list:
 
 
 def ndjson(body: bytes) -> list:
-    """Framed as the loader frames it: a JSON value first is read as NDJSON."""
-    return list(decode_any([body]))
+    """The NDJSON framing on its own (the loader reads a JSON array with another framing)."""
+    return list(decode_frames([body], framing=NDJSONDecoder))
 
 
 def eventstream(body: bytes) -> list:

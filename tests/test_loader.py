@@ -306,3 +306,26 @@ def test_frames_of_a_folder_with_an_unreadable_entry(tmp_path) -> None:
     problems = [f.problem for f in got if f.problem]
     assert len(problems) == 1 and "b.sse" in problems[0] and "folder" in problems[0]
     assert len(got) == len(list(scl.frames(GOOD))) + 1  # a.sse's frames are all there
+
+
+def test_a_folder_of_files_none_of_them_captures_is_an_error_saying_what_it_holds(
+    tmp_path,
+) -> None:
+    for i in range(3):
+        (tmp_path / f"chunks-{i}.jsonl").write_text('{"type": "text-delta"}\n')
+    (tmp_path / "array.json").write_bytes(b'[{"candidates": []}]')
+    with pytest.raises(FileNotFoundError, match=r"holds 3 \.jsonl, 1 \.json files"):
+        scl.load(tmp_path, strict=False)
+    with pytest.raises(FileNotFoundError, match="no capture in"):
+        list(scl.frames(tmp_path))
+
+
+def test_an_empty_folder_is_an_empty_table(tmp_path) -> None:
+    assert len(scl.load(tmp_path)) == 0
+
+
+def test_a_json_array_named_by_a_glob_loads(tmp_path) -> None:
+    (tmp_path / "array.json").write_bytes(
+        b'[{"candidates": [{"content": {"parts": [{"text": "hi"}]}, "index": 0}]}]')
+    df = scl.load(str(tmp_path / "*.json"))
+    assert set(df.provider) == {"gemini"} and set(df.turn) == {"array"}

@@ -169,11 +169,12 @@ def test_async_pacing_follows_the_same_schedule_as_sync() -> None:
     ([b"\0\0\0\x10"], "application/vnd.amazon.eventstream"),
     ([b'{"done": true}\n'], "application/x-ndjson"),
     ([b"", b" \n", b'\t{"done": true}\n'], "application/x-ndjson"),  # framing shown late
-    ([b"\xef\xbb\xbf", b"[1]\n"], "application/x-ndjson"),
+    ([b"\xef\xbb\xbf", b'{"done": true}\n'], "application/x-ndjson"),
+    ([b" \r\n", b'[{"candidates": []}]'], "application/json"),
     ([], "text/event-stream"),
     ([b"  \n"], "text/event-stream"),
 ], ids=["sse", "sse-comment-first", "aws", "ndjson", "ndjson-after-whitespace-reads",
-        "ndjson-after-bom", "empty", "whitespace-only"])
+        "ndjson-after-bom", "json-array", "empty", "whitespace-only"])
 def test_the_content_type_is_that_of_the_framing_the_reads_are_read_as(
         pieces: list[bytes], expected: str) -> None:
     assert content_type([Read(float(i), p) for i, p in enumerate(pieces)]) == expected
