@@ -81,20 +81,22 @@ REFUSED = {
 }
 
 
-@pytest.mark.parametrize(("body", "offset", "reason"), REFUSED.values(), ids=REFUSED)
-def test_strict_mode_raises_at_the_byte_that_breaks_the_array(
-    body: bytes, offset: int, reason: str
-) -> None:
+@pytest.fixture(params=REFUSED.values(), ids=list(REFUSED))
+def refused(request: pytest.FixtureRequest) -> tuple[bytes, int, str]:
+    """A body that breaks the array, the byte where it does, what the problem says."""
+    return request.param
+
+
+def test_strict_mode_raises_at_the_byte_that_breaks_the_array(refused) -> None:
+    body, offset, reason = refused
     with pytest.raises(CaptureError) as info:
         frames_of(body)
     assert info.value.source == "t.json" and info.value.offset == offset
     assert reason in info.value.reason
 
 
-@pytest.mark.parametrize(("body", "offset", "reason"), REFUSED.values(), ids=REFUSED)
-def test_lenient_mode_gives_one_problem_frame_and_keeps_the_elements_before_it(
-    body: bytes, offset: int, reason: str
-) -> None:
+def test_lenient_mode_gives_one_problem_frame_and_keeps_the_elements_before_it(refused) -> None:
+    body, offset, reason = refused
     frames = frames_of(body, 3, strict=False)
     problems = [f for f in frames if f.problem]
     assert len(problems) == 1 and problems[0].offset == offset and reason in problems[0].problem
