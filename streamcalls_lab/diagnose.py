@@ -8,6 +8,7 @@ come from each format's documented shape, never from a file name.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 _COHERE_V1 = frozenset((
@@ -54,3 +55,32 @@ def undetected_reason(event: str, payload: Any) -> str:
     named = f"event {event!r}, " if event not in ("message", "line") else ""
     return (f"unknown format: {named}a JSON object with keys {keys}, which no format this "
             "kit reads sends")
+
+
+_CHUNK_SIZE = re.compile(rb"[0-9a-fA-F]{1,8}(;[^\r\n]*)?\r?")
+_CONTAINERS: tuple[tuple[tuple[bytes, ...], str], ...] = (
+    ((b"\xff\xfe", b"\xfe\xff"), "UTF-16 text, not UTF-8 bytes: a capture saved through a text "
+     "redirect (PowerShell's '>' writes UTF-16); save the raw bytes (curl -N -o FILE)"),
+    ((b"\x1f\x8b",), "gzip-compressed bytes: gunzip the file first, or record with "
+     "curl --compressed so the body is saved decoded"),
+    ((b"HTTP/1.", b"HTTP/2", b"HTTP/3"), "an HTTP status line: the capture holds the response "
+     "headers too (curl -i or -D -); save the body only (curl -N -o FILE)"),
+    ((b"<!doctype", b"<html", b"<?xml", b"<head", b"<body"), "an HTML or XML page (a gateway's "
+     "error page, a login wall), not an event stream"),
+    ((b"PK\x03\x04",), "a ZIP archive, not an event stream: unpack it and load the files"),
+    ((b"\x89PNG", b"\xff\xd8\xff", b"%PDF"), "an image or PDF, not an event stream"),
+)
+
+
+def wrong_container(line: bytes) -> str | None:
+    """What a line that is no SSE field shows the capture to be, when it is a container
+    people often save by mistake; None when it shows nothing known."""
+    head = line[:16].lower() if line[:1] == b"<" else line[:16]
+    for starts, why in _CONTAINERS:
+        if head.startswith(starts):
+            return why
+    if _CHUNK_SIZE.fullmatch(line):
+        return ("a hexadecimal chunk size: HTTP/1.1 chunked transfer framing left in the bytes "
+                "(a raw socket dump); save the decoded body (curl -N -o FILE)")
+    return None
+

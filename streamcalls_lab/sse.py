@@ -17,6 +17,7 @@ from itertools import accumulate, repeat
 from operator import add, itemgetter
 from typing import Any, NamedTuple
 
+from .diagnose import wrong_container
 from .errors import CaptureError
 
 _EOL = re.compile(rb"\r\n|\r|\n")
@@ -109,6 +110,17 @@ class FrameDecoder:
         self._out.append(_frame(offset, end, event, "", id, None, self._t, reason))
 
 
+def _junk_reason(line: bytes) -> str:
+    """Why a line that is no SSE field is a problem: what it shows the capture to be."""
+    known = wrong_container(line)
+    if b"\0" in line or not _is_utf8(line):
+        return "binary data (a NUL byte or invalid UTF-8), not an event stream" + (
+            f": {known}" if known else "")
+    shown = line[:60].decode("utf-8", "replace")
+    return (f"not an SSE field line: {shown!r} ({known + '; ' if known else ''}this and any "
+            "non-SSE lines after it)")
+
+
 _RETRY_DIGITS = 18  # any value of up to 18 digits fits in 63 bits
 
 
@@ -170,15 +182,28 @@ class SSEDecoder(FrameDecoder):
             held = 0
         if (held or self._start >= 0) and not (self._junk and self._start < 0):
             # (A tail inside a run of non-SSE lines is part of that problem.)
-            at = self._start if self._start >= 0 else self._pos
-            tail = held + (self._pos - at if self._start >= 0 else 0)
-            self._fault(
-                at,
-                f"stream ends inside a frame: {tail} bytes after the last complete event "
-                "were never terminated by a blank line (truncated capture?)",
-            )
+            head = self._head() if held and self._start < 0 else b""
+            if wrong_container(head) is not None:  # a last line that is no field, not a cut
+                self._fault(self._pos, _junk_reason(head))
+            else:
+                at = self._start if self._start >= 0 else self._pos
+                tail = held + (self._pos - at if self._start >= 0 else 0)
+                self._fault(
+                    at,
+                    f"stream ends inside a frame: {tail} bytes after the last complete event "
+                    "were never terminated by a blank line (truncated capture?)",
+                )
         self._held, self._held_cr = [], False
         self._reset()
+
+    def _head(self, n: int = 64) -> bytes:
+        """The first ``n`` held bytes, however the reads cut them."""
+        head = b""
+        for piece in self._held:
+            head += piece[: n - len(head)]
+            if len(head) >= n:
+                break
+        return head
 
     def _hold(self, chunk: bytes) -> None:
         self._held.append(chunk)
@@ -274,12 +299,7 @@ class SSEDecoder(FrameDecoder):
             # stray line is how an HTML error page or a corrupted capture shows.
             # A run of such lines is one problem, reported at its first line.
             self._junk = True
-            if b"\0" in line or not _is_utf8(line):
-                why = "binary data (a NUL byte or invalid UTF-8), not an event stream"
-            else:
-                shown = line[:60].decode("utf-8", "replace")
-                why = f"not an SSE field line: {shown!r} (this and any non-SSE lines after it)"
-            self._fault(at, why)
+            self._fault(at, _junk_reason(line))
 
     def _read_retry(self, value: bytes, at: int) -> None:
         """"If the field value consists of only ASCII digits", the reconnection time; any

@@ -61,3 +61,32 @@ def test_a_known_format_has_no_such_reason() -> None:
                           "done": True}))
     assert df.problem.isna().all()
 
+
+
+# -- containers saved by mistake: the first line that is no SSE field says what the file is --
+_TURN = sse(("message_start", {"type": "message_start", "message": {"id": "m"}}))
+CONTAINERS = {
+    "UTF-16 text": _TURN.decode().encode("utf-16"),
+    "gzip-compressed": __import__("gzip").compress(_TURN, mtime=0),
+    "an HTTP status line": b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n" + _TURN,
+    "chunked transfer framing": b"3f\r\n" + _TURN + b"\r\n0\r\n\r\n",
+    "an HTML or XML page": _TURN + b"<HTML><body>502 Bad Gateway</body></HTML>\n",
+    "a ZIP archive": b"PK\x03\x04\x14\x00\x00\x00",
+}
+
+
+@pytest.mark.parametrize(("reason", "body"), CONTAINERS.items(), ids=list(CONTAINERS))
+def test_a_container_saved_by_mistake_is_named_in_any_chunking(reason: str, body: bytes) -> None:
+    with pytest.raises(scl.CaptureError, match=reason):
+        scl.load(body)
+    for size in (1, 7):
+        df = scl.load(iter([body[i:i + size] for i in range(0, len(body), size)]), strict=False)
+        assert reason in df[df.kind == "error"].problem.iloc[0]
+
+
+def test_an_html_page_with_no_line_end_is_named_not_called_truncated() -> None:
+    df = scl.load(b"<!DOCTYPE html><html><body>502</body></html>", strict=False)
+    assert list(df.problem) == [
+        "not an SSE field line: '<!DOCTYPE html><html><body>502</body></html>' (an HTML or XML "
+        "page (a gateway's error page, a login wall), not an event stream; this and any non-SSE "
+        "lines after it)"]
