@@ -113,8 +113,7 @@ def _quiet(conn: http.client.HTTPConnection) -> bool:
 def _secrets(headers: list[tuple[str, str]], target: str, body: bytes) -> list[str]:
     """What the client authenticated with: credential headers, key-like query values and
     values under secret-named keys of a JSON request body (provenance's collectors)."""
-    return (provenance.secret_values(headers) + provenance.url_secrets(target)
-            + provenance.body_secrets(body))
+    return provenance.exchange_secrets(target, body, headers)
 
 
 def _slug(path: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,15 @@ class Stream:
     """Provenance: origin file and entry, URL, status, headers (already scrubbed)."""
     secrets: list[str] = field(default_factory=list, repr=False)
     """Credential values seen in the recording: checked absent from what is written."""
+
+
+def exchanges(
+    items: Iterable[Any],
+) -> Iterator[tuple[int, Any, dict[str, Any], dict[str, Any]]]:
+    """Each recorded exchange (a HAR entry, a VCR interaction) numbered, with its request
+    and its response (``{}`` where the recording has none)."""
+    for i, item in enumerate(items):
+        yield i, item, item.get("request") or {}, item.get("response") or {}
 
 
 def frame_reads(body: bytes, times: list[float]) -> list[tuple[float, int]] | None:
