@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from ..events import INT64, Ev, Hot, Index, Kind, fragment_row, index, maybe_text, text
+from .sniffing import ByType
 from .spans import object_text
 from .wire import wire_length
 
@@ -97,11 +98,7 @@ def _whole_input(data: str, given: dict[str, Any], block: int) -> Ev:
 class AnthropicMessages:
     name = "anthropic-messages"
     hot = _HOT
-
-    @staticmethod
-    def sniff(event: str, payload: Any) -> bool:
-        # The payload's type, or the event line when a proxy dropped it from the payload.
-        return isinstance(payload, dict) and str(payload.get("type", event)) in _TYPES
+    sniff = ByType(_TYPES)
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         kind = payload.get("type", event) if isinstance(payload, dict) else event
