@@ -527,10 +527,7 @@ def run_case(cmd: Sequence[str], case: WireCase, timeout: float = 120.0) -> Run:
             run = Run(None, stderr=f"no exit within {timeout:g} s")
     run.requests = server.requests
     for line in out.splitlines():
-        try:
-            value = json.loads(line)
-        except ValueError:
-            value = None
+        value = _parsed(line)  # the line itself when it is no JSON: noise
         if isinstance(value, dict) and "tool" in value:
             run.calls.append(value)
         elif line.strip():
@@ -549,6 +546,7 @@ class Finding:
 
 
 def _parsed(args: str) -> Any:
+    """The JSON value of ``args``, or ``args`` itself when it does not parse."""
     try:
         return json.loads(args)
     except ValueError:
