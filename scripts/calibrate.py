@@ -157,22 +157,46 @@ class WireAligner:
 #   other: Counter of ignored delta kinds
 
 
+class _Found:
+    """Calls or texts by key, listed in the order they were opened; a key opened again is
+    listed again (a re-announced block), as the extractors have always counted it."""
+
+    def __init__(self):
+        self.by_key, self.order = {}, []
+
+    def __contains__(self, key):
+        return key in self.by_key
+
+    def __getitem__(self, key):
+        return self.by_key[key]
+
+    def open(self, key, **extra):
+        self.by_key[key] = {"key": key, "frags": [], **extra}
+        self.order.append(key)
+
+    def ensure(self, key, **extra):
+        """The entry of ``key``, opened first if it is new."""
+        if key not in self.by_key:
+            self.open(key, **extra)
+        return self.by_key[key]
+
+    def listed(self):
+        return [self.by_key[k] for k in self.order]
+
+
 def extract_anthropic(events, aligner):
-    calls, texts, other = {}, {}, Counter()
-    order_c, order_t = [], []
+    calls, texts, other = _Found(), _Found(), Counter()
     for data, obj in events:
         t = obj.get("type")
         if t == "content_block_start":
             cb = obj.get("content_block") or {}
             idx = obj.get("index")
             if cb.get("type") == "tool_use":
-                calls[idx] = {"key": idx, "frags": [], "block_type": "tool_use"}
-                order_c.append(idx)
+                calls.open(idx, block_type="tool_use")
             elif cb.get("type") in ("server_tool_use", "mcp_tool_use"):
                 other["excluded_block_" + cb["type"]] += 1
             elif cb.get("type") == "text":
-                texts[idx] = {"key": idx, "frags": []}
-                order_t.append(idx)
+                texts.open(idx)
         elif t == "content_block_delta":
             d = obj.get("delta") or {}
             idx = obj.get("index")
@@ -187,18 +211,14 @@ def extract_anthropic(events, aligner):
             elif dt == "text_delta":
                 s = d.get("text", "")
                 w = aligner.wire(data, "text", [s])[0]
-                texts.setdefault(idx, {"key": idx, "frags": []})
-                if idx not in order_t:
-                    order_t.append(idx)
-                texts[idx]["frags"].append((s, w))
+                texts.ensure(idx)["frags"].append((s, w))
             else:
                 other[str(dt)] += 1
-    return [calls[k] for k in order_c], [texts[k] for k in order_t], other
+    return calls.listed(), texts.listed(), other
 
 
 def extract_openai_chat(events, aligner):
-    calls, texts, other = {}, {}, Counter()
-    order_c, order_t = [], []
+    calls, texts, other = _Found(), _Found(), Counter()
     for data, obj in events:
         if not isinstance(obj, dict):
             continue
@@ -216,13 +236,7 @@ def extract_openai_chat(events, aligner):
                 key = (ci, tc.get("index", pos_t))
                 fn = tc.get("function") or {}
                 header = bool(tc.get("id") or fn.get("name"))
-                if key not in calls:
-                    calls[key] = {
-                        "key": key,
-                        "frags": [],
-                        "block_type": tc.get("type") or "function",
-                    }
-                    order_c.append(key)
+                calls.ensure(key, block_type=tc.get("type") or "function")
                 a = fn.get("arguments")
                 if isinstance(a, str):
                     arg_frags.append(a)
@@ -237,16 +251,12 @@ def extract_openai_chat(events, aligner):
         if txt_frags:
             wires = aligner.wire(data, "content", txt_frags)
             for k, s, w in zip(txt_keys, txt_frags, wires, strict=True):
-                if k not in texts:
-                    texts[k] = {"key": k, "frags": []}
-                    order_t.append(k)
-                texts[k]["frags"].append((s, w))
-    return [calls[k] for k in order_c], [texts[k] for k in order_t], other
+                texts.ensure(k)["frags"].append((s, w))
+    return calls.listed(), texts.listed(), other
 
 
 def extract_openai_responses(events, aligner):
-    calls, texts, other = {}, {}, Counter()
-    order_c, order_t = [], []
+    calls, texts, other = _Found(), _Found(), Counter()
     done_args = {}
     for data, obj in events:
         t = obj.get("type")
@@ -254,31 +264,25 @@ def extract_openai_responses(events, aligner):
             item = obj.get("item") or {}
             oi = obj.get("output_index")
             if item.get("type") == "function_call":
-                calls[oi] = {"key": oi, "frags": [], "block_type": "function_call"}
-                order_c.append(oi)
+                calls.open(oi, block_type="function_call")
         elif t == "response.function_call_arguments.delta":
             oi = obj.get("output_index")
             s = obj.get("delta", "")
-            if oi not in calls:
-                calls[oi] = {"key": oi, "frags": [], "block_type": "function_call"}
-                order_c.append(oi)
-            calls[oi]["frags"].append((s, aligner.wire(data, "delta", [s])[0], False))
+            call = calls.ensure(oi, block_type="function_call")
+            call["frags"].append((s, aligner.wire(data, "delta", [s])[0], False))
         elif t == "response.function_call_arguments.done":
             done_args[obj.get("output_index")] = obj.get("arguments")
         elif t == "response.output_text.delta":
             k = (obj.get("output_index"), obj.get("content_index"))
             s = obj.get("delta", "")
-            if k not in texts:
-                texts[k] = {"key": k, "frags": []}
-                order_t.append(k)
-            texts[k]["frags"].append((s, aligner.wire(data, "delta", [s])[0]))
+            texts.ensure(k)["frags"].append((s, aligner.wire(data, "delta", [s])[0]))
         elif isinstance(t, str) and t.endswith(".delta"):
             other[t] += 1
     for oi, full in done_args.items():
         if oi in calls and isinstance(full, str):
             joined = "".join(f[0] for f in calls[oi]["frags"])
             other["done_args_match" if joined == full else "done_args_mismatch"] += 1
-    return [calls[k] for k in order_c], [texts[k] for k in order_t], other
+    return calls.listed(), texts.listed(), other
 
 
 EXTRACTORS = {
