@@ -137,10 +137,11 @@ def paced(
 async def apaced(
     chunks: Sequence[Read], *, sleep: AsyncSleep = asyncio.sleep, **pace: Unpack[Pace]
 ) -> AsyncIterator[bytes]:
-    """:func:`paced` for asyncio: awaits instead of blocking the event loop."""
-    for wait, data in _schedule(chunks, **pace):
-        if wait > 0:
-            await sleep(wait)
+    """:func:`paced` for asyncio: awaits each wait it asks for instead of blocking the loop."""
+    waits: list[float] = []
+    for data in paced(chunks, sleep=waits.append, **pace):
+        if waits:
+            await sleep(waits.pop())
         yield data
 
 
