@@ -401,7 +401,8 @@ class Redactor:
     def _stream(self, value: str) -> Iterator[int]:
         counter = 0
         while True:
-            block = hmac.new(self.salt, f"{counter}:{value}".encode(), hashlib.sha256).digest()
+            seed = f"{counter}:{value}".encode("utf-8", "surrogateescape")  # bytes not UTF-8 too
+            block = hmac.new(self.salt, seed, hashlib.sha256).digest()
             yield from block
             counter += 1
 
