@@ -15,10 +15,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-from streamcalls_lab.loopback import LoopbackServer
+from streamcalls_lab.loopback import LoopbackServer, StreamHandler, chunk
 from streamcalls_lab.proxy import RecordingProxy
 
 READS = 40  # reads per stamped stream
@@ -27,31 +26,22 @@ BULK = 4 << 20  # bytes of the throughput stream
 ROUNDS = 30
 
 
-class _Upstream(BaseHTTPRequestHandler):
+class _Upstream(StreamHandler):
     """``/stamped``: READS SSE frames, each holding its send time; ``/bulk``: BULK bytes."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length") or 0))
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
+        self.start_stream(200, "text/event-stream", close=False)  # kept: see first_byte
         if self.path == "/bulk":
             frame = b"data: " + b"x" * 250 + b"\n\n"
             block = frame * (65536 // len(frame))
             for _ in range(BULK // len(block)):
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(block), block))
+                self.wfile.write(chunk(block))
         else:
             for _ in range(READS):
-                data = b'data: {"t": %d}\n\n' % time.perf_counter_ns()
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.write(chunk(b'data: {"t": %d}\n\n' % time.perf_counter_ns()))
                 time.sleep(GAP)
-        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.write(chunk(b""))
 
 
 _KEPT: dict[str, http.client.HTTPConnection] = {}

@@ -157,22 +157,45 @@ class WireAligner:
 #   other: Counter of ignored delta kinds
 
 
+class _Found:
+    """Calls or texts by key, listed in the order they were opened; a key opened again is
+    listed again (a re-announced block), as the extractors have always counted it."""
+
+    def __init__(self):
+        self.by_key, self.order = {}, []
+
+    def __contains__(self, key):
+        return key in self.by_key
+
+    def __getitem__(self, key):
+        return self.by_key[key]
+
+    def open(self, key, **extra):
+        self.by_key[key] = {"key": key, "frags": [], **extra}
+        self.order.append(key)
+
+    def ensure(self, key, **extra):
+        """The entry of ``key``, opened first if it is new."""
+        if key not in self.by_key:
+            self.open(key, **extra)
+        return self.by_key[key]
+
+    def listed(self):
+        return [self.by_key[k] for k in self.order]
+
+
 def extract_anthropic(events, aligner):
-    calls, texts, other = {}, {}, Counter()
-    order_c, order_t = [], []
+    calls, texts, other = _Found(), _Found(), Counter()
     for data, obj in events:
         t = obj.get("type")
         if t == "content_block_start":
-            cb = obj.get("content_block") or {}
-            idx = obj.get("index")
-            if cb.get("type") == "tool_use":
-                calls[idx] = {"key": idx, "frags": [], "block_type": "tool_use"}
-                order_c.append(idx)
-            elif cb.get("type") in ("server_tool_use", "mcp_tool_use"):
-                other["excluded_block_" + cb["type"]] += 1
-            elif cb.get("type") == "text":
-                texts[idx] = {"key": idx, "frags": []}
-                order_t.append(idx)
+            block = (obj.get("content_block") or {}).get("type")
+            if block == "tool_use":
+                calls.open(obj.get("index"), block_type="tool_use")
+            elif block in ("server_tool_use", "mcp_tool_use"):
+                other["excluded_block_" + block] += 1
+            elif block == "text":
+                texts.open(obj.get("index"))
         elif t == "content_block_delta":
             d = obj.get("delta") or {}
             idx = obj.get("index")
@@ -187,66 +210,53 @@ def extract_anthropic(events, aligner):
             elif dt == "text_delta":
                 s = d.get("text", "")
                 w = aligner.wire(data, "text", [s])[0]
-                texts.setdefault(idx, {"key": idx, "frags": []})
-                if idx not in order_t:
-                    order_t.append(idx)
-                texts[idx]["frags"].append((s, w))
+                texts.ensure(idx)["frags"].append((s, w))
             else:
                 other[str(dt)] += 1
-    return [calls[k] for k in order_c], [texts[k] for k in order_t], other
+    return calls.listed(), texts.listed(), other
+
+
+def _wired(aligner, data, key, found):
+    """Each ``(key, fragment, *more)`` found in one data line as ``(key, fragment, wire
+    length, *more)``, the fragments aligned with the line in one pass."""
+    if not found:
+        return []
+    wires = aligner.wire(data, key, [f[1] for f in found])
+    return [(k, s, w, *more) for (k, s, *more), w in zip(found, wires, strict=True)]
 
 
 def extract_openai_chat(events, aligner):
-    calls, texts, other = {}, {}, Counter()
-    order_c, order_t = [], []
+    calls, texts, other = _Found(), _Found(), Counter()
     for data, obj in events:
         if not isinstance(obj, dict):
             continue
         choices = obj.get("choices") or []
-        arg_frags, arg_keys, arg_header = [], [], []
-        txt_frags, txt_keys = [], []
+        arg_found, txt_found = [], []  # (key, fragment[, on a header chunk]) in wire order
         for pos_c, ch in enumerate(choices):
             ci = ch.get("index", pos_c)
             delta = ch.get("delta") or {}
             c = delta.get("content")
             if isinstance(c, str):
-                txt_frags.append(c)
-                txt_keys.append(ci)
+                txt_found.append((ci, c))
             for pos_t, tc in enumerate(delta.get("tool_calls") or []):
                 key = (ci, tc.get("index", pos_t))
                 fn = tc.get("function") or {}
                 header = bool(tc.get("id") or fn.get("name"))
-                if key not in calls:
-                    calls[key] = {
-                        "key": key,
-                        "frags": [],
-                        "block_type": tc.get("type") or "function",
-                    }
-                    order_c.append(key)
+                calls.ensure(key, block_type=tc.get("type") or "function")
                 a = fn.get("arguments")
                 if isinstance(a, str):
-                    arg_frags.append(a)
-                    arg_keys.append(key)
-                    arg_header.append(header)
+                    arg_found.append((key, a, header))
                 elif a is not None:
                     other["non_string_arguments"] += 1
-        if arg_frags:
-            wires = aligner.wire(data, "arguments", arg_frags)
-            for k, s, w, h in zip(arg_keys, arg_frags, wires, arg_header, strict=True):
-                calls[k]["frags"].append((s, w, h))
-        if txt_frags:
-            wires = aligner.wire(data, "content", txt_frags)
-            for k, s, w in zip(txt_keys, txt_frags, wires, strict=True):
-                if k not in texts:
-                    texts[k] = {"key": k, "frags": []}
-                    order_t.append(k)
-                texts[k]["frags"].append((s, w))
-    return [calls[k] for k in order_c], [texts[k] for k in order_t], other
+        for k, s, w, h in _wired(aligner, data, "arguments", arg_found):
+            calls[k]["frags"].append((s, w, h))
+        for k, s, w in _wired(aligner, data, "content", txt_found):
+            texts.ensure(k)["frags"].append((s, w))
+    return calls.listed(), texts.listed(), other
 
 
 def extract_openai_responses(events, aligner):
-    calls, texts, other = {}, {}, Counter()
-    order_c, order_t = [], []
+    calls, texts, other = _Found(), _Found(), Counter()
     done_args = {}
     for data, obj in events:
         t = obj.get("type")
@@ -254,31 +264,25 @@ def extract_openai_responses(events, aligner):
             item = obj.get("item") or {}
             oi = obj.get("output_index")
             if item.get("type") == "function_call":
-                calls[oi] = {"key": oi, "frags": [], "block_type": "function_call"}
-                order_c.append(oi)
+                calls.open(oi, block_type="function_call")
         elif t == "response.function_call_arguments.delta":
             oi = obj.get("output_index")
             s = obj.get("delta", "")
-            if oi not in calls:
-                calls[oi] = {"key": oi, "frags": [], "block_type": "function_call"}
-                order_c.append(oi)
-            calls[oi]["frags"].append((s, aligner.wire(data, "delta", [s])[0], False))
+            call = calls.ensure(oi, block_type="function_call")
+            call["frags"].append((s, aligner.wire(data, "delta", [s])[0], False))
         elif t == "response.function_call_arguments.done":
             done_args[obj.get("output_index")] = obj.get("arguments")
         elif t == "response.output_text.delta":
             k = (obj.get("output_index"), obj.get("content_index"))
             s = obj.get("delta", "")
-            if k not in texts:
-                texts[k] = {"key": k, "frags": []}
-                order_t.append(k)
-            texts[k]["frags"].append((s, aligner.wire(data, "delta", [s])[0]))
+            texts.ensure(k)["frags"].append((s, aligner.wire(data, "delta", [s])[0]))
         elif isinstance(t, str) and t.endswith(".delta"):
             other[t] += 1
     for oi, full in done_args.items():
         if oi in calls and isinstance(full, str):
             joined = "".join(f[0] for f in calls[oi]["frags"])
             other["done_args_match" if joined == full else "done_args_mismatch"] += 1
-    return [calls[k] for k in order_c], [texts[k] for k in order_t], other
+    return calls.listed(), texts.listed(), other
 
 
 EXTRACTORS = {
@@ -507,9 +511,20 @@ def scan_format(root: Path, fmt: str, index: dict, include_uncertain: bool):
     return call_rows, text_rows, meta, other_total, licences
 
 
+def fragment_block(rows, header: bool = False) -> dict:
+    """Fragment counts and lengths of ``rows`` (calls or text streams); ``header``: also
+    how many empty ones rode on a call's header chunk."""
+    frag_len = [v for r in rows for v in r["frag_len"]]
+    block = {"fragments_nonempty": len(frag_len),
+             "fragments_empty": sum(r["n_empty"] for r in rows)}
+    if header:
+        block["fragments_empty_on_header_chunk"] = sum(r["n_empty_header"] for r in rows)
+    block["fragment_chars"] = length_block(frag_len)
+    block["fragment_wire_chars"] = length_block([v for r in rows for v in r["wire_len"]])
+    return block
+
+
 def args_section(call_rows, encs) -> dict:
-    frag_len = [v for r in call_rows for v in r["frag_len"]]
-    wire_len = [v for r in call_rows for v in r["wire_len"]]
     with_frags = [r for r in call_rows if r["n_fragments"] > 0]
     with_chars = [r for r in call_rows if r["chars"] > 0]
     firsts = Counter(r["first_nonempty"] for r in with_chars)
@@ -522,11 +537,7 @@ def args_section(call_rows, encs) -> dict:
         "calls_with_no_fragments": len(call_rows) - len(with_frags),
         "calls_args_valid_json": sum(1 for r in with_chars if r["valid_json"]),
         "fragments_total": sum(r["n_fragments"] for r in call_rows),
-        "fragments_nonempty": len(frag_len),
-        "fragments_empty": sum(r["n_empty"] for r in call_rows),
-        "fragments_empty_on_header_chunk": sum(r["n_empty_header"] for r in call_rows),
-        "fragment_chars": length_block(frag_len),
-        "fragment_wire_chars": length_block(wire_len),
+        **fragment_block(call_rows, header=True),
         "args_chars_per_call": dist(r["chars"] for r in with_chars),
         "deltas_per_call": dist(r["n_deltas"] for r in with_chars),
         "chars_vs_deltas_fit": fit_slope(
@@ -554,16 +565,11 @@ def args_section(call_rows, encs) -> dict:
 
 
 def text_section(text_rows) -> dict:
-    frag_len = [v for r in text_rows for v in r["frag_len"]]
-    wire_len = [v for r in text_rows for v in r["wire_len"]]
     with_text = [r for r in text_rows if r["chars"] > 0]
     return {
         "captures_with_text": len({r["file"] for r in with_text}),
         "text_streams": len(with_text),
-        "fragments_nonempty": len(frag_len),
-        "fragments_empty": sum(r["n_empty"] for r in text_rows),
-        "fragment_chars": length_block(frag_len),
-        "fragment_wire_chars": length_block(wire_len),
+        **fragment_block(text_rows),
         "chars_per_stream": dist(r["chars"] for r in with_text),
         "chars_vs_deltas_fit": fit_slope(
             [r["chars"] for r in with_text], [len(r["frag_len"]) for r in with_text]
@@ -630,6 +636,15 @@ def breakdown(call_rows, text_rows, field, encs) -> dict:
     return out
 
 
+def _json_values(texts):
+    """``(text, value)`` for each text that parses as JSON; the others are passed over."""
+    for text in texts:
+        try:
+            yield text, orjson.loads(text)
+        except orjson.JSONDecodeError:
+            continue
+
+
 def jsonl_crosscheck(root: Path, fmt: str) -> dict:
     """Decoded fragment lengths from the vercel/ai .jsonl chunk logs (one event payload per line).
 
@@ -637,14 +652,8 @@ def jsonl_crosscheck(root: Path, fmt: str) -> dict:
     aligner = WireAligner()
     arg_lens, txt_lens, n_calls, n_files, files_calls = [], [], 0, 0, 0
     for path in sorted((root / fmt).glob("*.jsonl")):
-        events = []
-        for line in path.read_bytes().decode("utf-8").splitlines():
-            try:
-                obj = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(obj, dict):
-                events.append((line, obj))
+        lines = path.read_bytes().decode("utf-8").splitlines()
+        events = [(line, obj) for line, obj in _json_values(lines) if isinstance(obj, dict)]
         n_files += 1
         calls, texts, _ = EXTRACTORS[fmt](events, aligner)
         files_calls += bool(calls)
@@ -684,11 +693,7 @@ def timing_survey(root: Path) -> dict:
                 [d for _e, d in sse_payloads(text)] if path.suffix == ".sse" else text.splitlines()
             )
             created = set()
-            for d in datas:
-                try:
-                    o = orjson.loads(d)
-                except orjson.JSONDecodeError:
-                    continue
+            for _d, o in _json_values(datas):
                 walk(o)
                 if (
                     isinstance(o, dict)

@@ -6,8 +6,9 @@ A layer below the formats: ``providers/*`` build :class:`Ev` rows with the helpe
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Any, Literal, NamedTuple, get_args
+from collections.abc import Callable, Iterator
+from itertools import compress
+from typing import Annotated, Any, Literal, NamedTuple, TypeVar, get_args
 
 import msgspec
 
@@ -130,3 +131,13 @@ class Hot(NamedTuple):
     rows: Callable[[list[int], list[Any], list[str], list[bytes], list[Any]], None]
     event: Callable[[str], bool] | None = None
     """Which frames to try, by event name; None tries every frame."""
+
+
+S = TypeVar("S")
+
+
+def decoded(at: list[int], structs: list[S | None]) -> Iterator[tuple[int, S]]:
+    """``(i, struct)`` for each frame ``i`` of ``at`` whose struct decoded: what a
+    ``Hot.rows`` walks. The frames that did not decode are skipped in C (a struct is
+    always true), so no Python code runs for them."""
+    return compress(zip(at, structs, strict=True), structs)

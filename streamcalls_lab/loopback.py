@@ -42,6 +42,37 @@ class OwnedHTTPServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+class StreamHandler(BaseHTTPRequestHandler):
+    """A handler that answers each request with a chunked stream, logging nothing
+    (request lines are the caller's business, and headers never get logged)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent."""
+
+    def start_stream(
+        self, status: int, content_type: str, *extra: tuple[str, str], close: bool = True
+    ) -> None:
+        """Send the head of a chunked, uncached response (``extra`` headers too); ``close``:
+        the connection closes after it, else it stays open if the client asked for that."""
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        for name, value in extra:
+            self.send_header(name, value)
+        if close:
+            self.close_connection = True
+            self.send_header("connection", "close")
+        self.end_headers()
+
+
+def chunk(data: bytes) -> bytes:
+    """``data`` as one HTTP/1.1 chunk (empty ``data`` is the last chunk, ending the body)."""
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
 class LoopbackServer:
     """Bind ``handler`` to ``host:port`` (port 0: any free one); refuses non-loopback hosts.
 

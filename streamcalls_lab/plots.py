@@ -8,6 +8,8 @@ first time it is drawn, so no two providers share one.
 
 from __future__ import annotations
 
+from typing import Any
+
 import matplotlib
 import matplotlib.pyplot as plt
 import matplotlib.ticker
@@ -71,6 +73,18 @@ def _no_data(ax: Axes, what: str) -> Axes:
     return ax
 
 
+def _finish(ax: Axes, *, legend: bool = True, **labels: str) -> Axes:
+    """``ax`` with its ``xlabel``/``ylabel``/``title`` set and, if asked, a small legend."""
+    ax.set(**labels)
+    if legend:
+        ax.legend(fontsize=8)
+    return ax
+
+
+_GUIDE: dict[str, Any] = {"color": "#000000", "ls": ":", "lw": 1}
+"""How a reference line (the chapter's figure, no escapes) is drawn, apart from the data."""
+
+
 def _left_out(whole: list[str]) -> str:
     return f"\n(sent calls whole, left out: {', '.join(whole)})" if whole else ""
 
@@ -115,17 +129,15 @@ def fragment_sizes(
             raise ValueError(f"style must be 'ecdf' or 'hist', not {style!r}")
         ax.axvline(float(np.median(sizes)), color=color(provider), ls="--", lw=0.8)
     if chapter is not None:
-        ax.axvline(chapter, color="#000000", ls=":", lw=1, label=f"chapter: {chapter:g}")
+        ax.axvline(chapter, **_GUIDE, label=f"chapter: {chapter:g}")
     if max_chars > LOG_FROM:  # a long tail on a linear axis squeezes the bulk into a corner
         ax.set_xscale("log")
         ax.set_xlim(0.8, max_chars * 1.2)
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     else:
         ax.set_xlim(0, max_chars + 1)
-    ax.set_xlabel(f"characters per {kind} fragment")
     ax.set_title("Fragment size by provider" + _left_out(whole), fontsize=10)
-    ax.legend(fontsize=8)
-    return ax
+    return _finish(ax, xlabel=f"characters per {kind} fragment")
 
 
 def deltas_vs_length(
@@ -166,13 +178,10 @@ def deltas_vs_length(
     if chapter is not None:
         xs = [chapter.short_chars, chapter.long_chars]
         ys = [chapter.short_deltas, chapter.long_deltas]
-        ax.plot(xs, [x / chapter.chars_per_delta for x in xs], color="#000000", ls=":", lw=1)
+        ax.plot(xs, [x / chapter.chars_per_delta for x in xs], **_GUIDE)
         ax.scatter(xs, ys, marker="x", s=60, color="#000000", zorder=3, label="chapter's calls")
-    ax.set_xlabel(f"argument length ({length})")
-    ax.set_ylabel("argument deltas")
-    ax.set_title("Deltas against argument length")
-    ax.legend(fontsize=8)
-    return ax
+    return _finish(ax, xlabel=f"argument length ({length})", ylabel="argument deltas",
+                   title="Deltas against argument length")
 
 
 def escaped_vs_parsed(table: pd.DataFrame, ax: Axes | None = None) -> Axes:
@@ -184,12 +193,9 @@ def escaped_vs_parsed(table: pd.DataFrame, ax: Axes | None = None) -> Axes:
         ax.scatter(group["chars"], group["wire_chars"], s=12, alpha=0.6,
                    color=color(provider), label=str(provider))
     top = float(max(table["chars"].max(), table["wire_chars"].max(), 1))
-    ax.plot([0, top], [0, top], color="#000000", ls=":", lw=1, label="no escapes")
-    ax.set_xlabel("argument string (chars)")
-    ax.set_ylabel("as sent, escaped (wire_chars)")
-    ax.set_title("The wire form is longer")
-    ax.legend(fontsize=8)
-    return ax
+    ax.plot([0, top], [0, top], **_GUIDE, label="no escapes")
+    return _finish(ax, xlabel="argument string (chars)", ylabel="as sent, escaped (wire_chars)",
+                   title="The wire form is longer")
 
 
 def first_argument_times(times: pd.DataFrame, ax: Axes | None = None) -> Axes:
@@ -200,9 +206,8 @@ def first_argument_times(times: pd.DataFrame, ax: Axes | None = None) -> Axes:
         return _no_data(ax, "no timing recorded (no .timing.tsv sidecars)")
     groups = list(timed.groupby("provider", observed=True))
     ax.boxplot([g["wait"].to_numpy() for _, g in groups], tick_labels=[str(p) for p, _ in groups])
-    ax.set_ylabel("announcement → first argument (s)")
-    ax.set_title("Time to first argument")
-    return ax
+    return _finish(ax, legend=False, ylabel="announcement → first argument (s)",
+                   title="Time to first argument")
 
 
 def turn_timeline(deltas: pd.DataFrame, turn: str, ax: Axes | None = None) -> Axes:

@@ -205,3 +205,13 @@ def secret_values(headers: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> lis
             scheme, _, rest = text.partition(" ")
             found.append(rest.strip() if rest and scheme.isalpha() else text)
     return [s for s in found if len(s) >= _MIN_SECRET]
+
+
+Headers = Mapping[str, Any] | Iterable[tuple[str, Any]]
+
+
+def exchange_secrets(url: str, body: str | bytes | None, *headers: Headers) -> list[str]:
+    """Every credential one HTTP exchange carries: the values of credential headers (of each
+    header set given), the URL's, and those under secret-named keys of its JSON body."""
+    found = [s for h in headers for s in secret_values(h)]
+    return found + url_secrets(url) + body_secrets(body)

@@ -49,7 +49,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 
 from . import provenance
 from .body_recorder import BodyNotSaved, BodyRecorder
-from .loopback import LoopbackServer, OwnedHTTPServer
+from .loopback import LoopbackServer, OwnedHTTPServer, chunk
 from .replay import AWS_EVENT_STREAM, EVENT_STREAM, NDJSON, Clock
 
 CA_BUNDLE_ENV = "STREAMCALLS_CA_BUNDLE"
@@ -113,8 +113,7 @@ def _quiet(conn: http.client.HTTPConnection) -> bool:
 def _secrets(headers: list[tuple[str, str]], target: str, body: bytes) -> list[str]:
     """What the client authenticated with: credential headers, key-like query values and
     values under secret-named keys of a JSON request body (provenance's collectors)."""
-    return (provenance.secret_values(headers) + provenance.url_secrets(target)
-            + provenance.body_secrets(body))
+    return provenance.exchange_secrets(target, body, headers)
 
 
 def _slug(path: str) -> str:
@@ -447,7 +446,7 @@ class _Handler(BaseHTTPRequestHandler):
                 last = raw
             else:
                 try:
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(raw), raw) if chunked else raw)
+                    self.wfile.write(chunk(raw) if chunked else raw)
                 except OSError:
                     cut = "the client closed the connection"
                     break
@@ -471,7 +470,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.kept_upstream = True
             proxy.release(conn, resp)
         try:
-            self.wfile.write(last + (b"0\r\n\r\n" if chunked else b""))
+            self.wfile.write(last + (chunk(b"") if chunked else b""))
         except OSError:
             self.close_connection = True
 

@@ -73,6 +73,7 @@ from typing import Any
 from zlib import crc32
 
 from . import timing
+from .batch import over_files
 from .encode import encode_message
 from .eventstream import PRELUDE, is_eventstream
 from .sources import CAPTURE_SUFFIXES, entry_problem
@@ -400,7 +401,8 @@ class Redactor:
     def _stream(self, value: str) -> Iterator[int]:
         counter = 0
         while True:
-            block = hmac.new(self.salt, f"{counter}:{value}".encode(), hashlib.sha256).digest()
+            seed = f"{counter}:{value}".encode("utf-8", "surrogateescape")  # bytes not UTF-8 too
+            block = hmac.new(self.salt, seed, hashlib.sha256).digest()
             yield from block
             counter += 1
 
@@ -725,8 +727,6 @@ def redact_paths(
     it) while the rest go on; without one the first refusal raises. ``progress``: a
     progress bar (``None``: only on a terminal).
     """
-    from tqdm.auto import tqdm
-
     out_dir = Path(out_dir)
     jobs: list[tuple[Path, Path]] = []
     for p in map(Path, paths):
@@ -736,13 +736,5 @@ def redact_paths(
         else:
             jobs.append((p, out_dir / p.name))
     redactor = Redactor(salt)
-    disable = None if progress is None else not progress
-    written = []
-    for src, dst in tqdm(jobs, desc="redact", unit="file", disable=disable):
-        try:
-            written.append(redact_file(src, dst, redactor=redactor))
-        except Refused as e:
-            if refused is None:
-                raise
-            refused.append(e)
-    return written
+    return over_files(lambda job: redact_file(*job, redactor=redactor), jobs, desc="redact",
+                      progress=progress, catch=Refused, failures=refused)

@@ -17,6 +17,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 from .eventstream import AutoDecoder, EventStreamDecoder
 from .jsonarray import JSONArrayDecoder
@@ -103,8 +104,17 @@ def due_times(chunks: Sequence[Read], speed: float = 1.0) -> list[float]:
     return [(r.t - t0) / speed for r in chunks]
 
 
+class Pace(TypedDict, total=False):
+    """How reads are paced, one set of keywords for every pacing function: ``speed``
+    scales the recorded pace (default 1.0; ``math.inf``: no waiting) and ``clock``
+    measures it (default ``time.monotonic``)."""
+
+    speed: float
+    clock: Clock
+
+
 def _schedule(
-    chunks: Sequence[Read], speed: float, clock: Clock
+    chunks: Sequence[Read], speed: float = 1.0, clock: Clock = time.monotonic
 ) -> Iterator[tuple[float, bytes]]:
     """Each read with how long to wait before it, measured from one start time.
 
@@ -119,55 +129,38 @@ def _schedule(
 
 
 def paced(
-    chunks: Sequence[Read],
-    *,
-    speed: float = 1.0,
-    clock: Clock = time.monotonic,
-    sleep: Sleep = time.sleep,
+    chunks: Sequence[Read], *, sleep: Sleep = time.sleep, **pace: Unpack[Pace]
 ) -> Iterator[bytes]:
-    """Yield each read's bytes no earlier than its due time."""
-    for wait, data in _schedule(chunks, speed, clock):
+    """Yield each read's bytes no earlier than its due time (``pace``: :class:`Pace`)."""
+    for wait, data in _schedule(chunks, **pace):
         if wait > 0:
             sleep(wait)
         yield data
 
 
 async def apaced(
-    chunks: Sequence[Read],
-    *,
-    speed: float = 1.0,
-    clock: Clock = time.monotonic,
-    sleep: AsyncSleep = asyncio.sleep,
+    chunks: Sequence[Read], *, sleep: AsyncSleep = asyncio.sleep, **pace: Unpack[Pace]
 ) -> AsyncIterator[bytes]:
-    """:func:`paced` for asyncio: awaits instead of blocking the event loop."""
-    for wait, data in _schedule(chunks, speed, clock):
-        if wait > 0:
-            await sleep(wait)
+    """:func:`paced` for asyncio: awaits each wait it asks for instead of blocking the loop."""
+    waits: list[float] = []
+    for data in paced(chunks, sleep=waits.append, **pace):
+        if waits:
+            await sleep(waits.pop())
         yield data
 
 
 def replay(
-    source: Source,
-    *,
-    speed: float = 1.0,
-    default_delay: float = 0.0,
-    clock: Clock = time.monotonic,
-    sleep: Sleep = time.sleep,
+    source: Source, *, default_delay: float = 0.0, sleep: Sleep = time.sleep,
+    **pace: Unpack[Pace],
 ) -> Iterator[bytes]:
     """A capture's bytes, read by read, at the recorded pace times ``speed``."""
-    yield from paced(reads(source, default_delay=default_delay), speed=speed, clock=clock,
-                     sleep=sleep)
+    yield from paced(reads(source, default_delay=default_delay), sleep=sleep, **pace)
 
 
 async def areplay(
-    source: Source,
-    *,
-    speed: float = 1.0,
-    default_delay: float = 0.0,
-    clock: Clock = time.monotonic,
-    sleep: AsyncSleep = asyncio.sleep,
+    source: Source, *, default_delay: float = 0.0, sleep: AsyncSleep = asyncio.sleep,
+    **pace: Unpack[Pace],
 ) -> AsyncIterator[bytes]:
     """:func:`replay` for asyncio."""
-    async for data in apaced(reads(source, default_delay=default_delay), speed=speed,
-                             clock=clock, sleep=sleep):
+    async for data in apaced(reads(source, default_delay=default_delay), sleep=sleep, **pace):
         yield data

@@ -28,13 +28,12 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 from . import provenance, replay
-from .loopback import LoopbackServer, OwnedHTTPServer
+from .loopback import LoopbackServer, OwnedHTTPServer, StreamHandler, chunk
 from .replay import Clock, Read, Sleep, paced, reads
 from .sources import Capture, Source, resolve
 
@@ -148,12 +147,8 @@ def _servable(source: Source) -> tuple[list[Capture], list[str]]:
     return keep, skipped
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(StreamHandler):
     server: _HTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silent: request lines are the caller's business, and headers never get logged."""
 
     def setup(self) -> None:
         self.timeout = self.server.owner.idle_timeout  # an idle client frees its thread
@@ -195,32 +190,19 @@ class _Handler(BaseHTTPRequestHandler):
         owner._remember(method, self.path, self.headers, body)
         turn = owner._take_turn()
         content_type = owner.content_type or replay.content_type(turn)
-        self.close_connection = True
-        self.send_response(owner.status)
-        self.send_header("content-type", content_type)
-        self.send_header("cache-control", "no-cache")
-        self.send_header("transfer-encoding", "chunked")
-        self.send_header("connection", "close")
-        self.end_headers()
+        self.start_stream(owner.status, content_type)
         try:
             for data in paced(turn, speed=owner.speed, clock=owner.clock, sleep=owner.sleep):
                 if data:  # an empty chunk would end a chunked body early
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-            self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.write(chunk(data))
+            self.wfile.write(chunk(b""))
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client hung up mid-stream, as clients do
 
 
 @contextlib.contextmanager
-def serve(
-    source: Source,
-    *,
-    port: int = 0,
-    speed: float = 1.0,
-    default_delay: float = 0.0,
-    status: int = 200,
-) -> Iterator[str]:
-    """``with serve(capture) as base_url:`` a running :class:`SSEServer` for the block."""
-    with SSEServer(source, port=port, speed=speed, default_delay=default_delay,
-                   status=status) as server:
+def serve(source: Source, **options: Any) -> Iterator[str]:
+    """``with serve(capture) as base_url:`` a running :class:`SSEServer` for the block
+    (``options``: its keywords, such as ``port``, ``speed``, ``default_delay``, ``status``)."""
+    with SSEServer(source, **options) as server:
         yield server.base_url

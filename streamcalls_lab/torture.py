@@ -28,7 +28,6 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from itertools import pairwise, zip_longest
 from typing import Any
 
@@ -49,7 +48,7 @@ from .check import (
     report_frame,
     turn_bytes,
 )
-from .loopback import LoopbackServer
+from .loopback import LoopbackServer, StreamHandler, chunk
 
 CLASSES = (
     "trim", "decode_each", "decode_chunks", "key_by_name", "key_by_last", "parse_to_finish",
@@ -437,7 +436,7 @@ def _writes(case: WireCase) -> list[bytes]:
             size = sizes[len(payloads) % len(sizes)]
             payloads.append(body[at:at + size])
             at += size
-    framed = [b"%x\r\n%s\r\n" % (len(p), p) for p in payloads if p] + [b"0\r\n\r\n"]
+    framed = [chunk(p) for p in payloads if p] + [chunk(b"")]
     if case.chunk_sizes:
         stream = b"".join(framed)
         return [stream[i:i + 5] for i in range(0, len(stream), 5)]
@@ -457,12 +456,7 @@ class _CaseServer(LoopbackServer):
         self.requests = 0
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silent."""
-
+class _Handler(StreamHandler):
     def do_GET(self) -> None:
         self._stream()
 
@@ -476,15 +470,8 @@ class _Handler(BaseHTTPRequestHandler):
         server: _CaseServer = self.server.owner  # type: ignore[attr-defined]
         server.requests += 1
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.close_connection = True
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("transfer-encoding", "chunked")
-        if server.case.gzip:
-            self.send_header("content-encoding", "gzip")
-        self.send_header("connection", "close")
-        self.end_headers()
+        gzip = [("content-encoding", "gzip")] if server.case.gzip else []
+        self.start_stream(200, "text/event-stream; charset=utf-8", *gzip)
         try:
             for data in server.writes:
                 time.sleep(server.gap)
@@ -540,10 +527,7 @@ def run_case(cmd: Sequence[str], case: WireCase, timeout: float = 120.0) -> Run:
             run = Run(None, stderr=f"no exit within {timeout:g} s")
     run.requests = server.requests
     for line in out.splitlines():
-        try:
-            value = json.loads(line)
-        except ValueError:
-            value = None
+        value = _parsed(line)  # the line itself when it is no JSON: noise
         if isinstance(value, dict) and "tool" in value:
             run.calls.append(value)
         elif line.strip():
@@ -562,6 +546,7 @@ class Finding:
 
 
 def _parsed(args: str) -> Any:
+    """The JSON value of ``args``, or ``args`` itself when it does not parse."""
     try:
         return json.loads(args)
     except ValueError:

@@ -115,10 +115,13 @@ BAD_LINES = (  # a frame with one bad line: broken JSON, invalid UTF-8
     b'data: {"text": "' + MARK.encode() + b' \xff\xfe bad bytes"}\n\n'
     b'data: {"text": "' + MARK.encode() + b' two"}\ndata: not json ' + MARK.encode() + b'\n\n'
 )
+BAD_ID = (  # an id: line whose bytes are not UTF-8 (the fuzz test found it crashing)
+    b"id: " + MARK.encode() + b"\x93\xfe-id\n" + b'data: {"text": "ok"}\n\n'
+)
 SSE_BODIES = {"anthropic": ANTHROPIC, "chat": CHAT, "responses": RESPONSES, "gemini": GEMINI,
               "vertex-partial": VERTEX_PARTIAL,
               "ollama": OLLAMA_AS_SSE, "cohere": COHERE, "unknown": UNKNOWN_FORMAT,
-              "fields": FIELDS, "bad-lines": BAD_LINES}
+              "fields": FIELDS, "bad-lines": BAD_LINES, "bad-id": BAD_ID}
 
 
 def _bedrock() -> bytes:

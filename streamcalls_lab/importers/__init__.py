@@ -21,6 +21,7 @@ from pathlib import Path
 
 import yaml
 
+from ..batch import over_files
 from ..errors import CaptureError
 from ..sources import Capture, entry_problem
 from . import har, jsonl, vcr
@@ -108,22 +109,18 @@ def import_paths(
     path, so every input gives its own captures. ``errors``: a list that collects each bad
     file while the rest go on; without one the first raises.
     """
-    from tqdm.auto import tqdm
-
     files = [Path(p) for p in paths]
     stems = Counter(p.name.removesuffix(p.suffix) for p in {p.resolve() for p in files})
-    written: list[Path] = []
     taken: set[str] = set()
-    for path in tqdm(files, desc="import", unit="file", disable=_disable(progress)):
+
+    def one(path: Path) -> list[Path]:
         shared = stems[path.name.removesuffix(path.suffix)] > 1
         tag = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:8] if shared else None
-        try:
-            written += import_file(path, out_dir, tag=tag, taken=taken)
-        except CaptureError as e:
-            if errors is None:
-                raise
-            errors.append(e)
-    return written
+        return import_file(path, out_dir, tag=tag, taken=taken)
+
+    written = over_files(one, files, desc="import", progress=progress, catch=CaptureError,
+                         failures=errors)
+    return [p for each in written for p in each]
 
 
 def captures(path: str | PathLike[str]) -> list[Capture]:
@@ -136,6 +133,3 @@ def captures(path: str | PathLike[str]) -> list[Capture]:
         out.append(Capture(s.name, chunks, Path(path)))
     return out
 
-
-def _disable(progress: bool | None) -> bool | None:
-    return None if progress is None else not progress

@@ -22,7 +22,7 @@ from typing import Any
 from .. import provenance
 from ..encode import sse_body, sse_frame
 from ..errors import CaptureError
-from .stream import Stream, frame_reads
+from .stream import Stream, exchanges, frame_reads
 from .vcr import is_event_stream
 
 REBUILT = "framing rebuilt from the HAR's _eventSourceMessages: not as sent"
@@ -85,9 +85,7 @@ def streams(path: Path) -> Iterator[Stream]:
     except (ValueError, KeyError, TypeError):
         raise CaptureError(str(path), 0, "not a HAR file: no log.entries") from None
     stem = path.name.removesuffix(path.suffix)
-    for i, entry in enumerate(entries):
-        request = entry.get("request") or {}
-        response = entry.get("response") or {}
+    for i, entry, request, response in exchanges(entries):
         content = response.get("content") or {}
         resp_headers = _pairs(response.get("headers"))
         req_headers = _pairs(request.get("headers"))
@@ -105,10 +103,8 @@ def streams(path: Path) -> Iterator[Stream]:
         reads = frame_reads(body, times) if times else None
         url = str(request.get("url", ""))
         post = request.get("postData")
-        secrets = (provenance.secret_values(req_headers) + provenance.secret_values(resp_headers)
-                   + provenance.url_secrets(url)
-                   + provenance.body_secrets(post.get("text") if isinstance(post, dict)
-                                             else None))
+        secrets = provenance.exchange_secrets(
+            url, post.get("text") if isinstance(post, dict) else None, req_headers, resp_headers)
         for q in request.get("queryString") or []:
             if isinstance(q, dict) and provenance.is_secret_param(str(q.get("name", ""))):
                 secrets.append(str(q.get("value", "")))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,15 @@ class Stream:
         meta = {**self.meta, "scrubbed": f"{n} echo(es) of a request credential replaced "
                                          "by as many 'x' (lengths kept)"}
         return replace(self, body=body, meta=meta)
+
+
+def exchanges(
+    items: Iterable[Any],
+) -> Iterator[tuple[int, Any, dict[str, Any], dict[str, Any]]]:
+    """Each recorded exchange (a HAR entry, a VCR interaction) numbered, with its request
+    and its response (``{}`` where the recording has none)."""
+    for i, item in enumerate(items):
+        yield i, item, item.get("request") or {}, item.get("response") or {}
 
 
 def frame_reads(body: bytes, times: list[float]) -> list[tuple[float, int]] | None:

@@ -20,7 +20,7 @@ import yaml
 
 from .. import provenance
 from ..errors import CaptureError
-from .stream import Stream
+from .stream import Stream, exchanges
 
 EVENT_STREAM = "text/event-stream"
 _SSE_STARTS = (b"event:", b"data:", b"id:", b":", b"retry:")
@@ -123,9 +123,7 @@ def streams(path: Path) -> Iterator[Stream]:
     if not isinstance(interactions, list):
         raise CaptureError(str(path), 0, "not a VCR cassette: no 'interactions' list")
     stem = path.name.removesuffix(path.suffix)
-    for i, interaction in enumerate(interactions):
-        request = interaction.get("request") or {}
-        response = interaction.get("response") or {}
+    for i, _, request, response in exchanges(interactions):
         headers = _headers(response.get("headers"))
         body = _body(response)
         if body is None:
@@ -144,10 +142,8 @@ def streams(path: Path) -> Iterator[Stream]:
         req_headers = _headers(request.get("headers"))
         uri = str(request.get("uri", ""))
         req_body = request.get("body")
-        secrets = (provenance.secret_values(req_headers) + provenance.secret_values(headers)
-                   + provenance.url_secrets(uri)
-                   + provenance.body_secrets(req_body if isinstance(req_body, str | bytes)
-                                             else None))
+        secrets = provenance.exchange_secrets(
+            uri, req_body if isinstance(req_body, str | bytes) else None, req_headers, headers)
         status = response.get("status")
         meta = {
             "source": "vcr",

@@ -16,7 +16,8 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from ..events import INT64, Ev, Hot, Index, Kind, fragment_row, index, maybe_text, text
+from ..events import INT64, Ev, Hot, Index, Kind, decoded, fragment_row, index, maybe_text, text
+from .sniffing import ByType
 from .spans import object_text
 from .wire import wire_length
 
@@ -75,12 +76,11 @@ class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
 
 def _hot_rows(at: list[int], structs: list[_DeltaEvent | None], events: list[str],
               raws: list[bytes], out: list[Any]) -> None:
-    for i, p in zip(at, structs, strict=True):
-        if p is not None:
-            d = p.delta  # its kind and key come from _FRAGMENTS, as in normalize
-            frag = d.fragment
-            wire = None if frag is None else wire_length(raws[i].decode(), d.key, frag)
-            out[i] = (fragment_row("content_block_delta", d.kind, p.index, frag, wire),)
+    for i, p in decoded(at, structs):
+        d = p.delta  # its kind and key come from _FRAGMENTS, as in normalize
+        frag = d.fragment
+        wire = None if frag is None else wire_length(raws[i].decode(), d.key, frag)
+        out[i] = (fragment_row("content_block_delta", d.kind, p.index, frag, wire),)
 
 
 _HOT = Hot(msgspec.json.Decoder(_DeltaEvent).decode, _hot_rows,
@@ -97,11 +97,7 @@ def _whole_input(data: str, given: dict[str, Any], block: int) -> Ev:
 class AnthropicMessages:
     name = "anthropic-messages"
     hot = _HOT
-
-    @staticmethod
-    def sniff(event: str, payload: Any) -> bool:
-        # The payload's type, or the event line when a proxy dropped it from the payload.
-        return isinstance(payload, dict) and str(payload.get("type", event)) in _TYPES
+    sniff = ByType(_TYPES)
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         kind = payload.get("type", event) if isinstance(payload, dict) else event

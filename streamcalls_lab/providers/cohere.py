@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Ev, fragment_row, index, maybe_text, obj, text
+from .sniffing import ByType
 from .wire import wire_length
 
 TYPES = frozenset(
@@ -42,11 +43,7 @@ def _message(payload: dict[str, Any]) -> dict[str, Any]:
 class CohereChat:
     name = "cohere-chat"
     hot = None  # no fast path yet: every frame goes through normalize
-
-    @staticmethod
-    def sniff(event: str, payload: Any) -> bool:
-        return isinstance(payload, dict) and str(payload.get("type", event)) in TYPES
-
+    sniff = ByType(TYPES)
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         payload = obj(payload, "a Cohere event")

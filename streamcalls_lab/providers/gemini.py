@@ -17,6 +17,7 @@ from itertools import pairwise
 from typing import Any
 
 from ..events import Ev, array, fragment_row, index, maybe_text, obj, text
+from .sniffing import unclaimed
 from .spans import exact_span, object_text
 from .spans import value_span as _span
 
@@ -32,13 +33,9 @@ class Gemini:
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
         # Never a frame another format claims: Chat has choices, the others a type.
-        return (
-            isinstance(payload, dict)
-            and "choices" not in payload
-            and "type" not in payload
-            and "object" not in payload
-            and (isinstance(payload.get("candidates"), list)
-                 or "usageMetadata" in payload or "promptFeedback" in payload)
+        return unclaimed(payload, "choices", "type", "object") and (
+            isinstance(payload.get("candidates"), list)
+            or "usageMetadata" in payload or "promptFeedback" in payload
         )
 
 

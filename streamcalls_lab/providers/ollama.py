@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Ev, array, fragment_row, maybe_text, obj, text
+from .sniffing import unclaimed
 from .spans import exact_span, object_text
 from .wire import wire_length
 
@@ -31,11 +32,9 @@ class Ollama:
     def sniff(event: str, payload: Any) -> bool:
         # Never a frame another format claims: those carry a type, choices or candidates.
         return (
-            isinstance(payload, dict)
+            unclaimed(payload, "type", "choices")
             and type(payload.get("done")) is bool
             and ("message" in payload or "response" in payload)
-            and "type" not in payload
-            and "choices" not in payload
         )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from ..events import DONE, INT64, Ev, Hot, Index, fragment_row, maybe_text, obj, text
+from ..events import DONE, INT64, Ev, Hot, Index, decoded, fragment_row, maybe_text, obj, text
 from ..events import index as block_index
 from .wire import wire_length, wire_lengths
 
@@ -179,9 +179,8 @@ class OpenAIChat:
 
 def _hot_rows(at: list[int], structs: list[_Chunk | None], events: list[str],
               raws: list[bytes], out: list[Any]) -> None:
-    for i, chunk in zip(at, structs, strict=True):
-        if chunk is not None:
-            out[i] = _hot(chunk, events[i], raws[i])
+    for i, chunk in decoded(at, structs):
+        out[i] = _hot(chunk, events[i], raws[i])
 
 
 def _hot(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:

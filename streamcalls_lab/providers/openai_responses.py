@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from ..events import INT64, Ev, Hot, Index, Kind, fragment_row, index, maybe_text, text
+from ..events import INT64, Ev, Hot, Index, Kind, decoded, fragment_row, index, maybe_text, text
 from .wire import wire_length
 
 _TURN_STOPS = frozenset(("response.completed", "response.incomplete", "response.failed"))
@@ -67,8 +67,8 @@ def _call_item(item: dict[str, Any]) -> tuple[str, str | None, str | None] | Non
 def _hot_rows(at: list[int], structs: list[_DeltaEvent | None], events: list[str],
               raws: list[bytes], out: list[Any]) -> None:
     """A ``*.delta`` needs no item state when it carries ``output_index``."""
-    for i, p in zip(at, structs, strict=True):
-        if p is None or p.type != events[i]:
+    for i, p in decoded(at, structs):
+        if p.type != events[i]:
             continue
         kind = _DELTA_KINDS.get(p.type)
         if kind is None:

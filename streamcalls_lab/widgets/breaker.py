@@ -31,22 +31,25 @@ def _label(diff: CallDiff) -> str:
     return f'<span class="scl-note">block {escape(diff.block)}{tool}</span> '
 
 
+_MISSING = {
+    "sent": '<span class="scl-note">held back: its stop never came</span>',
+    "got": '<span class="scl-bad">not handed on</span>',
+}
+"""What a side shows for a call it does not have."""
+
+
 def _sides(out: Outcome) -> tuple[str, str]:
     """The correct side (what this handler lost, marked) and this handler's side."""
-    sent, got = [], []
+    sent: list[str] = []
+    got: list[str] = []
     for diff in out.diffs:
         label = _label(diff)
-        if diff.sent is None:
-            sent.append(f'{label}<span class="scl-note">held back: its stop never came</span>')
-        else:
-            sent.append(label + r.marked(diff.spans, "sent"))
-        if diff.got is None:
-            got.append(f'{label}<span class="scl-bad">not handed on</span>')
-        else:
-            got.append(label + r.marked(diff.spans, "got"))
+        for side, value, shown in (("sent", diff.sent, sent), ("got", diff.got, got)):
+            shown.append(label + (_MISSING[side] if value is None else r.marked(diff.spans, side)))
     if any(s.op != "equal" for s in out.message_diff):
-        sent.append('<span class="scl-note">message</span> ' + r.marked(out.message_diff, "sent"))
-        got.append('<span class="scl-note">message</span> ' + r.marked(out.message_diff, "got"))
+        for side, shown in (("sent", sent), ("got", got)):
+            shown.append('<span class="scl-note">message</span> '
+                         + r.marked(out.message_diff, side))
     if out.bubble is not None:
         got.append(_bubble(out.bubble))
     return "<br>".join(sent), "<br>".join(got)
