@@ -222,3 +222,43 @@ def test_real_tool_input_fragments_are_measured() -> None:
     sizes = deltas[deltas.kind == "args_delta"].chars
     assert len(sizes) == len(scl.calls(deltas)) > 0  # Nova sends each call's input whole
     assert statistics.median(sizes) > 0
+
+
+# -- the same events as the AWS SDKs hand them over, logged one JSON object per line --------
+def sdk_log(*events: tuple[str, dict]) -> bytes:
+    """``{"<event>": {...}}`` per line: how a JSON-lines log of a boto3 stream holds them."""
+    return "".join(json.dumps({name: payload}) + "\n" for name, payload in events).encode()
+
+
+SDK_TURN = (START, TOOL, args('{"q": '), args('"caf\u00e9"}'), STOP,
+            ("messageStop", {"stopReason": "tool_use"}))
+
+
+def test_an_sdk_log_reads_as_the_event_stream_it_came_from() -> None:
+    cols = ["event", "kind", "block", "call_id", "tool", "fragment"]
+    logged = scl.load(sdk_log(*SDK_TURN))
+    wire = scl.load(bedrock(*SDK_TURN))
+    assert set(logged.provider) == {"bedrock-converse"}
+    assert logged[cols].equals(wire[cols])
+    assert list(scl.calls(logged).args) == ['{"q": "caf\u00e9"}']
+
+
+def test_an_exception_in_an_sdk_log_is_a_provider_error_row() -> None:
+    df = scl.load(sdk_log(START, ("throttlingException", {"message": "slow down"})))
+    assert df.iloc[-1].kind == "error" and "throttlingException: slow down" in df.iloc[-1].problem
+
+
+def test_a_lone_key_with_no_event_object_is_not_taken_for_bedrock() -> None:
+    assert providers(sdk_log(("metadata", 5))) == {"unknown"}  # type: ignore[arg-type]
+
+
+@pytest.mark.captures
+def test_every_real_sdk_log_gives_the_rows_of_its_event_stream_twin(captures: Path) -> None:
+    logs = sorted((captures / "bedrock").glob("*.decoded.jsonl"))
+    if not logs:
+        pytest.skip("no decoded Bedrock logs")
+    cols = ["event", "kind", "block", "call_id", "tool", "fragment", "wire_chars"]
+    for log in logs:
+        twin = log.with_name(log.name.replace(".decoded.jsonl", ".eventstream"))
+        got, want = scl.load(log), scl.load(twin)
+        assert got[cols].reset_index(drop=True).equals(want[cols].reset_index(drop=True)), log

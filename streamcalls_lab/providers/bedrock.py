@@ -4,10 +4,12 @@ https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStre
 
 The stream is AWS event-stream, not SSE (:mod:`streamcalls_lab.eventstream`): the event name
 is the message's ``:event-type`` header and the payload holds only that event's fields
-(plus ``p``, random-length padding). A text block has no start event: its first delta is the
-first sign of it. An exception message arrives as an event named by its ``:exception-type``
-(``throttlingException``, ``modelStreamErrorException``: AWS names every modelled exception
-``…Exception``), with ``{"message": …}`` as payload.
+(plus ``p``, random-length padding). The same events as the AWS SDKs hand them over, each an
+object whose one member is named by the event (``{"contentBlockDelta": {...}}``), are read
+too: that is how a JSON-lines log of a boto3 stream holds them. A text block has no start
+event: its first delta is the first sign of it. An exception message arrives as an event
+named by its ``:exception-type`` (``throttlingException``, ``modelStreamErrorException``: AWS
+names every modelled exception ``…Exception``), with ``{"message": …}`` as payload.
 """
 
 from __future__ import annotations
@@ -54,10 +56,14 @@ class BedrockConverse:
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
-        return isinstance(payload, dict) and (event in _TYPES or event in _EXCEPTIONS)
-
+        return isinstance(payload, dict) and (
+            event in _TYPES or event in _EXCEPTIONS or _wrapped(payload) is not None)
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
+        if event not in _TYPES and event not in _EXCEPTIONS:
+            key = _wrapped(payload)
+            if key is not None:  # the event as an AWS SDK hands it over, logged as JSON
+                return self.normalize(key, obj(payload[key], key), data)
         if event == "contentBlockDelta":
             block = index(payload["contentBlockIndex"], "contentBlockIndex")
             delta = obj(payload["delta"], "delta")
@@ -84,6 +90,17 @@ class BedrockConverse:
             message = payload.get("message") if isinstance(payload, dict) else payload
             return [Ev(event, "error", problem=f"provider error: {event}: {message}")]
         return [Ev(event, "other")]  # messageStart, metadata
+
+
+def _wrapped(payload: Any) -> str | None:
+    """The event name of a ConverseStream event in the shape the AWS SDKs give it (boto3's
+    ``for event in response["stream"]``): an object whose one member is named by the event,
+    ``{"contentBlockDelta": {...}}``, as a JSON-lines log of such a stream holds it."""
+    if isinstance(payload, dict) and len(payload) == 1:
+        (key, value), = payload.items()
+        if (key in _TYPES or key in _EXCEPTIONS) and isinstance(value, dict):
+            return key
+    return None
 
 
 class BedrockInvoke:
