@@ -20,6 +20,7 @@ from .anthropic import AnthropicMessages
 from .bedrock import BedrockConverse, BedrockInvoke
 from .cohere import CohereChat
 from .gemini import Gemini
+from .gemini_interactions import GeminiInteractions
 from .ollama import Ollama
 from .openai_chat import OpenAIChat
 from .openai_responses import OpenAIResponses
@@ -38,7 +39,7 @@ class Reader(Protocol):
 READERS: dict[str, type[Reader]] = {
     f.name: f
     for f in (AnthropicMessages, OpenAIChat, OpenAIResponses, Gemini, BedrockConverse,
-              BedrockInvoke, CohereChat, Ollama)
+              BedrockInvoke, CohereChat, Ollama, GeminiInteractions)
 }
 """Every wire format's reader, by the name the ``provider`` column shows."""
 

@@ -1,0 +1,86 @@
+"""Gemini Interactions API (``POST /v1beta/interactions``, ``stream: true``): steps over SSE.
+
+https://ai.google.dev/gemini-api/docs/interactions/streaming
+
+Every payload names itself in ``event_type`` (the SSE ``event:`` line repeats it). The output
+is a list of steps, each announced by ``step.start`` (its ``index`` and the step shell),
+filled by ``step.delta`` and closed by ``step.stop``. A function call's step carries its id
+and name in the start (``arguments`` there is an empty placeholder), its arguments arrive as
+``arguments_delta`` string fragments, so a call's ``block`` is its step ``index``. A
+``model_output`` step holds the text. ``interaction.completed`` ends the turn (its status is
+``requires_action`` when the client must run the calls). Arguments sent whole in the start
+(an object) are one fragment, that object's text exactly as it stood in the data. Built-in
+tools (Google Search, code execution, URL context) run on the server: their steps are
+``other`` rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..events import Ev, fragment_row, index, maybe_text, obj, text
+from .spans import object_text
+from .wire import wire_length
+
+TYPES = frozenset(
+    (
+        "interaction.created",
+        "interaction.status_update",
+        "interaction.completed",
+        "step.start",
+        "step.delta",
+        "step.stop",
+    )
+)
+"""The events that name this format; ``error`` is read once the format is known."""
+
+
+class GeminiInteractions:
+    name = "gemini-interactions"
+    hot = None  # no fast path: every frame goes through normalize
+
+    @staticmethod
+    def sniff(event: str, payload: Any) -> bool:
+        return isinstance(payload, dict) and payload.get("event_type", event) in TYPES
+
+    def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
+        payload = obj(payload, "an Interactions event")
+        kind = text(payload.get("event_type", event), "event_type")
+        if kind == "step.delta":
+            block = index(payload["index"], "index")
+            delta = obj(payload["delta"], "delta")
+            what = delta.get("type")
+            if what == "arguments_delta":
+                frag = text(delta["arguments"], "delta.arguments")
+                return [fragment_row(kind, "args_delta", block, frag,
+                                     wire_length(data, "arguments", frag))]
+            if what == "text":
+                frag = text(delta["text"], "delta.text")
+                return [fragment_row(kind, "text_delta", block, frag,
+                                     wire_length(data, "text", frag))]
+            return [Ev(kind, "other", block)]  # thoughts, annotations, server tools
+        if kind == "step.start":
+            block = index(payload["index"], "index")
+            step = obj(payload["step"], "step")
+            what = step.get("type")
+            if what == "function_call":
+                out = [Ev(kind, "call_start", block, maybe_text(step.get("id"), "step.id"),
+                          text(step["name"], "step.name"))]
+                args = step.get("arguments")
+                if args:  # sent whole in the start (the documented start has {})
+                    frag = (text(args, "step.arguments") if isinstance(args, str) else
+                            object_text(data, "arguments", args, 0, len(data), "step.arguments"))
+                    out.append(fragment_row(kind, "args_delta", block, frag,
+                                            wire_length(data, "arguments", frag)
+                                            if isinstance(args, str) else len(frag)))
+                return out
+            return [Ev(kind, "text_start" if what == "model_output" else "other", block)]
+        if kind == "step.stop":
+            return [Ev(kind, "block_stop", index(payload["index"], "index"))]
+        if kind == "interaction.completed":
+            return [Ev(kind, "turn_stop")]
+        if kind == "error":
+            err = payload.get("error", payload)
+            message = err.get("message", err) if isinstance(err, dict) else err
+            return [Ev(kind, "error", problem=f"provider error: {str(message)[:300]}")]
+        return [Ev(kind, "other")]  # interaction.created, status updates
