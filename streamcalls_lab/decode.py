@@ -16,7 +16,7 @@ import orjson
 
 from .diagnose import undetected_reason
 from .errors import CaptureError
-from .events import DONE, DONE_ROWS, PAYLOAD_ERRORS, Ev, is_done
+from .events import DONE, DONE_ROWS, PAYLOAD_ERRORS, Ev, error_message, is_done
 from .eventstream import AutoDecoder
 from .providers import READERS, sniff
 from .sse import Frame
@@ -35,9 +35,7 @@ def check_provider(provider: str) -> None:
 def _undetected(event: str, payload: Any) -> Ev:
     """A frame of a stream whose format never showed itself."""
     if event == "error" or (isinstance(payload, dict) and "error" in payload):
-        err = payload.get("error", payload) if isinstance(payload, dict) else payload
-        msg = err.get("message", err) if isinstance(err, dict) else err
-        return Ev(event, "error", problem=f"provider error: {str(msg)[:300]}")
+        return Ev.provider_error(event, error_message(payload))
     return Ev(event, "other", problem=undetected_reason(event, payload))
 
 

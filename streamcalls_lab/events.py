@@ -43,6 +43,12 @@ class Ev(NamedTuple):
     """Chat and Gemini: which of the ``n`` choices (``choices[].index``) or candidates
     (``candidates[].index``) the row belongs to."""
 
+    @classmethod
+    def provider_error(cls, event: str, message: object, code: object = None) -> Ev:
+        """The row of an error the provider sent: ``provider error: [code: ]message``."""
+        said = f"{code}: {message}" if code is not None else message
+        return cls(event, "error", problem=f"provider error: {said}")
+
 
 _new = tuple.__new__
 
@@ -53,6 +59,14 @@ def fragment_row(event: str, kind: Kind, block: int | None, fragment: str | None
     """An :class:`Ev` for a text or argument fragment (most rows of a stream), built
     without NamedTuple's keyword handling."""
     return _new(Ev, (event, kind, block, call_id, tool, fragment, wire_chars, None, None, choice))
+
+
+def error_message(payload: Any) -> str:
+    """What an error payload says: ``{"error": {"message": …}}``, ``{"error": …}``,
+    ``{"message": …}`` or the value itself, cut to 300 characters."""
+    err = payload.get("error", payload) if isinstance(payload, dict) else payload
+    msg = err.get("message", err) if isinstance(err, dict) else err
+    return str(msg)[:300]
 
 
 DONE = object()

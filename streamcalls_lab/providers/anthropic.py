@@ -131,6 +131,5 @@ class AnthropicMessages:
             return [Ev(kind, "turn_stop")]
         if kind == "error":
             err = payload.get("error") or {}
-            return [Ev(kind, "error", problem=f"provider error: {err.get('type')}: "
-                                              f"{err.get('message')}")]
+            return [Ev.provider_error(kind, err.get("message"), str(err.get("type")))]
         return [Ev(kind, "other")]

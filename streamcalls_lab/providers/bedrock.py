@@ -88,7 +88,7 @@ class BedrockConverse:
             return [Ev(event, "turn_stop")]
         if event.endswith("Exception"):
             message = payload.get("message") if isinstance(payload, dict) else payload
-            return [Ev(event, "error", problem=f"provider error: {event}: {message}")]
+            return [Ev.provider_error(event, message, event)]
         return [Ev(event, "other")]  # messageStart, metadata
 
 
@@ -131,7 +131,7 @@ class BedrockInvoke:
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         if event.endswith("Exception"):
             message = payload.get("message") if isinstance(payload, dict) else payload
-            return [Ev(event, "error", problem=f"provider error: {event}: {message}")]
+            return [Ev.provider_error(event, message, event)]
         if event != "chunk":
             return [Ev(event, "other")]
         raw = text(obj(payload, "chunk")["bytes"], "chunk.bytes")

@@ -46,8 +46,7 @@ class CohereChat:
     sniff = ByType(TYPES)
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
-        payload = obj(payload, "a Cohere event")
-        kind = text(payload.get("type", event), "type")
+        payload, kind = self.sniff.typed(event, payload, "a Cohere event")
         if kind == "tool-call-delta":
             fn = obj(obj(_message(payload)["tool_calls"], "tool_calls").get("function") or {},
                      "tool_calls.function")

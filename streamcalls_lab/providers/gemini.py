@@ -54,9 +54,8 @@ class Gemini:
             err = payload["error"]
             if isinstance(err, dict):
                 status, msg = err.get("status"), err.get("message")
-                return [Ev(event, "error", problem=f"provider error: {status}: {msg}"
-                           if status else f"provider error: {msg}")]
-            return [Ev(event, "error", problem=f"provider error: {err}")]
+                return [Ev.provider_error(event, msg, status or None)]
+            return [Ev.provider_error(event, err)]
         out: list[Ev] = []
         at = 0  # parts stand in data in order: each is looked for after the one before
         for number, cand in enumerate(array(candidates or [], "candidates")):

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import Ev, fragment_row, index, maybe_text, obj, text
+from ..events import Ev, Kind, error_message, fragment_row, index, maybe_text, obj, text
+from .sniffing import ByType
 from .spans import object_text
 from .wire import wire_length
 
@@ -33,32 +34,29 @@ TYPES = frozenset(
     )
 )
 """The events that name this format; ``error`` is read once the format is known."""
+_FRAGMENTS: dict[Any, tuple[Kind, str]] = {  # delta type -> row kind, field of the fragment
+    "arguments_delta": ("args_delta", "arguments"),
+    "text": ("text_delta", "text"),
+}
 
 
 class GeminiInteractions:
     name = "gemini-interactions"
     hot = None  # no fast path: every frame goes through normalize
 
-    @staticmethod
-    def sniff(event: str, payload: Any) -> bool:
-        return isinstance(payload, dict) and payload.get("event_type", event) in TYPES
+    sniff = ByType(TYPES, "event_type")
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
-        payload = obj(payload, "an Interactions event")
-        kind = text(payload.get("event_type", event), "event_type")
+        payload, kind = self.sniff.typed(event, payload, "an Interactions event")
         if kind == "step.delta":
             block = index(payload["index"], "index")
             delta = obj(payload["delta"], "delta")
-            what = delta.get("type")
-            if what == "arguments_delta":
-                frag = text(delta["arguments"], "delta.arguments")
-                return [fragment_row(kind, "args_delta", block, frag,
-                                     wire_length(data, "arguments", frag))]
-            if what == "text":
-                frag = text(delta["text"], "delta.text")
-                return [fragment_row(kind, "text_delta", block, frag,
-                                     wire_length(data, "text", frag))]
-            return [Ev(kind, "other", block)]  # thoughts, annotations, server tools
+            fragment = _FRAGMENTS.get(delta.get("type"))
+            if fragment is None:
+                return [Ev(kind, "other", block)]  # thoughts, annotations, server tools
+            row, key = fragment
+            frag = text(delta[key], f"delta.{key}")
+            return [fragment_row(kind, row, block, frag, wire_length(data, key, frag))]
         if kind == "step.start":
             block = index(payload["index"], "index")
             step = obj(payload["step"], "step")
@@ -80,7 +78,5 @@ class GeminiInteractions:
         if kind == "interaction.completed":
             return [Ev(kind, "turn_stop")]
         if kind == "error":
-            err = payload.get("error", payload)
-            message = err.get("message", err) if isinstance(err, dict) else err
-            return [Ev(kind, "error", problem=f"provider error: {str(message)[:300]}")]
+            return [Ev.provider_error(kind, error_message(payload))]
         return [Ev(kind, "other")]  # interaction.created, status updates

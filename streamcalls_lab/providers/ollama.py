@@ -53,7 +53,7 @@ class Ollama:
             raise TypeError(f"done should be a boolean, not {type(done).__name__}")
         name = "done" if done else "chunk"
         if "error" in payload:
-            return [Ev("error", "error", problem=f"provider error: {payload['error']}")]
+            return [Ev.provider_error("error", payload["error"])]
         out: list[Ev] = []
         message = obj(payload.get("message") or {}, "message")
         content = message.get("content") if "message" in payload else payload.get("response")

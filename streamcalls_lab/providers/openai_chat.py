@@ -107,7 +107,7 @@ class OpenAIChat:
         if "error" in payload and not payload.get("choices"):
             err = payload["error"]
             msg = err.get("message") if isinstance(err, dict) else err
-            return [Ev(name, "error", problem=f"provider error: {msg}")]
+            return [Ev.provider_error(name, msg)]
         out: list[Ev] = []
         arg_lengths: list[int] | None = None
         nargs = 0  # argument strings seen in this chunk

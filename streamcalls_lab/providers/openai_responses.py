@@ -136,5 +136,5 @@ class OpenAIResponses:
         if kind in _TURN_STOPS:
             return [Ev(kind, "turn_stop")]
         if kind == "error" or kind == "response.error":
-            return [Ev(kind, "error", problem=f"provider error: {payload.get('message')}")]
+            return [Ev.provider_error(kind, payload.get("message"))]
         return [Ev(kind, "other", block)]
