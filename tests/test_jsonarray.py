@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import streamcalls_lab as scl
 from streamcalls_lab.errors import CaptureError
@@ -150,3 +152,25 @@ def test_the_real_arrays_load_the_same_with_or_without_the_fast_path(captures) -
     slow = load_captures(list(resolve(str(CAPTURES / "gemini" / "*.json"))), strict=False,
                          bulk=False)
     assert fast.equals(slow)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(BODY)), st.sampled_from(
+    [b"", b"[", b"]", b"{", b"}", b",", b'"', b"\\", b" ", b"\xff", b"\xc3", b"x"])),
+    max_size=4), st.sampled_from([1, 2, 5]))
+def test_a_damaged_array_frames_the_same_in_any_chunking_and_strict_stops_at_its_problem(
+    edits: list[tuple[int, bytes]], size: int
+) -> None:
+    body = bytearray(BODY)
+    for at, byte in edits:
+        body[at:at + 1] = byte
+    body = bytes(body)
+    lenient = frames_of(body, strict=False)
+    assert frames_of(body, size, strict=False) == lenient
+    problems = [f for f in lenient if f.problem]
+    if problems:  # strict stops at the first problem lenient mode reports, at its byte
+        with pytest.raises(CaptureError) as info:
+            frames_of(body, size)
+        assert info.value.offset == problems[0].offset
+    else:
+        assert frames_of(body, size) == lenient
