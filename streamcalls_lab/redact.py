@@ -76,6 +76,7 @@ from . import timing
 from .batch import over_files
 from .encode import encode_message
 from .eventstream import PRELUDE, is_eventstream
+from .jsonarray import JSONArrayDecoder, opens_array
 from .sources import CAPTURE_SUFFIXES, entry_problem
 from .sse import SSEDecoder
 
@@ -491,13 +492,16 @@ class Redactor:
         """The capture with every value redacted; same length, same line layout.
 
         ``ndjson``: the capture is newline-delimited JSON (Ollama's ``.ndjson``), one event a
-        line; otherwise SSE or AWS event-stream, by its first byte. Raises :class:`Refused`
+        line; otherwise a streamed JSON array (Gemini without ``?alt=sse``), SSE or AWS
+        event-stream, by its first bytes. Raises :class:`Refused`
         for bytes it cannot read so (see the module docstring): never handed back unread.
         """
         if not body:
             raise Refused(source, 0, "empty file: nothing to redact")
         if ndjson:
             return self._ndjson(body, source)
+        if opens_array(body[:4096]):
+            return self._jsonarray(body, source)
         if is_eventstream(body[:1]):
             return self._eventstream(body, source)
         return self._sse(body, source)
@@ -514,6 +518,19 @@ class Redactor:
                 out[m.start():m.end()] = _same_size(self.data(text, turn), len(m.group()))
         if not events:
             raise Refused(source, 0, "not NDJSON: no line holds a JSON object or array")
+        return bytes(out)
+
+    def _jsonarray(self, body: bytes, source: str) -> bytes:
+        """Each element redacted like an SSE ``data`` payload; brackets, commas and the
+        whitespace between elements kept. An array that cannot be read to its end is
+        refused whole: past its problem no element can be told from the next."""
+        out = bytearray(body)
+        turn = _Turn()
+        dec = JSONArrayDecoder(source, strict=False)
+        for fr in dec.feed(body) + dec.close():
+            if fr.problem is not None:
+                raise Refused(source, fr.offset, f"not a whole JSON array: {fr.problem}")
+            out[fr.offset:fr.end] = _same_size(self.data(fr.data, turn), fr.end - fr.offset)
         return bytes(out)
 
     def _sse(self, body: bytes, source: str) -> bytes:

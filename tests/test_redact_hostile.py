@@ -252,3 +252,31 @@ def test_an_ndjson_capture_is_redacted_line_by_line(tmp_path: Path) -> None:
     redacted = out.read_bytes()
     assert len(redacted) == len(body) and MARK.encode() not in redacted
     assert [json.loads(x)["done"] for x in redacted.splitlines()] == [False, True]
+
+
+def _gemini_array(*chunks: dict) -> bytes:
+    """Gemini's streamed JSON array (no ?alt=sse), pretty-printed with CRLF separators."""
+    return ("[" + "\r\n,\r\n".join(json.dumps(c, indent=2) for c in chunks) + "]").encode()
+
+
+GEMINI_ARRAY = _gemini_array(
+    {"candidates": [{"content": {"role": "model", "parts": [{"text": f"{MARK} words"}]}}]},
+    {"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"name": "lookup", "args": _planted("arr")}}]},
+        "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 31337},
+     "responseId": f"{MARK}rid"})
+
+
+def test_a_streamed_json_array_is_redacted_element_by_element() -> None:
+    redacted = Redactor(SALT).capture(GEMINI_ARRAY)
+    assert len(redacted) == len(GEMINI_ARRAY) and MARK.encode() not in redacted
+    assert not re.search(rb"(987654321|123456789)", redacted)
+    cols = ["offset", "event", "kind", "block", "tool", "chars", "wire_chars"]
+    assert load(redacted)[cols].equals(load(GEMINI_ARRAY)[cols])
+    assert len(json.loads(redacted)) == 2
+
+
+@pytest.mark.parametrize("cut", [len(GEMINI_ARRAY) - 1, len(GEMINI_ARRAY) // 2])
+def test_a_json_array_that_breaks_off_is_refused_whole(cut: int) -> None:
+    with pytest.raises(Refused, match="not a whole JSON array"):
+        Redactor(SALT).capture(GEMINI_ARRAY[:cut], "cut.json")
