@@ -163,6 +163,15 @@ def test_chat_error_payload_is_an_error_row() -> None:
 
 
 # -- openai-responses ------------------------------------------------------------
+@pytest.mark.parametrize("error", [
+    {"type": "error", "code": "rate_limit", "message": "slow down", "param": None},
+    {"type": "error", "error": {"type": "insufficient_quota", "message": "slow down"}},
+], ids=["documented-flat", "nested"])
+def test_responses_error_event_names_its_message_in_either_shape(error: dict) -> None:
+    body = responses({"type": "response.created", "response": {"id": "r"}}, error)
+    assert scl.load(body).iloc[-1].problem == "provider error: slow down"
+
+
 
 ARGUMENT_EVENTS = {  # an arguments event after the call's announcement: the columns it sets
     "delta is a fragment": ({"type": "response.function_call_arguments.delta", "output_index": 0,

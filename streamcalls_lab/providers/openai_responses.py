@@ -136,5 +136,7 @@ class OpenAIResponses:
         if kind in _TURN_STOPS:
             return [Ev(kind, "turn_stop")]
         if kind == "error" or kind == "response.error":
-            return [Ev.provider_error(kind, payload.get("message"))]
+            # Documented flat ({"message": …}); servers also nest it ({"error": {…}}).
+            err = payload["error"] if isinstance(payload.get("error"), dict) else payload
+            return [Ev.provider_error(kind, err.get("message"))]
         return [Ev(kind, "other", block)]
