@@ -1,7 +1,7 @@
 """The normalised event every wire format gives, and the checks its fields pass.
 
 A layer below the formats: ``providers/*`` build :class:`Ev` rows with the helpers here,
-``bulk.py`` and ``deltas.py`` read them. Nothing here knows a format.
+``bulk.py`` and ``decode.py`` read them. Nothing here knows a format.
 """
 
 from __future__ import annotations
