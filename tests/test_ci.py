@@ -27,3 +27,10 @@ def test_browser_tests_share_one_scope_and_the_rest_are_spread() -> None:
 def test_ci_runs_the_suite_with_that_distribution() -> None:
     make = (REPO / "Makefile").read_text("utf-8")
     assert "--dist loadgroup" in make and "make test" in (REPO / ".ci" / "run").read_text()
+
+
+def test_no_test_module_imports_another_test_module() -> None:
+    pattern = re.compile(r"^\s*(from\s+(\.|tests\.)test_\w+\s+import|import\s+tests\.test_)", re.M)
+    offenders = [p.name for p in (REPO / "tests").glob("*.py")
+                 if pattern.search(p.read_text("utf-8"))]
+    assert offenders == []

@@ -33,7 +33,7 @@ from streamcalls_lab.proxy import RecordingProxy, model_of, stream_suffix
 from streamcalls_lab.serve import SSEServer
 
 from .conftest import REPO
-from .test_eventstream import event
+from .eventstream_turns import event
 
 ANTHROPIC_KEY = "sk-ant-proxytest-5e1f0c9a7b3d"  # fake, unique enough to grep for
 OPENAI_KEY = "sk-proxytest-8c2d4e6f0a1b"
