@@ -50,7 +50,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 from . import provenance
 from .body_recorder import BodyNotSaved, BodyRecorder
 from .loopback import LoopbackServer, OwnedHTTPServer, chunk
-from .replay import AWS_EVENT_STREAM, EVENT_STREAM, NDJSON, Clock
+from .replay import AWS_EVENT_STREAM, EVENT_STREAM, JSON, NDJSON, Clock
 
 CA_BUNDLE_ENV = "STREAMCALLS_CA_BUNDLE"
 READ_SIZE = 1 << 16
@@ -72,9 +72,14 @@ MAX_IDLE = 16
 _MODEL_IN_PATH = re.compile(r"/(?:models|model|deployments)/([^/:?]+)")
 
 
-def stream_suffix(content_type: str | None) -> str | None:
-    """The capture suffix for a streamed content type, or None for a whole response."""
+def stream_suffix(content_type: str | None, path: str = "") -> str | None:
+    """The capture suffix for a streamed content type, or None for a whole response.
+
+    Gemini's ``:streamGenerateContent`` without ``?alt=sse`` streams a JSON array under
+    ``application/json``: that is a stream too (``.json``; load it by name or glob)."""
     main = (content_type or "").split(";", 1)[0].strip().lower()
+    if main == JSON and ":streamgeneratecontent" in path.split("?", 1)[0].lower():
+        return ".json"
     return STREAM_SUFFIXES.get(main)
 
 
@@ -420,7 +425,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # HTTP/1.0: the body ends when the connection does
         self.end_headers()
 
-        suffix = stream_suffix(resp.getheader("content-type"))
+        suffix = stream_suffix(resp.getheader("content-type"), target)
         if suffix is None and proxy.save_all:
             ctype = (resp.getheader("content-type") or "").lower()
             suffix = ".json" if "json" in ctype else ".body"

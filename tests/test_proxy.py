@@ -25,7 +25,7 @@ import openai
 import pytest
 import trustme
 
-from streamcalls_lab import load, provenance, timing
+from streamcalls_lab import calls, load, provenance, timing
 from streamcalls_lab import proxy as proxy_module
 from streamcalls_lab.generate import generate
 from streamcalls_lab.loopback import LoopbackServer
@@ -402,6 +402,24 @@ def test_every_streamed_content_type_is_saved_with_its_suffix(
     assert _meta(capture)["model"] == "anthropic.claude-x"
 
 
+def test_gemini_streaming_a_json_array_without_alt_sse_is_saved_as_a_json_capture(
+    tmp_path: Path,
+) -> None:
+    body = (b'[{"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", '
+            b'"args": {"q": 1}}}]}, "index": 0}]}\r\n,\r\n{"candidates": [{"content": '
+            b'{"parts": [{"text": ""}]}, "finishReason": "STOP", "index": 0}]}]')
+
+    def script(conn: socket.socket, head: bytes) -> None:
+        conn.sendall(_head("200 OK", "application/json; charset=UTF-8",
+                           f"content-length: {len(body)}") + body)
+
+    with raw_upstream(script) as base, RecordingProxy(base, tmp_path) as proxy:
+        _post(proxy.base_url, "/v1beta/models/gemini-2.5-flash:streamGenerateContent").read()
+    (capture,) = _captures(tmp_path, ".json")
+    assert capture.read_bytes() == body
+    assert list(calls(capture).args) == ['{"q": 1}']
+
+
 @pytest.mark.parametrize("save_all", [False, True])
 def test_a_whole_response_passes_through_and_is_saved_only_with_all(
     save_all: bool, tmp_path: Path
@@ -468,6 +486,9 @@ def test_the_model_comes_from_the_body_or_the_path() -> None:
 def test_streamed_is_decided_by_the_main_content_type() -> None:
     assert stream_suffix("Text/Event-Stream; charset=utf-8") == ".sse"
     assert stream_suffix("application/json") is None
+    gemini = "/v1beta/models/m:streamGenerateContent?key=k"
+    assert stream_suffix("application/json", gemini) == ".json"
+    assert stream_suffix("application/json", "/v1/x?q=:streamGenerateContent") is None
     assert stream_suffix(None) is None
 
 
