@@ -101,7 +101,8 @@ def generate(suite: str) -> str:
                        f"{report.attrs['cases']} | {report.attrs['failed']} | {classes} |")
         if len(report):
             details += [f"### {name}", "", markdown(report), ""]
-    return "\n".join([BEGIN, "", f"Suite: `{suite}`, run by `make clients`.", "", *summary,
+    return "\n".join([BEGIN, "", f"Suite: `{suite}`, run by `make clients"
+                      f"{'' if suite == 'quick' else f' CLIENTS_SUITE={suite}'}`.", "", *summary,
                       "", "## Smallest failing example per class", "", *details, END])
 
 
