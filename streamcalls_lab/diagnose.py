@@ -48,6 +48,12 @@ def undetected_reason(event: str, payload: Any) -> str:
     if "status" in payload and set(payload) <= {"status", "digest", "total", "completed"}:
         return ("looks like Ollama progress lines (`status`, as /api/pull sends): not a chat "
                 "stream")
+    if kind == "message" and isinstance(payload.get("content"), list):
+        return ("looks like a whole Anthropic Messages response (type 'message'), not a "
+                "stream: the request did not set \"stream\": true; record it with streaming on")
+    if payload.get("object") == "response" and isinstance(payload.get("output"), list):
+        return ("looks like a whole OpenAI Responses response (object 'response'), not a "
+                "stream: the request did not set \"stream\": true; record it with streaming on")
     if "delta" in payload and "choices" not in payload and "type" not in payload:
         return ("a `delta` with no `type` or `choices`: a chunk of some Chat-like format "
                 "that names neither, not read")

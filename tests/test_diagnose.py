@@ -34,6 +34,12 @@ REASONS = {  # what every row of the stream says it looks like: the stream
     "looks like Ollama progress lines": OLLAMA_PULL,
     "a JSON object with keys result, token": SOMETHING,
     "the data is a JSON list": sse((None, [1, 2])),
+    "a whole Anthropic Messages response": ndjson(
+        {"id": "msg_1", "type": "message", "role": "assistant", "stop_reason": "tool_use",
+         "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}]}),
+    "a whole OpenAI Responses response": sse((None, {
+        "id": "resp_1", "object": "response", "status": "completed",
+        "output": [{"type": "function_call", "name": "f", "arguments": "{}"}]})),
     "event 'TranscriptEvent', a JSON object with keys Transcript": event_message(
         "TranscriptEvent", b'{"Transcript": {"Results": []}}'),
 }

@@ -157,6 +157,19 @@ def test_chat_usage_chunk_without_choices_is_other() -> None:
     assert kinds(body) == ["other"]
 
 
+def test_a_whole_chat_completion_reads_as_one_chunk_with_its_calls_complete() -> None:
+    whole = {"id": "chatcmpl-1", "object": "chat.completion", "choices": [{
+        "index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "lookup", "arguments": '{"q": "caf\u00e9"}'}},
+                {"id": "call_2", "type": "function",
+                 "function": {"name": "other", "arguments": "{}"}}]}}]}
+    table = scl.calls(sse((None, whole)))
+    assert list(table.tool) == ["lookup", "other"] and table.complete.all()
+    assert list(table.args) == ['{"q": "caf\u00e9"}', "{}"]
+
+
 def test_chat_error_payload_is_an_error_row() -> None:
     body = sse((None, {"error": {"message": "rate limited"}}))
     assert scl.load(body).iloc[0].problem == "provider error: rate limited"

@@ -114,7 +114,10 @@ class OpenAIChat:
         for number, choice in enumerate(payload.get("choices") or ()):
             k = choice.get("index")
             k = number if k is None else block_index(k, "choices[].index")
-            delta = choice.get("delta") or {}
+            delta = choice.get("delta")
+            if delta is None and "message" in choice:  # a whole chat.completion (no stream)
+                delta = obj(choice["message"], "choices[].message")  # read as one delta
+            delta = delta or {}
             content = delta.get("content")
             if isinstance(content, list):
                 out += _content_parts(name, content, data, k)
