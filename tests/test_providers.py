@@ -317,3 +317,11 @@ def test_chat_content_as_typed_parts_keeps_text_and_marks_the_rest_other() -> No
     df = scl.load(chat({"content": parts}, done=False))
     assert list(zip(df.kind.astype(str), df.fragment.fillna("-"), strict=True)) == [
         ("other", "-"), ("text_delta", "Hi")]
+
+
+def test_a_legacy_completions_stream_keeps_its_text() -> None:
+    chunks = [{"object": "text_completion", "choices": [{"text": t, "index": 0,
+                                                        "finish_reason": None}]}
+              for t in ["Hel", 'lo "x"']]
+    df = scl.load(sse(*((None, c) for c in chunks)))
+    assert list(df.fragment) == ["Hel", 'lo "x"'] and list(df.wire_chars) == [3, 8]

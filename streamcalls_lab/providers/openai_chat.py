@@ -117,6 +117,10 @@ class OpenAIChat:
             delta = choice.get("delta")
             if delta is None and "message" in choice:  # a whole chat.completion (no stream)
                 delta = obj(choice["message"], "choices[].message")  # read as one delta
+            if delta is None and choice.get("text"):  # legacy Completions: text, no delta
+                frag = text(choice["text"], "choices[].text")
+                out.append(fragment_row(name, "text_delta", None, frag,
+                                        wire_length(data, "text", frag), k))
             delta = delta or {}
             content = delta.get("content")
             if isinstance(content, list):
@@ -199,7 +203,7 @@ def _hot(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
         return None
     delta = choices[0].delta
     if delta is None:
-        return (Ev(name, "other"),)
+        return None if choices[0].text else (Ev(name, "other"),)
     k = choices[0].index or 0  # a missing index is the first choice's position
     rows = []
     content = delta.content
