@@ -131,19 +131,30 @@ def _schedule(
 def paced(
     chunks: Sequence[Read], *, sleep: Sleep = time.sleep, **pace: Unpack[Pace]
 ) -> Iterator[bytes]:
-    """Yield each read's bytes no earlier than its due time (``pace``: :class:`Pace`)."""
-    for wait, data in _schedule(chunks, **pace):
+    """Yield each read's bytes no earlier than its due time (``pace``: :class:`Pace`).
+
+    Not a generator itself, so a misspelled keyword fails here, at the call."""
+    return _slept(_schedule(chunks, **pace), sleep)
+
+
+def _slept(steps: Iterator[tuple[float, bytes]], sleep: Sleep) -> Iterator[bytes]:
+    for wait, data in steps:
         if wait > 0:
             sleep(wait)
         yield data
 
 
-async def apaced(
+def apaced(
     chunks: Sequence[Read], *, sleep: AsyncSleep = asyncio.sleep, **pace: Unpack[Pace]
 ) -> AsyncIterator[bytes]:
     """:func:`paced` for asyncio: awaits each wait it asks for instead of blocking the loop."""
     waits: list[float] = []
-    for data in paced(chunks, sleep=waits.append, **pace):
+    return _awaited(paced(chunks, sleep=waits.append, **pace), waits, sleep)
+
+
+async def _awaited(datas: Iterator[bytes], waits: list[float],
+                   sleep: AsyncSleep) -> AsyncIterator[bytes]:
+    for data in datas:
         if waits:
             await sleep(waits.pop())
         yield data
@@ -154,13 +165,12 @@ def replay(
     **pace: Unpack[Pace],
 ) -> Iterator[bytes]:
     """A capture's bytes, read by read, at the recorded pace times ``speed``."""
-    yield from paced(reads(source, default_delay=default_delay), sleep=sleep, **pace)
+    return paced(reads(source, default_delay=default_delay), sleep=sleep, **pace)
 
 
-async def areplay(
+def areplay(
     source: Source, *, default_delay: float = 0.0, sleep: AsyncSleep = asyncio.sleep,
     **pace: Unpack[Pace],
 ) -> AsyncIterator[bytes]:
     """:func:`replay` for asyncio."""
-    async for data in apaced(reads(source, default_delay=default_delay), sleep=sleep, **pace):
-        yield data
+    return apaced(reads(source, default_delay=default_delay), sleep=sleep, **pace)

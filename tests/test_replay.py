@@ -178,3 +178,12 @@ def test_async_pacing_follows_the_same_schedule_as_sync() -> None:
 def test_the_content_type_is_that_of_the_framing_the_reads_are_read_as(
         pieces: list[bytes], expected: str) -> None:
     assert content_type([Read(float(i), p) for i, p in enumerate(pieces)]) == expected
+
+
+@pytest.mark.parametrize("pace", ["paced", "apaced", "replay", "areplay"])
+def test_a_misspelled_pacing_keyword_fails_at_the_call_not_on_first_read(pace: str) -> None:
+    from streamcalls_lab import replay as module
+
+    source = [Read(0.0, b"data: {}\n\n")] if pace.endswith("paced") else b"data: {}\n\n"
+    with pytest.raises(TypeError, match="sped"):
+        getattr(module, pace)(source, sped=2.0)
