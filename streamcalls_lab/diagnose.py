@@ -78,15 +78,25 @@ _CONTAINERS: tuple[tuple[tuple[bytes, ...], str], ...] = (
 )
 
 
-def wrong_container(line: bytes) -> str | None:
-    """What a line that is no SSE field shows the capture to be, when it is a container
-    people often save by mistake; None when it shows nothing known."""
-    head = line[:16].lower() if line[:1] == b"<" else line[:16]
+def container_signature(head: bytes) -> str | None:
+    """What the first bytes of a line show the capture to be, by the signature of a
+    container people often save by mistake (a BOM, a magic number, a status line, a tag);
+    None when they show none. Holds for a line cut short too."""
+    head = head[:16].lower() if head[:1] == b"<" else head[:16]
     for starts, why in _CONTAINERS:
         if head.startswith(starts):
             return why
+    return None
+
+
+def wrong_container(line: bytes) -> str | None:
+    """What a whole line that is no SSE field shows the capture to be: a container's
+    signature, or a bare hexadecimal chunk size (only a whole line can be one: ``da`` at
+    the end of a cut capture is the start of ``data:``); None when it shows nothing known."""
+    known = container_signature(line)
+    if known is not None:
+        return known
     if _CHUNK_SIZE.fullmatch(line):
         return ("a hexadecimal chunk size: HTTP/1.1 chunked transfer framing left in the bytes "
                 "(a raw socket dump); save the decoded body (curl -N -o FILE)")
     return None
-

@@ -17,7 +17,7 @@ from itertools import accumulate, repeat
 from operator import add, itemgetter
 from typing import Any, NamedTuple
 
-from .diagnose import wrong_container
+from .diagnose import container_signature, wrong_container
 from .errors import CaptureError
 
 _EOL = re.compile(rb"\r\n|\r|\n")
@@ -183,7 +183,7 @@ class SSEDecoder(FrameDecoder):
         if (held or self._start >= 0) and not (self._junk and self._start < 0):
             # (A tail inside a run of non-SSE lines is part of that problem.)
             head = self._head() if held and self._start < 0 else b""
-            if wrong_container(head) is not None:  # a last line that is no field, not a cut
+            if container_signature(head) is not None:  # a last line that is no field
                 self._fault(self._pos, _junk_reason(head))
             else:
                 at = self._start if self._start >= 0 else self._pos

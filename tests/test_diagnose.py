@@ -96,3 +96,11 @@ def test_an_html_page_with_no_line_end_is_named_not_called_truncated() -> None:
         "not an SSE field line: '<!DOCTYPE html><html><body>502</body></html>' (an HTML or XML "
         "page (a gateway's error page, a login wall), not an event stream; this and any non-SSE "
         "lines after it)"]
+
+
+@pytest.mark.parametrize("tail", sorted({f[:n] for f in ("data", "event", "id", "retry")
+                                         for n in range(1, len(f) + 1)}))
+def test_a_capture_cut_inside_a_field_name_is_called_cut_not_a_container(tail: str) -> None:
+    df = scl.load(_TURN + tail.encode(), strict=False)
+    (problem,) = df.problem.dropna()
+    assert problem.startswith(f"stream ends inside a frame: {len(tail)} bytes")
