@@ -147,16 +147,15 @@ def _slept(steps: Iterator[tuple[float, bytes]], sleep: Sleep) -> Iterator[bytes
 def apaced(
     chunks: Sequence[Read], *, sleep: AsyncSleep = asyncio.sleep, **pace: Unpack[Pace]
 ) -> AsyncIterator[bytes]:
-    """:func:`paced` for asyncio: awaits each wait it asks for instead of blocking the loop."""
-    waits: list[float] = []
-    return _awaited(paced(chunks, sleep=waits.append, **pace), waits, sleep)
+    """:func:`paced` for asyncio: awaits each wait instead of blocking the event loop."""
+    return _awaited(_schedule(chunks, **pace), sleep)
 
 
-async def _awaited(datas: Iterator[bytes], waits: list[float],
+async def _awaited(steps: Iterator[tuple[float, bytes]],
                    sleep: AsyncSleep) -> AsyncIterator[bytes]:
-    for data in datas:
-        if waits:
-            await sleep(waits.pop())
+    for wait, data in steps:  # _slept's loop, awaiting: the schedule itself is shared
+        if wait > 0:
+            await sleep(wait)
         yield data
 
 
