@@ -115,12 +115,6 @@ def _quiet(conn: http.client.HTTPConnection) -> bool:
         return False
 
 
-def _secrets(headers: list[tuple[str, str]], target: str, body: bytes) -> list[str]:
-    """What the client authenticated with: credential headers, key-like query values and
-    values under secret-named keys of a JSON request body (provenance's collectors)."""
-    return provenance.exchange_secrets(target, body, headers)
-
-
 def _slug(path: str) -> str:
     text = re.sub(r"[^A-Za-z0-9.]+", "-", urlsplit(path).path).strip("-.")
     return text[-60:].lstrip("-.") or "root"
@@ -383,7 +377,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self.send_error(400, "malformed chunked request body")
             return
-        secrets = _secrets(list(self.headers.items()), target, body)
+        # what the client authenticated with: credential headers, key-like query
+        # values, values under secret-named keys of a JSON request body
+        secrets = provenance.exchange_secrets(target, body, list(self.headers.items()))
         sent = proxy.upstream_headers(method, list(self.headers.items()), body)
         safe_path = provenance.scrub_url("http://x" + target, secrets).removeprefix("http://x")
         try:
