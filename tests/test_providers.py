@@ -7,6 +7,8 @@ import json
 import pytest
 
 import streamcalls_lab as scl
+from streamcalls_lab.loader import load_captures
+from streamcalls_lab.sources import resolve
 
 from .sse_turns import (
     ADDED,
@@ -165,8 +167,10 @@ def test_a_whole_chat_completion_reads_as_one_chunk_with_its_calls_complete() ->
                  "function": {"name": "lookup", "arguments": '{"q": "caf\u00e9"}'}},
                 {"id": "call_2", "type": "function",
                  "function": {"name": "other", "arguments": "{}"}}]}}]}
-    table = scl.calls(sse((None, whole)))
+    body = sse((None, whole))
+    table = scl.calls(body)
     assert list(table.tool) == ["lookup", "other"] and table.complete.all()
+    assert scl.load(body).equals(load_captures(resolve(body), bulk=False))
     assert list(table.args) == ['{"q": "caf\u00e9"}', "{}"]
 
 
@@ -323,5 +327,7 @@ def test_a_legacy_completions_stream_keeps_its_text() -> None:
     chunks = [{"object": "text_completion", "choices": [{"text": t, "index": 0,
                                                         "finish_reason": None}]}
               for t in ["Hel", 'lo "x"']]
-    df = scl.load(sse(*((None, c) for c in chunks)))
+    body = sse(*((None, c) for c in chunks))
+    df = scl.load(body)
     assert list(df.fragment) == ["Hel", 'lo "x"'] and list(df.wire_chars) == [3, 8]
+    assert df.equals(load_captures(resolve(body), bulk=False))  # the fast path agrees
