@@ -26,8 +26,8 @@ import pandas as pd
 
 from .accumulate import event_dict
 from .decode import EventDecoder
-from .encode import DONE_DATA, json_data, sse_body, sse_frame
 from .faults import FAULTS, MARKDOWN_SYNTAX
+from .framing.sse import DONE_DATA, json_data, sse_body, sse_frame
 
 Handler = type | Callable[[list[dict[str, Any]]], list[Mapping[str, Any]]]
 CLASSES = (*FAULTS, "identity", "missing_call", "message", "crash", "other")

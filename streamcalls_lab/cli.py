@@ -61,7 +61,7 @@ def _speed(text: str) -> float:
 )
 def cmd_serve(ns: argparse.Namespace) -> int:
     """Stream a capture over HTTP on loopback, byte-exact, for SDK clients to read."""
-    from .serve import SSEServer
+    from .traffic.serve import SSEServer
 
     server = SSEServer(ns.capture, port=ns.port, speed=ns.speed, default_delay=ns.delay,
                        status=ns.status)
@@ -99,7 +99,7 @@ def cmd_record(ns: argparse.Namespace) -> int:
     come from the environment and are never written."""
     from pathlib import Path
 
-    from .record import record
+    from .traffic.record import record
 
     body = sys.stdin.buffer.read() if ns.body == "-" else Path(ns.body).read_bytes()
     key_env = None if ns.key_env == "none" else ns.key_env
@@ -161,11 +161,11 @@ def _failed(name: str, errors: Sequence[Exception], outcome: str) -> int:
 )
 def cmd_replay(ns: argparse.Namespace) -> int:
     """Write a capture to stdout at its recorded pace, like watching it arrive."""
-    from .eventstream import is_eventstream
     from .fixtures import unreadable
+    from .framing.eventstream import is_eventstream
     from .loader import load_captures
-    from .replay import replay
     from .sources import resolve
+    from .traffic.replay import replay
 
     caps = resolve(ns.capture)
     bad = unreadable(load_captures(caps, strict=False), [c.name for c in caps])
@@ -241,7 +241,7 @@ def cmd_proxy(ns: argparse.Namespace) -> int:
     byte-exact with its read timing; credentials pass through and are never written."""
     import signal
 
-    from .proxy import RecordingProxy
+    from .traffic.proxy import RecordingProxy
 
     proxy = RecordingProxy(ns.upstream, ns.out, port=ns.port, save_all=ns.save_all,
                            ca_bundle=ns.ca_bundle, timeout=ns.timeout,
@@ -350,7 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)
     from .errors import CaptureError
-    from .record import RecordError
+    from .traffic.record import RecordError
 
     try:
         return ns.run(ns)

@@ -36,10 +36,11 @@ from typing import Any
 import pandas as pd
 
 from .accumulate import Accumulator, CallBuffer
+from .framing.frame import Frame
+from .framing.sse import decode_frames
 from .generate import GENERATED_FORMATS as GENERATED
 from .loader import load
 from .sources import Source, resolve
-from .sse import Frame, decode_frames
 
 LONG_ARGS = 400
 MANY_DELTAS = 24

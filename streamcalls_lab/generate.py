@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from . import timing as sidecar
-from .encode import DONE_DATA, json_data, sse_frame
+from .framing.sse import DONE_DATA, json_data, sse_frame
 
 MODELS = {
     "anthropic-messages": "claude-sonnet-4-20250514",

@@ -14,13 +14,13 @@ import numpy as np
 import pandas as pd
 
 from . import columns
-from .bulk import Whole, whole_rows
 from .decode import UNKNOWN, Decoded, EventDecoder, check_provider
 from .errors import CaptureError
 from .events import KINDS, Ev
-from .eventstream import decode_any
+from .fastpath import Whole, whole_rows
+from .framing import decode_any
+from .framing.frame import Frame
 from .sources import Capture, Source, resolve
-from .sse import Frame
 
 _new = tuple.__new__  # a Decoded from a tuple, without the Python-level __new__
 _OFFSET, _T, _DATA = attrgetter("offset"), attrgetter("t"), attrgetter("data")

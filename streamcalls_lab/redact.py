@@ -73,12 +73,10 @@ from typing import Any
 from zlib import crc32
 
 from . import timing
-from .batch import over_files
-from .encode import encode_message
-from .eventstream import PRELUDE, is_eventstream
-from .jsonarray import JSONArrayDecoder, opens_array
-from .sources import CAPTURE_SUFFIXES, entry_problem
-from .sse import SSEDecoder
+from .framing.eventstream import PRELUDE, encode_message, is_eventstream
+from .framing.jsonarray import JSONArrayDecoder, opens_array
+from .framing.sse import SSEDecoder
+from .sources import CAPTURE_SUFFIXES, entry_problem, over_files
 
 FILLERS = {1: "x", 2: "ø", 3: "░", 4: "𝕩"}
 """Filler by UTF-8 length (ASCII letters and digits keep their class: ``x``, ``X``, ``0``)."""

@@ -19,8 +19,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_output
 
-from . import turns
 from .conftest import REPO
+from .support import turns
 
 NOTEBOOKS = REPO / "notebooks"
 FOUND = sorted(NOTEBOOKS.glob("*.ipynb"))

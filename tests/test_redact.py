@@ -12,8 +12,8 @@ import pytest
 from streamcalls_lab import calls, load, timing
 from streamcalls_lab.redact import Redactor, fill, redact_bytes, redact_file, redact_paths
 
-from . import turns
 from .conftest import capture_files
+from .support import turns
 
 SALT = "test-salt"
 GEOMETRY = ["seq", "offset", "t", "provider", "event", "kind", "block", "chars", "wire_chars",
@@ -233,7 +233,7 @@ def test_logprob_byte_values_do_not_spell_the_token_out() -> None:
 
 
 def test_an_aws_event_stream_capture_is_redacted_with_valid_crcs() -> None:
-    from .eventstream_turns import decode, event
+    from .support.eventstream_turns import decode, event
 
     body = event("contentBlockDelta",
                  '{"contentBlockIndex":0,"delta":{"text":"Paris"},"p":"abcdef"}')

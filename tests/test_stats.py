@@ -11,9 +11,9 @@ import pytest
 import streamcalls_lab as scl
 from streamcalls_lab import stats, timing
 
-from . import turns
 from .conftest import CAPTURES
-from .sse_turns import chat
+from .support import turns
+from .support.sse_turns import chat
 
 
 def load_turns(**captures: bytes) -> pd.DataFrame:

@@ -25,6 +25,8 @@ from .ollama import Ollama
 from .openai_chat import OpenAIChat
 from .openai_responses import OpenAIResponses
 
+__all__ = ["READERS", "Reader", "sniff"]
+
 
 class Reader(Protocol):
     name: str

@@ -17,9 +17,8 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from ..events import INT64, Ev, Hot, Index, Kind, decoded, fragment_row, index, maybe_text, text
-from .sniffing import ByType
-from .spans import object_text
-from .wire import wire_length
+from .as_written import object_text, wire_length
+from .recognise import ByType
 
 _TYPES = frozenset(
     (

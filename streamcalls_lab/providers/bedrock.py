@@ -22,8 +22,8 @@ import orjson
 
 from ..events import Ev, Kind, array, fragment_row, index, obj, text
 from .anthropic import AnthropicMessages
+from .as_written import wire_length
 from .openai_chat import OpenAIChat
-from .wire import wire_length
 
 _TYPES = frozenset(
     (

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Ev, fragment_row, index, maybe_text, obj, text
-from .sniffing import ByType
-from .wire import wire_length
+from .as_written import wire_length
+from .recognise import ByType
 
 TYPES = frozenset(
     (

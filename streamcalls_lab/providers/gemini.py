@@ -17,9 +17,9 @@ from itertools import pairwise
 from typing import Any
 
 from ..events import Ev, array, fragment_row, index, maybe_text, obj, text
-from .sniffing import unclaimed
-from .spans import exact_span, object_text
-from .spans import value_span as _span
+from .as_written import exact_span, object_text
+from .as_written import value_span as _span
+from .recognise import unclaimed
 
 
 class Gemini:

@@ -19,9 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Ev, Kind, error_message, fragment_row, index, maybe_text, obj, text
-from .sniffing import ByType
-from .spans import object_text
-from .wire import wire_length
+from .as_written import object_text, wire_length
+from .recognise import ByType
 
 TYPES = frozenset(
     (

@@ -16,9 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Ev, array, fragment_row, maybe_text, obj, text
-from .sniffing import unclaimed
-from .spans import exact_span, object_text
-from .wire import wire_length
+from .as_written import exact_span, object_text, wire_length
+from .recognise import unclaimed
 
 
 class Ollama:

@@ -16,7 +16,7 @@ import msgspec
 
 from ..events import DONE, INT64, Ev, Hot, Index, decoded, fragment_row, maybe_text, obj, text
 from ..events import index as block_index
-from .wire import wire_length, wire_lengths
+from .as_written import wire_length, wire_lengths
 
 EVENT = "chat.completion.chunk"
 

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from ..events import INT64, Ev, Hot, Index, Kind, decoded, fragment_row, index, maybe_text, text
-from .wire import wire_length
+from .as_written import wire_length
 
 _TURN_STOPS = frozenset(("response.completed", "response.incomplete", "response.failed"))
 _DELTA_KINDS: dict[str, Kind] = {  # read by normalize and by the fast path's _hot_rows

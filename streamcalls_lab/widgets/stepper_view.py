@@ -16,9 +16,8 @@ import traitlets
 
 from ..accumulate import present
 from ..display import SafeHTML, escape, visible
-from ..playback import Clock, clock, history, ms_of, play_range, step_of
 from ..sources import Source
-from ..stepper import CORRECT, Step, Stepper
+from ..stepper import CORRECT, Clock, Step, Stepper, clock, history, ms_of, play_range, step_of
 from . import render as r
 
 TICK_MS = 50
