@@ -7,9 +7,9 @@ that could cause it (a missing space can only be ``trim``; a bare quote where ``
 sent could be ``decode_each`` or ``markdown_bubble``), and the report names the fewest
 classes that explain every failure, each with its smallest failing example.
 
-The turns are written here by small builders rather than by :mod:`streamcalls_lab.generate`:
-the suite needs exact control of every cut, including a stream that ends right after the
-closing brace, and thousands of turns built in well under a second.
+The turns are written by each format's own writer (:mod:`streamcalls_lab.turns`), without the
+generator's flush model: the suite needs exact control of every cut, including a stream that
+ends right after the closing brace, and thousands of turns built in well under a second.
 """
 
 from __future__ import annotations
@@ -19,15 +19,17 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from itertools import chain, pairwise, zip_longest
-from typing import Any, NamedTuple
+from itertools import pairwise
+from typing import Any
 
 import pandas as pd
 
+from . import turns
 from .accumulate import event_dict
 from .decode import EventDecoder
 from .faults import FAULTS, MARKDOWN_SYNTAX
-from .framing.sse import DONE_DATA, json_data, sse_body, sse_frame
+from .providers import INTERLEAVING
+from .turns import Call, Segment, Text
 
 Handler = type | Callable[[list[dict[str, Any]]], list[Mapping[str, Any]]]
 CLASSES = (*FAULTS, "identity", "missing_call", "message", "crash", "other")
@@ -57,152 +59,26 @@ BYTES_ARGS = ('{"city": "Zü', 'rich", "note": "naïve ', 'café 👍🏽"}')
 ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
 
 
-# -- writing turns -------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Call:
-    tool: str
-    call_id: str
-    fragments: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Text:
-    fragments: tuple[str, ...]
-
-
-Segment = Call | Text
-
-
-def _sse(payload: Mapping[str, Any], event: str | None = None) -> str:
-    return sse_frame(json_data(payload), event)
-
-
-class _TurnFrames(NamedTuple):
-    """A turn's frames: the head, one list per segment, and the tail (end of turn)."""
-
-    head: list[str]
-    parts: list[list[str]]
-    tail: list[str]
-
-
-def _anthropic(segments: Sequence[Segment], cut: bool) -> _TurnFrames:
-    head = [_sse({"type": "message_start", "message": {
-        "id": "msg_check", "type": "message", "role": "assistant", "content": [],
-        "model": "check", "stop_reason": None}}, "message_start")]
-    parts = []
-    for index, seg in enumerate(segments):
-        def delta(d: dict[str, Any], index: int = index) -> str:
-            return _sse({"type": "content_block_delta", "index": index, "delta": d},
-                        "content_block_delta")
-        if isinstance(seg, Text):
-            out = [_sse({"type": "content_block_start", "index": index,
-                         "content_block": {"type": "text", "text": ""}}, "content_block_start")]
-            out += [delta({"type": "text_delta", "text": f}) for f in seg.fragments]
-        else:
-            out = [_sse({"type": "content_block_start", "index": index, "content_block": {
-                "type": "tool_use", "id": seg.call_id, "name": seg.tool, "input": {}}},
-                "content_block_start")]
-            out += [delta({"type": "input_json_delta", "partial_json": f})
-                    for f in seg.fragments]
-        if not (cut and index == len(segments) - 1):
-            out.append(_sse({"type": "content_block_stop", "index": index},
-                            "content_block_stop"))
-        parts.append(out)
-    tail = [_sse({"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
-                 "message_delta"), _sse({"type": "message_stop"}, "message_stop")]
-    return _TurnFrames(head, parts, tail)
-
-
-def _chat(segments: Sequence[Segment], cut: bool) -> _TurnFrames:
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        return _sse({"id": "chatcmpl-check", "object": "chat.completion.chunk", "choices": [
-            {"index": 0, "delta": delta, "finish_reason": finish}]})
-    parts = []
-    calls = 0
-    for seg in segments:
-        if isinstance(seg, Text):
-            parts.append([chunk({"content": f}) for f in seg.fragments])
-            continue
-        out = [chunk({"tool_calls": [{"index": calls, "id": seg.call_id, "type": "function",
-                                      "function": {"name": seg.tool, "arguments": ""}}]})]
-        out += [chunk({"tool_calls": [{"index": calls, "function": {"arguments": f}}]})
-                for f in seg.fragments]
-        parts.append(out)
-        calls += 1
-    tail = [chunk({}, "tool_calls" if calls else "stop"), sse_frame(DONE_DATA)]
-    return _TurnFrames([chunk({"role": "assistant", "content": ""})], parts, tail)
-
-
-def _responses(segments: Sequence[Segment], cut: bool) -> _TurnFrames:
-    def ev(kind: str, **fields: Any) -> str:
-        return _sse({"type": kind, **fields}, kind)
-    parts = []
-    for index, seg in enumerate(segments):
-        if isinstance(seg, Text):
-            item = {"type": "message", "id": f"msg_{index}", "role": "assistant"}
-            out = [ev("response.output_item.added", output_index=index, item=item)]
-            out += [ev("response.output_text.delta", output_index=index, content_index=0,
-                       delta=f) for f in seg.fragments]
-            out.append(ev("response.output_item.done", output_index=index, item=item))
-            parts.append(out)
-            continue
-        args = "".join(seg.fragments)
-        item = {"type": "function_call", "id": f"fc_{index}", "call_id": seg.call_id,
-                "name": seg.tool, "arguments": ""}
-        out = [ev("response.output_item.added", output_index=index, item=item)]
-        out += [ev("response.function_call_arguments.delta", output_index=index, delta=f)
-                for f in seg.fragments]
-        if not (cut and index == len(segments) - 1):
-            out.append(ev("response.function_call_arguments.done", output_index=index,
-                          arguments=args))
-            out.append(ev("response.output_item.done", output_index=index,
-                          item={**item, "arguments": args}))
-        parts.append(out)
-    head = [ev("response.created", response={"id": "resp_check", "status": "in_progress"})]
-    tail = [ev("response.completed", response={"id": "resp_check", "status": "completed"})]
-    return _TurnFrames(head, parts, tail)
-
-
-_WRITERS = {"anthropic-messages": _anthropic, "openai-chat": _chat,
-            "openai-responses": _responses}
-TURN_FORMATS = tuple(_WRITERS)
-"""The wire formats the suite writes turns in (the breaker writes its turns with them too)."""
-INTERLEAVING = ("openai-chat", "openai-responses")
-"""The formats in which parallel calls' fragments may interleave: Chat keys each fragment by
-its ``index``, Responses by ``output_index`` / ``item_id``. Anthropic's content blocks are
-sequential (each block's stop comes before the next block's start), though its SDK keys
-deltas by ``index`` too."""
+# -- writing turns: each format's own writer (``FORMAT.write``), through streamcalls_lab.turns
+TURN_FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
+"""The wire formats the suite writes turns in (the breaker writes its turns in them too)."""
 
 
 def turn_bytes(fmt: str, segments: Sequence[Segment], cut: bool = False,
                interleave: bool = False) -> bytes:
-    """The SSE body of a turn in one wire format; ``cut`` ends it right after the last
-    segment's last fragment (no stop, done or end of turn), which must be a call.
-
-    ``interleave`` sends the segments' frames in turns (the first frame of each, then the
-    second of each, ...): every call is announced before any fragment arrives, and the
-    fragments of different calls alternate. Only the :data:`INTERLEAVING` formats allow it.
-    """
+    """The body of a turn in one wire format (written by the format's writer); ``cut`` ends
+    it right after the last segment's last fragment, which must be a call; ``interleave``
+    announces every call first, then alternates their fragments (normal in the
+    :data:`INTERLEAVING` formats)."""
     if interleave and fmt not in INTERLEAVING:
         raise ValueError(f"{fmt} cannot interleave calls; these can: {', '.join(INTERLEAVING)}")
-    turn = _WRITERS[fmt](segments, cut)
-    parts = ([f for f in chain.from_iterable(zip_longest(*turn.parts)) if f is not None]
-             if interleave else list(chain.from_iterable(turn.parts)))
-    return sse_body([*turn.head, *parts, *([] if cut else turn.tail)])
+    return turns.turn_bytes(fmt, turns.script(segments, cut=cut, interleave=interleave))
 
 
 def expected_calls(fmt: str, segments: Sequence[Segment], cut: bool) -> list[dict[str, Any]]:
     """The calls a correct handler hands on, with each format's block numbering."""
-    out = []
-    n_calls = 0
-    for index, seg in enumerate(segments):
-        if isinstance(seg, Call):
-            if not (cut and index == len(segments) - 1):
-                block = n_calls if fmt == "openai-chat" else index
-                out.append({"block": block, "call_id": seg.call_id, "tool": seg.tool,
-                            "args": "".join(seg.fragments)})
-            n_calls += 1
-    return out
+    turn = turns.script(segments, cut=cut)
+    return turns.expected_calls(turns.write(fmt, turn), turn)
 
 
 def events_of(body: bytes) -> tuple[dict[str, Any], ...]:

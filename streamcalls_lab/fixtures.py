@@ -40,17 +40,13 @@ from .framing.frame import Frame
 from .framing.sse import decode_frames
 from .generate import GENERATED_FORMATS as GENERATED
 from .loader import load
+from .providers import FORMATS
 from .sources import Source, resolve
 
 LONG_ARGS = 400
 MANY_DELTAS = 24
 PROPERTIES = ("two_calls", "long_args", "escape_split", "prose_around", "cut_off")
 _STEP = re.compile(r"^(?P<conversation>.*)__i(?P<step>\d+)$")
-_FRAGMENT_KEY = {
-    "anthropic-messages": "partial_json",
-    "openai-chat": "arguments",
-    "openai-responses": "delta",
-}
 
 
 def unreadable(events: pd.DataFrame, names: Sequence[str] = ()) -> dict[str, str]:
@@ -244,13 +240,15 @@ class _Turn:
         """The frame at ``offset`` with its argument fragment replaced, all else unchanged."""
         frame = self.frames[offset]
         text = self.body[frame.offset : frame.end].decode("utf-8")
-        key = _FRAGMENT_KEY.get(self.provider)
-        if key is None:
-            raise ValueError(f"cannot rewrite {self.provider!r} frames")
-        spans = list(re.finditer(r'"' + key + r'"\s*:\s*"((?:[^"\\]|\\.)*)"', text))
+        spec = FORMATS.get(self.provider)
+        if spec is None or spec.calls_whole or spec.framing != "sse":
+            raise ValueError(f"cannot rewrite {self.provider!r} frames: only SSE formats that "
+                             "stream argument fragments can be re-cut")
+        keys = "|".join(map(re.escape, spec.fields.fragment))
+        spans = list(re.finditer(r'"(?:' + keys + r')"\s*:\s*"((?:[^"\\]|\\.)*)"', text))
         if len(spans) != 1:
             raise ValueError(f"{self.name}: byte {offset}: frame carries {len(spans)} "
-                             f"{key!r} strings, expected exactly one")
+                             f"{keys!r} strings, expected exactly one")
         escaped = json.dumps(fragment, ensure_ascii=False)[1:-1]
         m = spans[0]
         return (text[: m.start(1)] + escaped + text[m.end(1) :]).encode("utf-8")

@@ -21,11 +21,20 @@ TURN = turn_bytes("anthropic-messages", [
 CLEAN = turn_bytes("openai-chat", [Call("lookup", "call_1", ('{"city":"Paris"}',))])
 
 
+def _splitting(body: bytes) -> int:
+    """The smallest read size at which some read of ``body`` ends inside a character."""
+    inside = [k for k in range(1, len(body)) if body[k] & 0xC0 == 0x80]
+    return next(n for n in range(2, 16) if any(k % n == 0 for k in inside))
+
+
+SMALL = _splitting(TURN)
+
+
 def test_going_back_gives_exactly_what_going_forward_gave() -> None:
-    walked = Stepper(TURN, read_size=3)
+    walked = Stepper(TURN, read_size=SMALL)
     walked.go(len(walked) - 1)
     back = [walked.back() for _ in range(len(walked) - 1)]
-    fresh = [Stepper(TURN, read_size=3).go(i) for i in range(len(walked) - 2, -1, -1)]
+    fresh = [Stepper(TURN, read_size=SMALL).go(i) for i in range(len(walked) - 2, -1, -1)]
     assert back == fresh
 
 
@@ -49,10 +58,12 @@ def test_a_step_outside_the_turn_is_an_index_error() -> None:
         Stepper(CLEAN).go(999)
 
 
-def test_no_variant_diverges_on_prose_alone() -> None:
-    stepper = Stepper(turn_bytes("openai-responses", [Text(("Hello", " there é."))]),
-                      read_size=4)
-    assert all(not stepper.state(i).diverged for i in range(len(stepper))) and len(stepper) > 4
+def test_no_variant_diverges_on_prose_alone_but_decoding_each_read() -> None:
+    body = turn_bytes("openai-responses", [Text(("Hello", " there é."))])
+    whole = Stepper(body)
+    assert all(not whole.state(i).diverged for i in range(len(whole))) and len(whole) > 4
+    small = Stepper(body, read_size=4)  # some read ends inside the two bytes of é
+    assert {v for i in range(len(small)) for v in small.state(i).diverged} == {"decode_chunks"}
 
 
 def test_a_whole_call_in_one_fragment_exposes_only_the_surface_and_the_early_hand_on() -> None:
@@ -61,7 +72,7 @@ def test_a_whole_call_in_one_fragment_exposes_only_the_surface_and_the_early_han
 
 
 def test_each_bug_diverges_on_this_turn() -> None:
-    diverged = first_divergence(Stepper(TURN, read_size=3))
+    diverged = first_divergence(Stepper(TURN, read_size=SMALL))
     assert set(diverged) == {"trim", "lenient_parse", "parse_to_finish", "key_by_name",
                              "decode_chunks", "markdown_bubble"}
 
@@ -74,7 +85,7 @@ def test_key_by_name_diverges_when_the_second_call_starts() -> None:
 
 def test_decode_chunks_diverges_only_when_a_read_splits_a_character() -> None:
     assert "decode_chunks" not in first_divergence(Stepper(TURN))
-    assert "UnicodeDecodeError" in first_divergence(Stepper(TURN, read_size=3))[
+    assert "UnicodeDecodeError" in first_divergence(Stepper(TURN, read_size=SMALL))[
         "decode_chunks"][1]
 
 

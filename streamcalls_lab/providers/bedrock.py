@@ -21,9 +21,14 @@ from typing import Any
 import orjson
 
 from ..events import Ev, Kind, array, fragment_row, index, obj, text
+from ..framing.sse import json_data
+from ..turns import Call, Script, WireFrame
+from .anthropic import FORMAT as ANTHROPIC
 from .anthropic import AnthropicMessages
+from .anthropic import write as anthropic_write
 from .as_written import wire_length
 from .openai_chat import OpenAIChat
+from .spec import Envelope, Fields, WireFormat
 
 _TYPES = frozenset(
     (
@@ -194,3 +199,93 @@ def _text_family(inner: dict[str, Any], inner_text: str) -> list[Ev]:
     keys = ", ".join(sorted(inner)[:8])
     return [Ev("chunk", "other", problem=f"a Bedrock invoke chunk from a model family this kit "
                                           f"does not read (its keys: {keys}): kept as other")]
+
+
+# -- writing a turn ------------------------------------------------------------------------
+def write_converse(turn: Script) -> list[WireFrame]:
+    """A turn as ConverseStream sends it: each segment a content block (a text block has no
+    start event), ``messageStop`` with the stop reason, then ``metadata``."""
+    frames = [WireFrame({"role": "assistant"}, "messageStart", "head")]
+    for n, seg in enumerate(turn.segments):
+        if isinstance(seg, Call):
+            frames.append(WireFrame({"contentBlockIndex": n, "start": {"toolUse": {
+                "toolUseId": seg.call_id, "name": seg.tool}}}, "contentBlockStart",
+                "call_start", n, block=n))
+        for piece in seg.fragments:
+            delta = {"toolUse": {"input": piece}} if isinstance(seg, Call) else {"text": piece}
+            frames.append(WireFrame({"contentBlockIndex": n, "delta": delta},
+                                    "contentBlockDelta",
+                                    "args" if isinstance(seg, Call) else "text", n, piece,
+                                    n if isinstance(seg, Call) else None))
+        frames.append(WireFrame({"contentBlockIndex": n}, "contentBlockStop",
+                                "call_stop" if isinstance(seg, Call) else "text_stop", n,
+                                block=n if isinstance(seg, Call) else None))
+    frames.append(WireFrame({"stopReason": "tool_use" if turn.calls else "end_turn"},
+                            "messageStop", "finish"))
+    frames.append(WireFrame({"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+                             "metrics": {"latencyMs": 1}}, "metadata", "end"))
+    return frames
+
+
+def write_invoke(turn: Script) -> list[WireFrame]:
+    """A turn as InvokeModelWithResponseStream sends Claude's: each Anthropic Messages event
+    base64-wrapped in a ``chunk``, the invocation metrics riding on ``message_stop``."""
+    inner = anthropic_write(turn)
+    frames = []
+    for f in inner:
+        payload = f.payload
+        if payload.get("type") == "message_stop":
+            payload = {**payload, _METRICS: {"inputTokenCount": 1, "outputTokenCount": 1,
+                                             "invocationLatency": 1,
+                                             "firstByteLatency": 1}}
+        wrapped = base64.b64encode(json_data(payload).encode("utf-8")).decode("ascii")
+        frames.append(WireFrame({"bytes": wrapped}, "chunk", f.role, f.segment, f.fragment,
+                                f.block))
+    return frames
+
+
+_ENVELOPE = frozenset(("start", "toolUse", "delta", "usage", "metrics", "messageStart",
+                       "contentBlockStart", "contentBlockDelta", "contentBlockStop",
+                       "messageStop", "metadata"))
+FORMAT = WireFormat(
+    name=BedrockConverse.name,
+    reader=BedrockConverse,
+    framing="eventstream",
+    docs="https://docs.aws.amazon.com/bedrock/latest/APIReference/"
+         "API_runtime_ConverseStream.html",
+    path="/model/streamcalls-lab/converse-stream",
+    events={
+        "call_start": ("contentBlockStart",),
+        "args_delta": ("contentBlockDelta",),
+        "block_stop": ("contentBlockStop",),
+        "text_delta": ("contentBlockDelta",),
+        "turn_stop": ("messageStop",),
+        "error": tuple(sorted(_EXCEPTIONS)),
+        "other": ("messageStart", "metadata", "contentBlockStart", "contentBlockDelta"),
+    },
+    fields=Fields(call_id=("toolUseId",), tool=("name",), fragment=("input",),
+                  text=("text",)),
+    envelope=Envelope(
+        containers=_ENVELOPE,
+        schema=frozenset(("role", "name", "stopReason")),
+        numbers=frozenset(("contentBlockIndex", "latencyMs")),
+    ),
+    write=write_converse,
+)
+INVOKE = WireFormat(
+    name=BedrockInvoke.name,
+    reader=BedrockInvoke,
+    framing="eventstream",
+    docs="https://docs.aws.amazon.com/bedrock/latest/APIReference/"
+         "API_runtime_InvokeModelWithResponseStream.html",
+    path="/model/streamcalls-lab/invoke-with-response-stream",
+    events={kind: ("chunk", *names) for kind, names in ANTHROPIC.events.items()},
+    fields=ANTHROPIC.fields,
+    envelope=Envelope(
+        containers=ANTHROPIC.envelope.containers | _ENVELOPE | {_METRICS},
+        schema=ANTHROPIC.envelope.schema | {"stopReason", "stop_reason", "completionReason"},
+        numbers=ANTHROPIC.envelope.numbers | {"contentBlockIndex"},
+        wrapped="bytes",
+    ),
+    write=write_invoke,
+)

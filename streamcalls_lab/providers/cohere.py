@@ -15,8 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Ev, fragment_row, index, maybe_text, obj, text
+from ..turns import Role, Script, Text, WireFrame
 from .as_written import wire_length
 from .recognise import ByType
+from .spec import Envelope, Fields, WireFormat
 
 TYPES = frozenset(
     (
@@ -83,3 +85,71 @@ class CohereChat:
         if kind == "message-end":
             return [Ev(kind, "turn_stop")]
         return [Ev(kind, "other")]  # message-start, content-end, citations, debug
+
+
+# -- writing a turn ------------------------------------------------------------------------
+def write(turn: Script) -> list[WireFrame]:
+    """A turn as ``/v2/chat`` streams it, each event named on its ``event:`` line: text as
+    content blocks (their own ``index``), each call announced, filled and ended under its
+    tool-call ``index``, then ``message-end`` with the finish reason."""
+    frames = [WireFrame({"id": "lab", "type": "message-start", "delta": {"message": {
+        "role": "assistant", "content": [], "tool_plan": "", "tool_calls": [],
+        "citations": []}}}, "message-start", "head")]
+
+    def add(payload: dict[str, Any], role: Role, n: int | None = None,
+            fragment: str | None = None, block: int | None = None) -> None:
+        frames.append(WireFrame(payload, payload["type"], role, n, fragment, block))
+
+    calls = texts = 0
+    for n, seg in enumerate(turn.segments):
+        if isinstance(seg, Text):
+            add({"type": "content-start", "index": texts, "delta": {"message": {
+                "content": {"type": "text", "text": ""}}}}, "text_start", n)
+            for piece in seg.fragments:
+                add({"type": "content-delta", "index": texts, "delta": {"message": {
+                    "content": {"text": piece}}}}, "text", n, piece)
+            add({"type": "content-end", "index": texts}, "text_stop", n)
+            texts += 1
+            continue
+        add({"type": "tool-call-start", "index": calls, "delta": {"message": {"tool_calls": {
+            "id": seg.call_id, "type": "function",
+            "function": {"name": seg.tool, "arguments": ""}}}}}, "call_start", n, block=calls)
+        for piece in seg.fragments:
+            add({"type": "tool-call-delta", "index": calls, "delta": {"message": {
+                "tool_calls": {"function": {"arguments": piece}}}}}, "args", n, piece, calls)
+        add({"type": "tool-call-end", "index": calls}, "call_stop", n, block=calls)
+        calls += 1
+    add({"type": "message-end", "delta": {
+        "finish_reason": "TOOL_CALL" if calls else "COMPLETE",
+        "usage": {"billed_units": {"input_tokens": 1, "output_tokens": 1},
+                  "tokens": {"input_tokens": 1, "output_tokens": 1}}}}, "end")
+    return frames
+
+
+FORMAT = WireFormat(
+    name=CohereChat.name,
+    reader=CohereChat,
+    framing="sse",
+    docs="https://docs.cohere.com/v2/docs/streaming",
+    path="/v2/chat",
+    events={
+        "call_start": ("tool-call-start",),
+        "args_delta": ("tool-call-delta", "tool-call-start"),
+        "block_stop": ("tool-call-end",),
+        "text_start": ("content-start",),
+        "text_delta": ("content-delta", "tool-plan-delta"),
+        "turn_stop": ("message-end",),
+        "other": tuple(sorted(TYPES - {"tool-call-start", "tool-call-delta", "tool-call-end",
+                                       "content-delta", "tool-plan-delta", "message-end"})),
+    },
+    fields=Fields(call_id=("id",), tool=("name",), fragment=("arguments",),
+                  text=("text", "tool_plan")),
+    envelope=Envelope(
+        containers=frozenset(("delta", "message", "tool_calls", "function", "content",
+                              "usage", "billed_units", "tokens")),
+        schema=frozenset(("type", "role", "name", "finish_reason")),
+        numbers=frozenset(("index",)),
+        ids=frozenset(("id",)),
+    ),
+    write=write,
+)

@@ -17,9 +17,11 @@ from itertools import pairwise
 from typing import Any
 
 from ..events import Ev, array, fragment_row, index, maybe_text, obj, text
+from ..turns import Script, Text, WireFrame, json_object, raw, raw_json
 from .as_written import exact_span, object_text
 from .as_written import value_span as _span
 from .recognise import unclaimed
+from .spec import Envelope, Fields, WireFormat
 
 
 class Gemini:
@@ -224,3 +226,60 @@ def _set(node: Any, step: str | int, value: Any) -> None:
     if isinstance(step, int):
         node.extend([None] * (step + 1 - len(node)))
     node[step] = value
+
+
+# -- writing a turn ------------------------------------------------------------------------
+def write(turn: Script) -> list[WireFrame]:
+    """A turn as ``streamGenerateContent`` streams it: one ``GenerateContentResponse`` per
+    text fragment, each call whole in a chunk of its own (``args`` the object as given),
+    then a chunk whose candidate says ``finishReason`` with the usage."""
+    frames: list[WireFrame] = []
+    version = {"modelVersion": turn.model}
+
+    def chunk(parts: list[dict[str, Any]], **candidate: Any) -> dict[str, Any]:
+        return {"candidates": [{"content": {"parts": parts, "role": "model"}, **candidate,
+                                "index": 0}], **version}
+
+    calls = 0
+    for n, seg in enumerate(turn.segments):
+        if isinstance(seg, Text):
+            for piece in seg.fragments:
+                frames.append(WireFrame(chunk([{"text": piece}]), None, "text", n, piece))
+            continue
+        args = json_object(seg.args, FORMAT.name)
+        payload = chunk([{"functionCall": {"id": seg.call_id, "name": seg.tool,
+                                           "args": raw(0)}}])
+        frames.append(WireFrame(payload, None, "call_start", n, args, calls,
+                                raw_json(payload, [args])))
+        calls += 1
+    frames.append(WireFrame({"candidates": [{"content": {"parts": [{"text": ""}],
+                                                         "role": "model"},
+                                             "finishReason": "STOP", "index": 0}],
+                             "usageMetadata": {"promptTokenCount": 1,
+                                               "candidatesTokenCount": 1,
+                                               "totalTokenCount": 2}, **version},
+                            None, "end"))
+    return frames
+
+
+FORMAT = WireFormat(
+    name=Gemini.name,
+    reader=Gemini,
+    framing="sse",
+    docs="https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent",
+    path="/v1beta/models/streamcalls-lab:streamGenerateContent",
+    events={kind: ("message", "element") for kind in (
+        "call_start", "args_delta", "block_stop", "text_delta", "turn_stop", "error",
+        "other")},
+    fields=Fields(call_id=("id",), tool=("name",), fragment=("args",), whole=("args",),
+                  text=("text",)),
+    envelope=Envelope(
+        containers=frozenset(("candidates", "content", "parts", "functionCall",
+                              "usageMetadata", "partialArgs", "error", "promptFeedback")),
+        schema=frozenset(("role", "name", "finishReason", "modelVersion", "jsonPath",
+                          "status")),
+        ids=frozenset(("responseId",)),
+    ),
+    write=write,
+    calls_whole=True,
+)

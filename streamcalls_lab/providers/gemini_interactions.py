@@ -19,8 +19,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Ev, Kind, error_message, fragment_row, index, maybe_text, obj, text
+from ..turns import Role, Script, Text, WireFrame
 from .as_written import object_text, wire_length
 from .recognise import ByType
+from .spec import Envelope, Fields, WireFormat
 
 TYPES = frozenset(
     (
@@ -79,3 +81,68 @@ class GeminiInteractions:
         if kind == "error":
             return [Ev.provider_error(kind, error_message(payload))]
         return [Ev(kind, "other")]  # interaction.created, status updates
+
+
+# -- writing a turn ------------------------------------------------------------------------
+def write(turn: Script) -> list[WireFrame]:
+    """A turn as the Interactions API streams it, each event named on its ``event:`` line
+    too: every segment a step (``model_output`` text, or a ``function_call`` with its id and
+    name and an empty ``arguments`` placeholder), filled by deltas and stopped, then
+    ``interaction.completed`` (``requires_action`` when calls wait)."""
+    interaction = {"id": "v1_lab", "status": "in_progress", "object": "interaction"}
+    frames = [WireFrame({"interaction": interaction, "event_type": "interaction.created"},
+                        "interaction.created", "head")]
+
+    def add(payload: dict[str, Any], role: Role, n: int | None = None,
+            fragment: str | None = None, block: int | None = None) -> None:
+        frames.append(WireFrame(payload, payload["event_type"], role, n, fragment, block))
+
+    for n, seg in enumerate(turn.segments):
+        if isinstance(seg, Text):
+            add({"index": n, "step": {"type": "model_output"}, "event_type": "step.start"},
+                "text_start", n)
+            for piece in seg.fragments:
+                add({"index": n, "delta": {"text": piece, "type": "text"},
+                     "event_type": "step.delta"}, "text", n, piece)
+            add({"index": n, "event_type": "step.stop"}, "text_stop", n)
+            continue
+        add({"index": n, "step": {"id": seg.call_id, "type": "function_call",
+                                  "name": seg.tool, "arguments": {}},
+             "event_type": "step.start"}, "call_start", n, block=n)
+        for piece in seg.fragments:
+            add({"index": n, "delta": {"arguments": piece, "type": "arguments_delta"},
+                 "event_type": "step.delta"}, "args", n, piece, n)
+        add({"index": n, "event_type": "step.stop"}, "call_stop", n, block=n)
+    status = "requires_action" if turn.calls else "completed"
+    add({"interaction": {**interaction, "status": status},
+         "event_type": "interaction.completed"}, "end")
+    return frames
+
+
+FORMAT = WireFormat(
+    name=GeminiInteractions.name,
+    reader=GeminiInteractions,
+    framing="sse",
+    docs="https://ai.google.dev/gemini-api/docs/interactions/streaming",
+    path="/v1beta/interactions",
+    events={
+        "call_start": ("step.start",),
+        "args_delta": ("step.delta", "step.start"),
+        "block_stop": ("step.stop",),
+        "text_start": ("step.start",),
+        "text_delta": ("step.delta",),
+        "turn_stop": ("interaction.completed",),
+        "error": ("error",),
+        "other": ("interaction.created", "interaction.status_update", "step.start",
+                  "step.delta"),
+    },
+    fields=Fields(call_id=("id",), tool=("name",), fragment=("arguments",),
+                  whole=("arguments",), text=("text",)),
+    envelope=Envelope(
+        containers=frozenset(("interaction", "step", "delta", "usage", "error")),
+        schema=frozenset(("type", "event_type", "status", "object", "name", "role")),
+        numbers=frozenset(("index",)),
+        ids=frozenset(("id",)),
+    ),
+    write=write,
+)

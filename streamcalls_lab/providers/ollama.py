@@ -16,8 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Ev, array, fragment_row, maybe_text, obj, text
+from ..turns import Script, Text, WireFrame, json_object, raw, raw_json
 from .as_written import exact_span, object_text, wire_length
 from .recognise import unclaimed
+from .spec import Envelope, Fields, WireFormat
 
 
 class Ollama:
@@ -85,3 +87,49 @@ class Ollama:
             out.append(fragment_row(name, "args_delta", block, frag, len(frag)))
         out.append(Ev(name, "block_stop", block))
         return span[1]
+
+
+# -- writing a turn ------------------------------------------------------------------------
+def write(turn: Script) -> list[WireFrame]:
+    """A turn as ``/api/chat`` streams it, one JSON object a line: a line per text
+    fragment, each call whole in a line of its own (``arguments`` the object as given), then
+    the ``done`` line."""
+    head = {"model": turn.model, "created_at": "2026-01-01T00:00:00Z"}
+    frames = []
+    calls = 0
+    for n, seg in enumerate(turn.segments):
+        if isinstance(seg, Text):
+            frames += [WireFrame({**head, "message": {"role": "assistant", "content": piece},
+                                  "done": False}, None, "text", n, piece)
+                       for piece in seg.fragments]
+            continue
+        args = json_object(seg.args, FORMAT.name)
+        payload = {**head, "message": {"role": "assistant", "content": "", "tool_calls": [
+            {"id": seg.call_id, "function": {"name": seg.tool, "arguments": raw(0)}}]},
+            "done": False}
+        frames.append(WireFrame(payload, None, "call_start", n, args, calls,
+                                raw_json(payload, [args])))
+        calls += 1
+    frames.append(WireFrame({**head, "message": {"role": "assistant", "content": ""},
+                             "done_reason": "stop", "done": True}, None, "end"))
+    return frames
+
+
+FORMAT = WireFormat(
+    name=Ollama.name,
+    reader=Ollama,
+    framing="ndjson",
+    docs="https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion",
+    path="/api/chat",
+    events={"call_start": ("chunk", "done"), "args_delta": ("chunk", "done"),
+            "block_stop": ("chunk", "done"), "text_delta": ("chunk", "done"),
+            "turn_stop": ("done",), "error": ("error",), "other": ("chunk", "done")},
+    fields=Fields(call_id=("id",), tool=("name",), fragment=("arguments",),
+                  whole=("arguments",), text=("content", "response")),
+    envelope=Envelope(
+        containers=frozenset(("message", "tool_calls", "function")),
+        schema=frozenset(("role", "name", "model", "done_reason")),
+    ),
+    write=write,
+    calls_whole=True,
+)

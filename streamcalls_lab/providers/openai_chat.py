@@ -16,7 +16,9 @@ import msgspec
 
 from ..events import DONE, INT64, Ev, Hot, Index, decoded, fragment_row, maybe_text, obj, text
 from ..events import index as block_index
+from ..turns import Role, Script, Text, WireFrame
 from .as_written import wire_length, wire_lengths
+from .spec import Envelope, Fields, WireFormat
 
 EVENT = "chat.completion.chunk"
 
@@ -238,3 +240,97 @@ def _content_parts(name: str, parts: list[Any], data: str, choice: int) -> list[
         else:  # thinking and other part types
             out.append(Ev(name, "other", choice=choice))
     return out
+
+
+# -- writing a turn ------------------------------------------------------------------------
+def write(turn: Script) -> list[WireFrame]:
+    """A turn as Chat Completions streams it: one chunk per fragment under one choice; a
+    call announced by its first ``tool_calls`` entry (id, name, empty arguments), then
+    fragments by ``index``; ``finish_reason`` in a chunk of its own; then ``[DONE]``.
+
+    With a :class:`~.turns.Style` it looks recorded: OpenAI's chunk head (``service_tier``,
+    ``system_fingerprint``), 0-15 characters of ``obfuscation`` padding on every chunk, a
+    usage chunk with no choices before ``[DONE]``. Quirk ``index_reuse``: every later call
+    is sent under the first call's index (a new id marks it as a new call).
+    """
+    style = turn.style
+    frames: list[WireFrame] = []
+    if style is not None:
+        head = {"id": "chatcmpl-" + style.ident(29), "object": EVENT, "created": style.created,
+                "model": style.model, "service_tier": "default",
+                "system_fingerprint": "fp_" + style.ident(10, "0123456789abcdef")}
+    else:
+        head = {"id": "chatcmpl-lab", "object": EVENT, "created": 0, "model": turn.model}
+
+    def chunk(delta: dict[str, Any] | None, role: Role = "other", segment: int | None = None,
+              fragment: str | None = None, block: int | None = None,
+              finish: str | None = None, usage: Any = None) -> None:
+        choices = [] if delta is None else [
+            {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            if style is not None else {"index": 0, "delta": delta, "finish_reason": finish}]
+        payload = {**head, "choices": choices}
+        if style is not None:  # real chunks carry 0-15 characters of random padding
+            payload |= {"usage": usage, "obfuscation": style.ident(style.rng.randrange(16))}
+        frames.append(WireFrame(payload, None, role, segment, fragment, block))
+
+    has_text = any(isinstance(s, Text) for s in turn.segments)
+    chunk({"role": "assistant", "content": "", "refusal": None} if style and has_text else
+          {"role": "assistant", "content": None} if style else
+          {"role": "assistant", "content": ""}, "head")
+    calls = 0
+    for n, seg in enumerate(turn.segments):
+        if isinstance(seg, Text):
+            for piece in seg.fragments:
+                chunk({"content": piece}, "text", n, piece)
+            continue
+        block = 0 if "index_reuse" in turn.quirks else calls
+        chunk({"tool_calls": [{"index": block, "id": seg.call_id, "type": "function",
+                               "function": {"name": seg.tool, "arguments": ""}}]},
+              "call_start", n, block=block)
+        for piece in seg.fragments:
+            chunk({"tool_calls": [{"index": block, "function": {"arguments": piece}}]},
+                  "args", n, piece, block)
+        calls += 1
+    chunk({}, "finish", finish="tool_calls" if calls else "stop")
+    if style is not None:
+        out = style.output_tokens
+        chunk(None, usage={
+            "prompt_tokens": style.input_tokens, "completion_tokens": out,
+            "total_tokens": style.input_tokens + out,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+                                          "accepted_prediction_tokens": 0,
+                                          "rejected_prediction_tokens": 0}})
+    frames.append(WireFrame(DONE, None, "end"))
+    return frames
+
+
+FORMAT = WireFormat(
+    name=OpenAIChat.name,
+    reader=OpenAIChat,
+    framing="sse",
+    docs="https://platform.openai.com/docs/api-reference/chat-streaming",
+    path="/v1/chat/completions",
+    events={
+        "call_start": (EVENT, "chat.completion"),
+        "args_delta": (EVENT, "chat.completion"),
+        "block_stop": (EVENT, "chat.completion"),
+        "text_delta": (EVENT, "chat.completion", "text_completion"),
+        "turn_stop": ("[DONE]",),
+        "error": (EVENT, "error"),
+        "other": (EVENT,),
+    },
+    fields=Fields(call_id=("id", "tool_call_id"), tool=("name",), fragment=("arguments",),
+                  whole=("arguments", "failed_generation"), text=("content", "text")),
+    envelope=Envelope(
+        containers=frozenset(("choices", "delta", "message", "tool_calls", "function", "usage",
+                              "error", "prompt_tokens_details", "completion_tokens_details")),
+        schema=frozenset(("type", "object", "role", "name", "model", "finish_reason",
+                          "service_tier", "system_fingerprint")),
+        numbers=frozenset(("index", "created")),
+        ids=frozenset(("id",)),
+    ),
+    write=write,
+    quirks=frozenset(("index_reuse",)),
+    aliases=("openai-compatible", "chat-completions"),
+)

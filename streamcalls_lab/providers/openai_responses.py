@@ -10,13 +10,16 @@ has no ``call_id``, so its item ``id`` stands in).
 
 from __future__ import annotations
 
+import json
 from operator import methodcaller
 from typing import Any
 
 import msgspec
 
 from ..events import INT64, Ev, Hot, Index, Kind, decoded, fragment_row, index, maybe_text, text
+from ..turns import Role, Script, Text, WireFrame
 from .as_written import wire_length
+from .spec import Envelope, Fields, WireFormat
 
 _TURN_STOPS = frozenset(("response.completed", "response.incomplete", "response.failed"))
 _DELTA_KINDS: dict[str, Kind] = {  # read by normalize and by the fast path's _hot_rows
@@ -140,3 +143,176 @@ class OpenAIResponses:
             err = payload["error"] if isinstance(payload.get("error"), dict) else payload
             return [Ev.provider_error(kind, err.get("message"))]
         return [Ev(kind, "other", block)]
+
+
+# -- writing a turn ------------------------------------------------------------------------
+_HEX = "0123456789abcdef"
+
+
+def _schema(args: str) -> dict[str, Any]:
+    """A plausible parameters schema for the tool list, inferred from one call's arguments."""
+    try:
+        value = json.loads(args)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        return {"type": "object", "properties": {}}
+    names = {bool: "boolean", int: "integer", float: "number", str: "string",
+             list: "array", dict: "object", type(None): "null"}
+    props = {k: {"type": names[type(v)]} for k, v in value.items()}
+    return {"type": "object", "properties": props, "required": list(value),
+            "additionalProperties": False}
+
+
+def write(turn: Script) -> list[WireFrame]:
+    """A turn as the Responses API streams it: each segment an output item (a message with
+    one text part, or a ``function_call``), announced, filled, done; ``sequence_number``
+    running on; ``response.completed`` holding every item.
+
+    Events write ``type`` first, then the other keys sorted, as current streams do. With a
+    :class:`~.turns.Style` it looks recorded: ids sharing a hex stem, the full response
+    object, ``obfuscation`` padding that tops each delta up to a multiple of 16 code points.
+    Quirk ``index_reuse``: every later call is sent under the first call's ``output_index``.
+    """
+    style = turn.style
+    frames: list[WireFrame] = []
+    seq = 0
+    stem = style.ident(18, _HEX) if style else ""
+
+    def item_id(prefix: str, dt: int, n: int) -> str:
+        if style is None:
+            return f"{prefix}_lab{n}"
+        return f"{prefix}_{stem}{style.created + dt:08x}{style.ident(24, _HEX)}"
+
+    def event(payload: dict[str, Any], role: Role = "other", segment: int | None = None,
+              fragment: str | None = None, block: int | None = None) -> None:
+        nonlocal seq
+        rest = sorted({**payload, "sequence_number": seq}.items())
+        payload = {"type": payload["type"], **{k: v for k, v in rest if k != "type"}}
+        seq += 1
+        frames.append(WireFrame(payload, payload["type"], role, segment, fragment, block))
+
+    def padded(delta: str) -> dict[str, str]:
+        return {"obfuscation": style.ident(-len(delta) % 16)} if style else {}
+
+    response: dict[str, Any] = {"id": item_id("resp", 0, 0), "object": "response",
+                                "created_at": style.created if style else 0,
+                                "status": "in_progress"}
+    if style is not None:
+        tools: dict[str, dict[str, Any]] = {}
+        for call in turn.calls:
+            tools.setdefault(call.tool, {"type": "function", "description": None,
+                                         "name": call.tool, "parameters": _schema(call.args),
+                                         "strict": False})
+        response |= {
+            "background": False, "completed_at": None, "error": None,
+            "frequency_penalty": 0.0, "incomplete_details": None, "instructions": None,
+            "max_output_tokens": None, "max_tool_calls": None, "model": style.model,
+            "output": [], "parallel_tool_calls": True, "presence_penalty": 0.0,
+            "previous_response_id": None, "prompt_cache_key": None,
+            "prompt_cache_retention": None, "reasoning": {"effort": None, "summary": None},
+            "safety_identifier": None, "service_tier": "auto", "store": True,
+            "temperature": 1.0, "text": {"format": {"type": "text"}, "verbosity": "medium"},
+            "tool_choice": "auto", "tools": list(tools.values()), "top_logprobs": 0,
+            "top_p": 1.0, "truncation": "disabled", "usage": None, "user": None,
+            "metadata": {},
+        }
+    else:
+        response |= {"model": turn.model, "output": []}
+    event({"type": "response.created", "response": response}, "head")
+    event({"type": "response.in_progress", "response": response})
+    output: list[dict[str, Any]] = []
+    first_call: int | None = None
+    for n, seg in enumerate(turn.segments):
+        index = len(output)
+        if isinstance(seg, Text):
+            mid = item_id("msg", 1, index)
+            whole = "".join(seg.fragments)
+            part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
+            event({"type": "response.output_item.added", "item": {
+                "id": mid, "type": "message", "status": "in_progress", "content": [],
+                "role": "assistant"}, "output_index": index}, "text_start", n)
+            event({"type": "response.content_part.added", "content_index": 0, "item_id": mid,
+                   "output_index": index, "part": part}, "other", n)
+            for piece in seg.fragments:
+                event({"type": "response.output_text.delta", "content_index": 0,
+                       "delta": piece, "item_id": mid, "logprobs": [], **padded(piece),
+                       "output_index": index}, "text", n, piece)
+            event({"type": "response.output_text.done", "content_index": 0, "item_id": mid,
+                   "logprobs": [], "output_index": index, "text": whole}, "other", n)
+            done = {**part, "text": whole}
+            event({"type": "response.content_part.done", "content_index": 0, "item_id": mid,
+                   "output_index": index, "part": done}, "other", n)
+            item = {"id": mid, "type": "message", "status": "completed", "content": [done],
+                    "role": "assistant"}
+            event({"type": "response.output_item.done", "item": item, "output_index": index},
+                  "text_stop", n)
+            output.append(item)
+            continue
+        if "index_reuse" in turn.quirks:
+            first_call = index if first_call is None else first_call
+            index = first_call
+        fid = item_id("fc", 1, len(output))
+        item = {"id": fid, "type": "function_call", "status": "in_progress", "arguments": "",
+                "call_id": seg.call_id, "name": seg.tool}
+        event({"type": "response.output_item.added", "item": item, "output_index": index},
+              "call_start", n, block=index)
+        for piece in seg.fragments:
+            event({"type": "response.function_call_arguments.delta", "delta": piece,
+                   "item_id": fid, **padded(piece), "output_index": index},
+                  "args", n, piece, index)
+        event({"type": "response.function_call_arguments.done", "arguments": seg.args,
+               "item_id": fid, "output_index": index}, "call_stop", n, block=index)
+        item = {**item, "status": "completed", "arguments": seg.args}
+        event({"type": "response.output_item.done", "item": item, "output_index": index},
+              "call_stop", n, block=index)
+        output.append(item)
+    completed = {**response, "status": "completed", "output": output}
+    if style is not None:
+        out = style.output_tokens
+        completed |= {"completed_at": style.created + 1, "service_tier": "default",
+                      "usage": {"input_tokens": style.input_tokens,
+                                "input_tokens_details": {"cached_tokens": 0},
+                                "output_tokens": out,
+                                "output_tokens_details": {"reasoning_tokens": 0},
+                                "total_tokens": style.input_tokens + out}}
+    event({"type": "response.completed", "response": completed}, "end")
+    return frames
+
+
+FORMAT = WireFormat(
+    name=OpenAIResponses.name,
+    reader=OpenAIResponses,
+    framing="sse",
+    docs="https://platform.openai.com/docs/api-reference/responses-streaming",
+    path="/v1/responses",
+    events={
+        "call_start": ("response.output_item.added",),
+        "args_delta": ("response.function_call_arguments.delta",
+                       "response.custom_tool_call_input.delta",
+                       "response.mcp_call_arguments.delta", "response.output_item.added"),
+        "args_done": tuple(_DONE),
+        "block_stop": ("response.output_item.done",),
+        "text_start": ("response.output_item.added",),
+        "text_delta": ("response.output_text.delta",),
+        "turn_stop": tuple(sorted(_TURN_STOPS)),
+        "error": ("error", "response.error"),
+        "other": ("response.created", "response.in_progress", "response.content_part.added",
+                  "response.content_part.done", "response.output_text.done",
+                  "response.output_item.added"),
+    },
+    fields=Fields(call_id=("call_id", "id"), tool=("name",), fragment=("delta",),
+                  whole=("arguments", "input"), text=("delta", "text")),
+    envelope=Envelope(
+        containers=frozenset(("response", "item", "output", "part", "usage", "error",
+                              "input_tokens_details", "output_tokens_details", "reasoning",
+                              "text", "format", "incomplete_details", "content")),
+        schema=frozenset(("type", "object", "role", "name", "model", "status", "service_tier",
+                          "tool_choice", "truncation", "effort", "verbosity")),
+        numbers=frozenset(("output_index", "content_index", "summary_index",
+                           "sequence_number", "annotation_index", "created_at")),
+        ids=frozenset(("id", "item_id", "response_id", "previous_response_id")),
+    ),
+    write=write,
+    quirks=frozenset(("index_reuse",)),
+)
