@@ -16,7 +16,19 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from ..events import INT64, Ev, Hot, Index, Kind, decoded, fragment_row, index, maybe_text, text
+from ..events import (
+    INT64,
+    Ev,
+    Hot,
+    Index,
+    Kind,
+    decoded,
+    fragment_row,
+    index,
+    maybe_text,
+    stated,
+    text,
+)
 from ..framing.sse import json_data
 from ..turns import Call, Role, Script, Text, WireFrame
 from .as_written import object_text, wire_length
@@ -118,10 +130,18 @@ class AnthropicMessages:
             cb = payload["content_block"]
             if cb.get("type") in _CALL_BLOCKS:
                 call_id, tool = text(cb["id"], "id"), text(cb["name"], "name")
-                out = [Ev(kind, "call_start", block, call_id, tool)]
+                blank = [f for f, v in (("id", call_id), ("name", tool)) if not v]
+                out = [Ev(kind, "call_start", block, call_id, tool, quirk=(
+                    f"blank_identity: {' and '.join(blank)} empty on the announcement"
+                    if blank else None))]
                 given = cb.get("input")
                 if given:  # sent whole in the start (a server tool called from code)
-                    out.append(_whole_input(data, given, block))
+                    row = _whole_input(data, given, block)
+                    if cb.get("type") == "tool_use" and "caller" not in cb:
+                        # documented only for server tools and calls made from code
+                        row = row._replace(quirk="args_in_announcement: a client tool's "
+                                           "input sent whole in content_block_start")
+                    out.append(row)
                 return out
             if cb.get("type") == "text":
                 return [Ev(kind, "text_start", block)]
@@ -131,6 +151,10 @@ class AnthropicMessages:
             return [Ev(kind, "block_stop", index(payload["index"], "index"))]
         if kind == "message_stop":
             return [Ev(kind, "turn_stop")]
+        if kind == "message_delta":  # the message's stop reason (tool_use, end_turn, ...)
+            delta = payload.get("delta")
+            stop = delta.get("stop_reason") if isinstance(delta, dict) else None
+            return [Ev(kind, "other", reason=stated(stop))]
         if kind == "error":
             err = payload.get("error") or {}
             return [Ev.provider_error(kind, err.get("message"), str(err.get("type")))]

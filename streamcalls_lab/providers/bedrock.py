@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from ..events import Ev, Kind, array, fragment_row, index, obj, text
+from ..events import Ev, Kind, array, fragment_row, index, obj, stated, text
 from ..framing.sse import json_data
 from ..turns import Call, Script, WireFrame
 from .anthropic import FORMAT as ANTHROPIC
@@ -90,7 +90,7 @@ class BedrockConverse:
             return [Ev(event, "block_stop", index(payload["contentBlockIndex"],
                                                   "contentBlockIndex"))]
         if event == "messageStop":
-            return [Ev(event, "turn_stop")]
+            return [Ev(event, "turn_stop", reason=stated(payload.get("stopReason")))]
         if event.endswith("Exception"):
             message = payload.get("message") if isinstance(payload, dict) else payload
             return [Ev.provider_error(event, message, event)]
@@ -182,7 +182,7 @@ def _text_family(inner: dict[str, Any], inner_text: str) -> list[Ev]:
                 out.append(fragment_row(key, "text_delta", None, frag,
                                      wire_length(inner_text, key, frag)))
             if inner.get(stop) is not None:
-                out.append(Ev(key, "turn_stop"))
+                out.append(Ev(key, "turn_stop", reason=stated(inner[stop])))
             return out or [Ev(key, "other")]
     if "outputs" in inner:  # Mistral
         for output in array(inner["outputs"], "outputs"):
@@ -192,7 +192,7 @@ def _text_family(inner: dict[str, Any], inner_text: str) -> list[Ev]:
                 out.append(fragment_row("outputs", "text_delta", None, frag,
                                      wire_length(inner_text, "text", frag)))
             if output.get("stop_reason") is not None:
-                out.append(Ev("outputs", "turn_stop"))
+                out.append(Ev("outputs", "turn_stop", reason=stated(output["stop_reason"])))
         return out or [Ev("outputs", "other")]
     if set(inner) == {_METRICS}:
         return [Ev(_METRICS, "other")]

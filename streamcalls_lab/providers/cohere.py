@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import Ev, fragment_row, index, maybe_text, obj, text
+from ..events import Ev, fragment_row, index, maybe_text, obj, stated, text
 from ..turns import Role, Script, Text, WireFrame
 from .as_written import wire_length
 from .recognise import ByType
@@ -83,7 +83,9 @@ class CohereChat:
             content = obj(_message(payload).get("content") or {}, "message.content")
             return [Ev(kind, "text_start" if content.get("type", "text") == "text" else "other")]
         if kind == "message-end":
-            return [Ev(kind, "turn_stop")]
+            delta = payload.get("delta")
+            finish = delta.get("finish_reason") if isinstance(delta, dict) else None
+            return [Ev(kind, "turn_stop", reason=stated(finish))]
         return [Ev(kind, "other")]  # message-start, content-end, citations, debug
 
 

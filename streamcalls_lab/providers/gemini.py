@@ -67,8 +67,9 @@ class Gemini:
             content = obj(cand.get("content") or {}, "candidates[].content")
             for part in array(content.get("parts") or [], "content.parts"):
                 at = self._part(event, obj(part, "parts[]"), data, at, out, k)
-            if maybe_text(cand.get("finishReason"), "candidates[].finishReason"):
-                out.append(Ev(event, "turn_stop", choice=k))
+            finish = maybe_text(cand.get("finishReason"), "candidates[].finishReason")
+            if finish:
+                out.append(Ev(event, "turn_stop", choice=k, reason=finish))
         feedback = payload.get("promptFeedback")
         if isinstance(feedback, dict) and feedback.get("blockReason") and not candidates:
             out.append(Ev(event, "turn_stop"))  # the prompt was blocked: no answer follows

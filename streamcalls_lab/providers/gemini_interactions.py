@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import Ev, Kind, error_message, fragment_row, index, maybe_text, obj, text
+from ..events import Ev, Kind, error_message, fragment_row, index, maybe_text, obj, stated, text
 from ..turns import Role, Script, Text, WireFrame
 from .as_written import object_text, wire_length
 from .recognise import ByType
@@ -77,7 +77,9 @@ class GeminiInteractions:
         if kind == "step.stop":
             return [Ev(kind, "block_stop", index(payload["index"], "index"))]
         if kind == "interaction.completed":
-            return [Ev(kind, "turn_stop")]
+            inter = payload.get("interaction")
+            status = inter.get("status") if isinstance(inter, dict) else None
+            return [Ev(kind, "turn_stop", reason=stated(status))]
         if kind == "error":
             return [Ev.provider_error(kind, error_message(payload))]
         return [Ev(kind, "other")]  # interaction.created, status updates

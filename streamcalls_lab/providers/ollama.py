@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import Ev, array, fragment_row, maybe_text, obj, text
+from ..events import Ev, array, fragment_row, maybe_text, obj, stated, text
 from ..turns import Script, Text, WireFrame, json_object, raw, raw_json
 from .as_written import exact_span, object_text, wire_length
 from .recognise import unclaimed
@@ -66,7 +66,7 @@ class Ollama:
         for tc in array(message.get("tool_calls") or [], "message.tool_calls"):
             at = self._call(name, obj(tc, "tool_calls[]"), data, at, out)
         if done:
-            out.append(Ev(name, "turn_stop"))
+            out.append(Ev(name, "turn_stop", reason=stated(payload.get("done_reason"))))
         return out or [Ev(name, "other")]  # thinking alone, or nothing new
 
     def _call(self, name: str, tc: dict[str, Any], data: str, at: int, out: list[Ev]) -> int:

@@ -14,7 +14,19 @@ from typing import Any
 
 import msgspec
 
-from ..events import DONE, INT64, Ev, Hot, Index, decoded, fragment_row, maybe_text, obj, text
+from ..events import (
+    DONE,
+    INT64,
+    Ev,
+    Hot,
+    Index,
+    decoded,
+    fragment_row,
+    maybe_text,
+    obj,
+    stated,
+    text,
+)
 from ..events import index as block_index
 from ..turns import Role, Script, Text, WireFrame
 from .as_written import wire_length, wire_lengths
@@ -31,15 +43,15 @@ EVENT = "chat.completion.chunk"
 # declared (the others are Any, parsed and ignored), so a chunk with anything else is left
 # to normalize(); the fields hot_rows reads are Any too and are checked where it reads them.
 class _Function(msgspec.Struct, forbid_unknown_fields=True):
-    name: Any = None
+    name: Any = msgspec.UNSET  # UNSET, not None: a null name is a quirk normalize notes
     arguments: Any = None
 
 
 class _ToolCall(msgspec.Struct, forbid_unknown_fields=True):
     index: Index | None = None
-    id: Any = None
+    id: Any = msgspec.UNSET
     function: _Function | None = None
-    type: Any = None
+    type: Any = msgspec.UNSET
 
 
 class _Delta(msgspec.Struct, forbid_unknown_fields=True):
@@ -95,6 +107,7 @@ class OpenAIChat:
         # Per (choice, index): with n > 1 each choice is a message of its own, whose
         # tool_calls count their indexes from 0 again.
         self._ids: dict[tuple[int, int], str | None] = {}  # call announced at each key
+        self._names: dict[tuple[int, int], str | None] = {}
         self._open: list[tuple[int, int]] = []
 
     @staticmethod
@@ -156,34 +169,65 @@ class OpenAIChat:
                         wire = arg_lengths[nargs] if nargs < len(arg_lengths) else None
                     nargs += 1
                 key = (k, index)
-                new = (cid is not None and cid != self._ids.get(key)) or (
-                    key not in self._ids and tool is not None
-                )
+                # An empty or null id or name is no id or name (blank_identity): only a real
+                # id that differs starts a new call at an index already announced.
+                known = self._ids.get(key, _UNSEEN)
+                if known is _UNSEEN:
+                    new = cid is not None or tool is not None
+                else:
+                    new = bool(cid) and cid != known
                 if new:
                     self._ids[key] = cid
+                    self._names[key] = tool
                     if key not in self._open:
                         self._open.append(key)
-                    out.append(Ev(name, "call_start", index, cid, tool, choice=k))
+                    out.append(Ev(name, "call_start", index, cid, tool, choice=k,
+                                  quirk=_blank(tc, fn, "the announcement")))
                     if args:  # some servers send the whole call in its first chunk
-                        out.append(fragment_row(name, "args_delta", index, args, wire, k))
+                        out.append(fragment_row(name, "args_delta", index, args, wire, k)
+                                   ._replace(quirk="args_in_announcement: argument text on "
+                                             "the fragment that announces the call"))
                 else:
-                    out.append(fragment_row(name, "args_delta", index, args,
-                                            None if args is None else wire, k, cid, tool))
-            if choice.get("finish_reason"):
-                out.extend(self._stop_all(name, k))
+                    quirk = _blank(tc, fn, "a follow-on fragment") or _repeated(
+                        cid, tool, known, self._names.get(key))
+                    row = fragment_row(name, "args_delta", index, args,
+                                       None if args is None else wire, k, cid, tool)
+                    out.append(row if quirk is None else row._replace(quirk=quirk))
+            finish = choice.get("finish_reason")
+            if finish:
+                out.extend(self._stop_all(name, k, stated(finish)))
         return out or [Ev(name, "other")]
 
-    def _stop_all(self, name: str, choice: int) -> list[Ev]:
+    def _stop_all(self, name: str, choice: int, reason: str | None) -> list[Ev]:
         """finish_reason ends the choice's message: one row for it, then one per call.
 
         The row with no block closes everything of that choice, a call whose index was
         later re-used by another call included; the per-call rows say which were open.
         """
-        stops = [Ev(name, "block_stop", choice=choice)]
+        stops = [Ev(name, "block_stop", choice=choice, reason=reason)]
         stops += [Ev(name, "block_stop", index, choice=choice)
                   for k, index in self._open if k == choice]
         self._open = [key for key in self._open if key[0] != choice]
         return stops
+
+
+_UNSEEN = object()
+
+
+def _blank(tc: dict[str, Any], fn: dict[str, Any], where: str) -> str | None:
+    """The blank_identity note for a ``tool_calls`` entry that sends ``""`` or ``null`` as its
+    id, type or name (a key left out is no quirk: that is how the format sends it)."""
+    blank = [f'{field} {"null" if holder[field] is None else chr(34) * 2}'
+             for holder, field in ((tc, "id"), (tc, "type"), (fn, "name"))
+             if field in holder and not holder[field]]
+    return f"blank_identity: {', '.join(blank)} on {where}" if blank else None
+
+
+def _repeated(cid: Any, tool: Any, known_id: Any, known_name: Any) -> str | None:
+    """The repeated_identity note for a follow-on fragment that sends its call's id or name
+    again (a name appended to the first would read ``final_resultfinal_result``)."""
+    again = [f for f, v, k in (("id", cid, known_id), ("name", tool, known_name)) if v and v == k]
+    return f"repeated_identity: {' and '.join(again)} sent again" if again else None
 
 
 def _hot_rows(at: list[int], structs: list[_Chunk | None], events: list[str],
@@ -218,8 +262,9 @@ def _hot(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
     if calls:
         fn = calls[0].function or _Function()
         index, args = calls[0].index, fn.arguments
-        if len(calls) > 1 or type(index) is not int or calls[0].id is not None \
-                or fn.name is not None or not (args is None or type(args) is str):
+        if len(calls) > 1 or type(index) is not int or calls[0].id is not msgspec.UNSET \
+                or fn.name is not msgspec.UNSET or calls[0].type in (None, "") \
+                or not (args is None or type(args) is str):
             return None
         wire = None if args is None else wire_length(raw.decode(), "arguments", args)
         rows.append(fragment_row(name, "args_delta", index, args, wire, k))

@@ -16,7 +16,19 @@ from typing import Any
 
 import msgspec
 
-from ..events import INT64, Ev, Hot, Index, Kind, decoded, fragment_row, index, maybe_text, text
+from ..events import (
+    INT64,
+    Ev,
+    Hot,
+    Index,
+    Kind,
+    decoded,
+    fragment_row,
+    index,
+    maybe_text,
+    stated,
+    text,
+)
 from ..turns import Role, Script, Text, WireFrame
 from .as_written import wire_length
 from .spec import Envelope, Fields, WireFormat
@@ -85,6 +97,17 @@ _HOT = Hot(msgspec.json.Decoder(_DeltaEvent).decode, _hot_rows,
            methodcaller("endswith", ".delta"))  # nearly all of a stream
 
 
+def _status(payload: dict[str, Any]) -> str | None:
+    """A finished response's status, and why it is incomplete when it is."""
+    response = payload.get("response")
+    if not isinstance(response, dict):
+        return None
+    status = stated(response.get("status"))
+    details = response.get("incomplete_details")
+    why = details.get("reason") if isinstance(details, dict) else None
+    return f"{status}: {why}" if status and isinstance(why, str) else status
+
+
 class OpenAIResponses:
     name = "openai-responses"
     hot = _HOT
@@ -119,11 +142,17 @@ class OpenAIResponses:
             call = _call_item(item)
             if call is not None:
                 input_field, call_id, tool = call
-                out = [Ev(kind, "call_start", block, call_id, tool)]
+                blank = [f for f, v in (("call_id", call_id), ("name", tool))
+                         if v is not None and not v]
+                out = [Ev(kind, "call_start", block, call_id, tool, quirk=(
+                    f"blank_identity: {' and '.join(blank)} empty on the announcement"
+                    if blank else None))]
                 if item.get(input_field):
                     frag = text(item[input_field], f"item.{input_field}")
                     out.append(Ev(kind, "args_delta", block, fragment=frag,
-                                  wire_chars=wire_length(data, input_field, frag)))
+                                  wire_chars=wire_length(data, input_field, frag),
+                                  quirk="args_in_announcement: argument text in "
+                                  "output_item.added"))
                 return out
             if item.get("type") == "message":
                 return [Ev(kind, "text_start", block)]
@@ -137,7 +166,7 @@ class OpenAIResponses:
                 return [Ev(kind, "block_stop", block, call_id, tool, final=final)]
             return [Ev(kind, "block_stop", block)]
         if kind in _TURN_STOPS:
-            return [Ev(kind, "turn_stop")]
+            return [Ev(kind, "turn_stop", reason=_status(payload))]
         if kind == "error" or kind == "response.error":
             # Documented flat ({"message": …}); servers also nest it ({"error": {…}}).
             err = payload["error"] if isinstance(payload.get("error"), dict) else payload
