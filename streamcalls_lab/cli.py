@@ -197,7 +197,10 @@ def cmd_replay(ns: argparse.Namespace) -> int:
         help="a call (repeatable, in order): ARGS is the JSON text sent verbatim, "
              "or @FILE to read it"),
     arg("--format", default="anthropic-messages",
-        choices=("anthropic-messages", "openai-chat", "openai-responses")),
+        help="a wire format with a writer (default anthropic-messages)"),
+    arg("--quirk", action="append", default=[], metavar="NAME",
+        help="write what a quirky producer sends (repeatable): a name from the producers "
+             "table (python -m streamcalls_lab inspect --quirks lists them)"),
     arg("--before", default="", help="prose before the calls"),
     arg("--after", default="", help="prose after the calls"),
     arg("--seed", default="0", help="same seed, same bytes (default 0)"),
@@ -218,7 +221,7 @@ def cmd_generate(ns: argparse.Namespace) -> int:
         calls.append((tool, Path(args[1:]).read_text("utf-8") if args[:1] == "@" else args))
     seed = int(ns.seed) if ns.seed.lstrip("-").isdigit() else ns.seed  # as generate(seed=0)
     turn = generate(calls, provider=ns.format, before=ns.before, after=ns.after,
-                    seed=seed, truncate=ns.truncate)
+                    seed=seed, truncate=ns.truncate, quirks=ns.quirk)
     path = turn.write(ns.out)
     print(f"wrote {len(turn.body)} bytes in {len(turn.reads)} reads to {path}")
     return 0

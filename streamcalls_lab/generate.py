@@ -36,7 +36,6 @@ from typing import Any
 
 from . import timing as sidecar
 from . import turns
-from .providers import FORMATS, WireFormat
 from .turns import Call, Script, Segment, Style, Text, WireFrame
 
 MODELS = {
@@ -192,7 +191,7 @@ def split_args(
         if len(pieces) > 1 and pieces[0] == '{"' and rng.random() < _brace_split_share():
             pieces[:2] = ["{", '"' + pieces[1]]
         return pieces
-    spec = _writable(provider)
+    spec = turns.writable(provider)
     return [args] if spec.calls_whole else token_pieces(args)  # not calibrated: o200k tokens
 
 
@@ -202,17 +201,11 @@ def split_text(text: str, provider: str, rng: random.Random) -> list[str]:
         return []
     if provider == "anthropic-messages":
         return _cut_by_lengths(text, rng, _cum_weights(provider, "text", False))
-    _writable(provider)
+    turns.writable(provider)
     return token_pieces(text)
 
 
-def _writable(provider: str) -> WireFormat:
-    """The format ``provider`` names, if the kit can write it."""
-    spec = FORMATS.get(provider)
-    if spec is None or spec.write is None:
-        known = ", ".join(n for n, f in FORMATS.items() if f.write is not None)
-        raise ValueError(f"unknown provider {provider!r}; known: {known}")
-    return spec
+
 
 
 def cut_at(text: str, cuts: Iterable[int]) -> list[str]:
@@ -313,16 +306,18 @@ def generate(
     truncate: float | None = None,
     timing: TimingModel | None = None,
     model: str | None = None,
+    quirks: Iterable[str] = (),
 ) -> Turn:
     """One streamed turn: optional prose, the calls in order, optional prose after them.
 
     ``calls`` are :class:`ToolCall` or ``(tool, args)`` pairs; several may name one tool.
     ``truncate`` (a fraction in (0, 1)) ends the stream, cleanly after a whole frame, once
     that share of the last call's argument characters is sent: no stop, done or [DONE]
-    follows. ``timing`` defaults to ``TimingModel()``. The same arguments and seed always
-    give the same bytes.
+    follows. ``timing`` defaults to ``TimingModel()``. ``quirks`` (names in
+    ``streamcalls_lab.producers.QUIRKS`` the format can carry) write what a quirky producer
+    sends: a seeded example of each. The same arguments and seed always give the same bytes.
     """
-    spec = _writable(provider)
+    spec = turns.writable(provider, quirks)
     todo = [calls] if isinstance(calls, ToolCall) else [_as_call(c) for c in calls]
     if truncate is not None and not (0 < truncate < 1 and todo):
         raise ValueError("truncate needs at least one call and a fraction between 0 and 1")
@@ -347,8 +342,13 @@ def generate(
     segments += [Text(tuple(texts[1]))] if texts[1] else []
     style = Style(rng, model or MODELS.get(provider, "streamcalls-lab"), created, input_tokens,
                   output_tokens)
-    frames = spec.write(Script(tuple(segments), style=style))
+    content = turns.prepared(Script(tuple(segments), style=style, quirks=frozenset(quirks)))
+    frames = turns.transformed(provider, spec.write(content), content)
+    segments = list(content.segments)
+    planned = content.calls
     if truncate is not None:
+        if not planned:
+            raise ValueError("truncate needs a call to cut, and these quirks leave none")
         frames = _cut(frames, segments.index(planned[-1]), len(planned[-1].args), truncate)
     encoded = [turns.body(provider, [f]) for f in frames]
     reads = _reads(encoded, [_tokens(f, segments) for f in frames], timing or TimingModel(),

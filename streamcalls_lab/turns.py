@@ -14,14 +14,17 @@ from __future__ import annotations
 import json
 import random
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import zip_longest
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .events import DONE
 from .framing.eventstream import event_message
 from .framing.sse import DONE_DATA, json_data, sse_frame
+
+if TYPE_CHECKING:
+    from .providers.spec import WireFormat
 
 Role = Literal["head", "text_start", "text", "text_stop", "call_start", "args", "call_stop",
                "finish", "end", "other"]
@@ -86,7 +89,8 @@ class Script:
     Normal where a format keys fragments by call (:data:`~.providers.INTERLEAVING`); a
     producer quirk elsewhere (Anthropic's blocks are sequential)."""
     quirks: frozenset[str] = frozenset()
-    """Producer quirks to write the turn with (``FORMAT.quirks`` says which a format has)."""
+    """Producer quirks to write the turn with (``producers.QUIRKS`` names them; the
+    format's ``FORMAT.quirks`` says which it can carry)."""
     style: Style | None = None
     """Realistic ids, padding and usage (the generator's); None: fixed, minimal ones."""
     model: str = "streamcalls-lab"
@@ -118,12 +122,19 @@ class WireFrame:
     """For a call's frames: the block the reader will give the call."""
     data: str | None = None
     """The data text exactly, when it is not the payload's compact JSON (a writer's padding)."""
+    pad: int = 0
+    """Spaces before the data's closing brace (Anthropic pads most lines so)."""
+    also: tuple[tuple[int, int], ...] = ()
+    """Other calls this frame announces, as ``(segment, block)`` (several whole calls in one
+    chunk)."""
 
     @property
     def text(self) -> str:
         if self.data is not None:
-            return self.data
-        return DONE_DATA if self.payload is DONE else json_data(self.payload)
+            text = self.data
+        else:
+            text = DONE_DATA if self.payload is DONE else json_data(self.payload)
+        return f"{text[:-1]}{' ' * self.pad}{text[-1]}" if self.pad else text
 
 
 _RAW = "\x00raw{}\x00"
@@ -155,29 +166,124 @@ def json_object(args: str, fmt: str) -> str:
 
 
 # -- writing -------------------------------------------------------------------------------
-def write(fmt: str, turn: Script) -> list[WireFrame]:
-    """The frames ``fmt``'s writer sends for ``turn``, cut off or interleaved as it asks."""
-    from .providers import FORMATS  # the registry imports the writers' types
+def prepared(turn: Script) -> Script:
+    """``turn`` with what its quirks change in the content done (a call made text, its
+    arguments emptied or cut): what is then written, and what a correct client is owed."""
+    from .producers.quirks import QUIRKS
+
+    for name in QUIRKS:
+        change = QUIRKS[name].prepare
+        if name in turn.quirks and change is not None:
+            turn = change(turn)
+    return turn
+
+
+def writable(fmt: str, quirks: Iterable[str] = ()) -> WireFormat:
+    """The format ``fmt`` names, checked to have a writer that can carry ``quirks``."""
+    from .producers.quirks import QUIRKS
+    from .providers import FORMATS
 
     spec = FORMATS.get(fmt)
     if spec is None or spec.write is None:
         known = ", ".join(n for n, f in FORMATS.items() if f.write is not None)
-        raise ValueError(f"no writer for {fmt!r}; these formats have one: {known}")
-    unknown = sorted(turn.quirks - spec.quirks)
+        raise ValueError(f"unknown provider {fmt!r}; known: {known}")
+    asked = set(quirks)
+    unknown = sorted(asked - set(QUIRKS))
     if unknown:
-        raise ValueError(f"{fmt} cannot be written with {', '.join(unknown)}; its writer "
-                         f"knows: {', '.join(sorted(spec.quirks)) or 'none'}")
+        raise ValueError(f"unknown quirk {unknown[0]!r}; known: {', '.join(QUIRKS)}")
+    cannot = sorted(asked - set(spec.quirks))
+    if cannot:
+        raise ValueError(f"{fmt} cannot carry {', '.join(cannot)}; it can carry: "
+                         f"{', '.join(spec.quirks) or 'none'}")
+    return spec
+
+
+def write(fmt: str, turn: Script) -> list[WireFrame]:
+    """The frames ``fmt``'s writer sends for ``turn``: with its quirks (their content changes
+    first, then the format's own transform of each), cut off or interleaved as it asks."""
+    spec = writable(fmt, turn.quirks)
     if (turn.cut or turn.interleave) and spec.calls_whole:
         raise ValueError(f"{fmt} sends each call whole: a stream cannot end inside one, and "
                          "two cannot interleave")
     if turn.cut and not (turn.segments and isinstance(turn.segments[-1], Call)):
         raise ValueError("a cut turn ends inside a call: its last segment must be a call")
-    frames = spec.write(turn)
+    content = prepared(turn)
+    frames = transformed(fmt, spec.write(content), content)
     if turn.interleave:
         frames = _interleaved(frames)
     if turn.cut:
-        frames = _cut(frames, len(turn.segments) - 1)
+        frames = _cut(frames, len(content.segments) - 1)
     return frames
+
+
+def transformed(fmt: str, frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """``frames`` with ``fmt``'s transform of each of the turn's quirks applied, in the
+    order the quirks are listed (a format that handles a quirk in its writer maps it to
+    None)."""
+    from .producers.quirks import QUIRKS
+    from .providers import FORMATS
+
+    spec = FORMATS[fmt]
+    for name in QUIRKS:
+        change = spec.quirks.get(name)
+        if name in turn.quirks and change is not None:
+            frames = change(frames, turn)
+    return frames
+
+
+# -- transforms several formats share: each given how to reach its payload's fields ---------
+Transform = Callable[[list[WireFrame], Script], list[WireFrame]]
+
+
+def interleave(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """Quirk ``interleaved_calls`` where a format's fragments name their call."""
+    return _interleaved(frames)
+
+
+def snapshots(set_fragment: Callable[[WireFrame, str], None]) -> Transform:
+    """Quirk ``snapshot_deltas``: every argument fragment replaced by all of its call's
+    arguments sent so far (``set_fragment`` writes a fragment into a frame's payload)."""
+
+    def apply(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+        sent: dict[int | None, str] = {}
+        for f in frames:
+            if f.role == "args" and f.fragment is not None:
+                sent[f.segment] = sent.get(f.segment, "") + f.fragment
+                f.fragment = sent[f.segment]
+                set_fragment(f, f.fragment)
+        return frames
+
+    return apply
+
+
+def renumbered(set_block: Callable[[WireFrame, int], None],
+               number: Callable[[int, int, int], int]) -> Transform:
+    """Every call's frames sent under another block: ``number(k, block, first)`` for the
+    ``k``-th call (``block`` its own, ``first`` the first call's); ``set_block`` writes it."""
+
+    def apply(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+        ordinal: dict[int, int] = {}
+        first: int | None = None
+        for f in frames:
+            if f.block is None or f.segment is None:
+                continue
+            k = ordinal.setdefault(f.segment, len(ordinal))
+            first = f.block if first is None else first
+            f.block = number(k, f.block, first)
+            set_block(f, f.block)
+        return frames
+
+    return apply
+
+
+def reuse_first(k: int, block: int, first: int) -> int:
+    """Quirk ``index_reuse``: every call at the first call's block."""
+    return first
+
+
+def with_gaps(k: int, block: int, first: int) -> int:
+    """Quirk ``index_gap``: calls numbered 1, 3, 5 ... (from 1, skipping)."""
+    return 2 * k + 1
 
 
 def _cut(frames: list[WireFrame], last: int) -> list[WireFrame]:
@@ -188,14 +294,16 @@ def _cut(frames: list[WireFrame], last: int) -> list[WireFrame]:
 
 
 def _interleaved(frames: list[WireFrame]) -> list[WireFrame]:
-    """Every call announced first, then the calls' fragments alternating, then their stops."""
-    segments = [f.segment for f in frames if f.segment is not None]
-    first = next(i for i, f in enumerate(frames) if f.segment is not None)
-    last = max(i for i, f in enumerate(frames) if f.segment is not None)
-    if any(f.role.startswith("text") for f in frames):
-        raise ValueError("only calls interleave: a turn with prose cannot")
-    order = list(dict.fromkeys(segments))
+    """Every call announced first, then the calls' fragments alternating, then their stops
+    (prose before the first call and after the last stays where it was)."""
+    calls = [i for i, f in enumerate(frames) if f.block is not None and f.segment is not None]
+    if not calls:
+        return frames
+    first, last = calls[0], calls[-1]
     middle = frames[first:last + 1]
+    if any(f.role.startswith("text") for f in middle):
+        raise ValueError("only calls interleave: prose between two calls cannot")
+    order = list(dict.fromkeys(f.segment for f in middle if f.role == "args"))
     starts = [f for f in middle if f.role == "call_start"]
     stops = [f for f in middle if f.role == "call_stop"]
     between = [f for f in middle if f.role not in ("call_start", "call_stop", "args")]
@@ -227,8 +335,11 @@ def turn_bytes(fmt: str, turn: Script) -> bytes:
 
 def expected_calls(frames: Sequence[WireFrame], turn: Script) -> list[dict[str, Any]]:
     """The calls a correct client hands on: every call whose stream was not cut, in the
-    order they were announced, with the block the format's reader gives it."""
+    order they were announced, with the block the format's reader gives it (and what the
+    turn's quirks did to its content: a call written as text is no call)."""
+    turn = prepared(turn)
     blocks = {f.segment: f.block for f in frames if f.role == "call_start"}
+    blocks |= {segment: block for f in frames for segment, block in f.also}
     out = []
     for n, seg in enumerate(turn.segments):
         if isinstance(seg, Call) and not (turn.cut and n == len(turn.segments) - 1):

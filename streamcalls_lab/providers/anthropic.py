@@ -12,6 +12,7 @@ valid JSON: that is ``valid_json`` False in ``calls()``, never a load error.
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar, Literal
 
 import msgspec
@@ -29,8 +30,21 @@ from ..events import (
     stated,
     text,
 )
-from ..framing.sse import json_data
-from ..turns import Call, Role, Script, Text, WireFrame
+from ..turns import (
+    Call,
+    Role,
+    Script,
+    Text,
+    Transform,
+    WireFrame,
+    interleave,
+    json_object,
+    raw,
+    raw_json,
+    renumbered,
+    reuse_first,
+    snapshots,
+)
 from .as_written import object_text, wire_length
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
@@ -172,20 +186,16 @@ def write(turn: Script) -> list[WireFrame]:
 
     With a :class:`~.turns.Style` it looks recorded (measured on real captures): most data
     lines padded with 0-15 spaces before the closing brace, a ``ping`` right after the first
-    block opens, every ``tool_use`` block opening with an empty ``partial_json``. Quirk
-    ``index_reuse``: every later call reuses the first call's block index once that call
-    has stopped (no real server was seen to, but a client keyed by index must cope).
+    block opens, every ``tool_use`` block opening with an empty ``partial_json``.
     """
     style = turn.style
     frames: list[WireFrame] = []
 
     def frame(payload: dict[str, Any], role: Role = "other", segment: int | None = None,
               fragment: str | None = None, block: int | None = None) -> None:
-        data = None
-        if style is not None:
-            text_ = json_data(payload)
-            data = f"{text_[:-1]}{' ' * style.rng.randrange(16)}}}"
-        frames.append(WireFrame(payload, payload["type"], role, segment, fragment, block, data))
+        pad = style.rng.randrange(16) if style is not None else 0
+        frames.append(WireFrame(payload, payload["type"], role, segment, fragment, block,
+                                pad=pad))
 
     usage = ({"input_tokens": style.input_tokens, "cache_creation_input_tokens": 0,
               "cache_read_input_tokens": 0} if style else {"input_tokens": 1})
@@ -199,12 +209,8 @@ def write(turn: Script) -> list[WireFrame]:
                   "output_tokens": 1, "service_tier": "standard"} if style else
         {**usage, "output_tokens": 1}}}, "head")
     pinged = style is None  # a recorded stream pings once, after the first block opens
-    first_call: int | None = None
     for n, seg in enumerate(turn.segments):
         block = n  # every segment is a content block
-        if isinstance(seg, Call) and "index_reuse" in turn.quirks:
-            first_call = block if first_call is None else first_call
-            block = first_call
         if isinstance(seg, Text):
             frame({"type": "content_block_start", "index": block,
                    "content_block": {"type": "text", "text": ""}}, "text_start", n)
@@ -222,19 +228,70 @@ def write(turn: Script) -> list[WireFrame]:
         else:
             if style is not None:
                 frame({"type": "content_block_delta", "index": block,
-                       "delta": {"type": "input_json_delta", "partial_json": ""}}, "other", n)
+                       "delta": {"type": "input_json_delta", "partial_json": ""}}, "other", n,
+                      block=block)
             for piece in seg.fragments:
                 frame({"type": "content_block_delta", "index": block,
                        "delta": {"type": "input_json_delta", "partial_json": piece}},
                       "args", n, piece, block)
         frame({"type": "content_block_stop", "index": block},
-              "text_stop" if isinstance(seg, Text) else "call_stop", n, block=block)
+              "text_stop" if isinstance(seg, Text) else "call_stop", n,
+              block=None if isinstance(seg, Text) else block)
     delta = {"stop_reason": "tool_use" if turn.calls else "end_turn", "stop_sequence": None}
     frame({"type": "message_delta", "delta": delta,
            "usage": {**usage, "output_tokens": style.output_tokens} if style else
            {"output_tokens": 1}}, "finish")
     frame({"type": "message_stop"}, "end")
     return frames
+
+
+# -- the quirks a Messages producer can send, each written into a turn's frames ------------
+def _set_fragment(f: WireFrame, text: str) -> None:
+    f.payload["delta"]["partial_json"] = text
+
+
+def _set_block(f: WireFrame, block: int) -> None:
+    f.payload["index"] = block
+
+
+def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """Each call's input sent whole in ``content_block_start``, no deltas (Gemini through a
+    gateway, pydantic-ai#2302: the shape of a server tool called from code)."""
+    out = []
+    for f in frames:
+        seg = turn.segments[f.segment] if f.segment is not None else None
+        if f.role == "call_start" and isinstance(seg, Call) and seg.args:
+            args = json_object(seg.args, FORMAT.name)
+            f.payload["content_block"]["input"] = raw(0)
+            f.data, f.fragment = raw_json(f.payload, [args]), args
+            f.payload["content_block"]["input"] = json.loads(args)
+        elif f.block is not None and f.role in ("args", "other") and isinstance(seg, Call) \
+                and seg.args:
+            continue  # its deltas, the empty first one included
+        out.append(f)
+    return out
+
+
+def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """``stop_reason: "end_turn"`` on a message that made client calls."""
+    for f in frames:
+        if f.role == "finish":
+            f.payload["delta"]["stop_reason"] = "end_turn"
+    return frames
+
+
+QUIRKS: dict[str, Transform | None] = {
+    "args_in_announcement": _args_in_announcement,
+    "empty_arguments": None,
+    "stop_reason_mismatch": _stop_reason_mismatch,
+    "snapshot_deltas": snapshots(_set_fragment),
+    "call_in_text": None,
+    "invalid_arguments": None,
+    "line_separator_in_data": None,
+    "interleaved_calls": interleave,
+    "index_reuse": renumbered(_set_block, reuse_first),
+}
+"""What a Messages producer can send, and how each is written (None: only the content)."""
 
 
 FORMAT = WireFormat(
@@ -264,7 +321,9 @@ FORMAT = WireFormat(
         numbers=frozenset(("index",)),
     ),
     write=write,
-    quirks=frozenset(("index_reuse",)),
+    quirks=QUIRKS,
     keepalive=PING,
     call_ids=("toolu_01", 22),
+    tool_stop=frozenset(("tool_use",)),
+    server_ids=("srvtoolu_", "mcptoolu_"),
 )

@@ -22,7 +22,17 @@ import orjson
 
 from ..events import Ev, Kind, array, fragment_row, index, obj, stated, text
 from ..framing.sse import json_data
-from ..turns import Call, Script, WireFrame
+from ..turns import (
+    Call,
+    Script,
+    Transform,
+    WireFrame,
+    interleave,
+    renumbered,
+    reuse_first,
+    snapshots,
+    transformed,
+)
 from .anthropic import FORMAT as ANTHROPIC
 from .anthropic import AnthropicMessages
 from .anthropic import write as anthropic_write
@@ -230,20 +240,49 @@ def write_converse(turn: Script) -> list[WireFrame]:
 def write_invoke(turn: Script) -> list[WireFrame]:
     """A turn as InvokeModelWithResponseStream sends Claude's: each Anthropic Messages event
     base64-wrapped in a ``chunk``, the invocation metrics riding on ``message_stop``."""
-    inner = anthropic_write(turn)
+    inner = transformed(ANTHROPIC.name, anthropic_write(turn), turn)  # its quirks, inside
     frames = []
     for f in inner:
-        payload = f.payload
-        if payload.get("type") == "message_stop":
-            payload = {**payload, _METRICS: {"inputTokenCount": 1, "outputTokenCount": 1,
-                                             "invocationLatency": 1,
-                                             "firstByteLatency": 1}}
-        wrapped = base64.b64encode(json_data(payload).encode("utf-8")).decode("ascii")
+        text = f.text  # as the Messages writer wrote it (an input object verbatim)
+        if f.payload.get("type") == "message_stop":
+            text = json_data({**f.payload, _METRICS: {"inputTokenCount": 1,
+                                                      "outputTokenCount": 1,
+                                                      "invocationLatency": 1,
+                                                      "firstByteLatency": 1}})
+        wrapped = base64.b64encode(text.encode("utf-8")).decode("ascii")
         frames.append(WireFrame({"bytes": wrapped}, "chunk", f.role, f.segment, f.fragment,
                                 f.block))
     return frames
 
 
+# -- the quirks a ConverseStream producer can send ------------------------------------------
+def _set_fragment(f: WireFrame, text: str) -> None:
+    f.payload["delta"]["toolUse"]["input"] = text
+
+
+def _set_block(f: WireFrame, block: int) -> None:
+    f.payload["contentBlockIndex"] = block
+
+
+def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """``stopReason: "end_turn"`` on a message that made calls."""
+    for f in frames:
+        if f.role == "finish":
+            f.payload["stopReason"] = "end_turn"
+    return frames
+
+
+QUIRKS: dict[str, Transform | None] = {
+    "empty_arguments": None,
+    "stop_reason_mismatch": _stop_reason_mismatch,
+    "snapshot_deltas": snapshots(_set_fragment),
+    "call_in_text": None,
+    "invalid_arguments": None,
+    "line_separator_in_data": None,
+    "interleaved_calls": interleave,
+    "index_reuse": renumbered(_set_block, reuse_first),
+}
+"""What a ConverseStream producer can send, and how each is written."""
 _ENVELOPE = frozenset(("start", "toolUse", "delta", "usage", "metrics", "messageStart",
                        "contentBlockStart", "contentBlockDelta", "contentBlockStop",
                        "messageStop", "metadata"))
@@ -271,6 +310,8 @@ FORMAT = WireFormat(
         numbers=frozenset(("contentBlockIndex", "latencyMs")),
     ),
     write=write_converse,
+    quirks=QUIRKS,
+    tool_stop=frozenset(("tool_use",)),
 )
 INVOKE = WireFormat(
     name=BedrockInvoke.name,
@@ -288,4 +329,7 @@ INVOKE = WireFormat(
         wrapped="bytes",
     ),
     write=write_invoke,
+    quirks=dict.fromkeys(ANTHROPIC.quirks),  # written inside, by the Messages transforms
+    tool_stop=ANTHROPIC.tool_stop,
+    server_ids=ANTHROPIC.server_ids,
 )

@@ -15,7 +15,18 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Ev, fragment_row, index, maybe_text, obj, stated, text
-from ..turns import Role, Script, Text, WireFrame
+from ..turns import (
+    Role,
+    Script,
+    Text,
+    Transform,
+    WireFrame,
+    interleave,
+    renumbered,
+    reuse_first,
+    snapshots,
+    with_gaps,
+)
 from .as_written import wire_length
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
@@ -73,9 +84,10 @@ class CohereChat:
             out = [Ev(kind, "call_start", block, maybe_text(call.get("id"), "tool_calls.id"),
                       maybe_text(fn.get("name"), "function.name"))]
             args = maybe_text(fn.get("arguments"), "function.arguments")
-            if args:  # sent whole in the start (the documented start has "")
+            if args:  # sent in the start (the documented start has "")
                 out.append(fragment_row(kind, "args_delta", block, args,
-                                     wire_length(data, "arguments", args)))
+                                        wire_length(data, "arguments", args))._replace(
+                    quirk="args_in_announcement: argument text in tool-call-start"))
             return out
         if kind == "tool-call-end":
             return [Ev(kind, "block_stop", index(payload["index"], "index"))]
@@ -128,6 +140,54 @@ def write(turn: Script) -> list[WireFrame]:
     return frames
 
 
+# -- the quirks a Cohere producer can send ----------------------------------------------------
+def _set_fragment(f: WireFrame, text: str) -> None:
+    f.payload["delta"]["message"]["tool_calls"]["function"]["arguments"] = text
+
+
+def _set_block(f: WireFrame, block: int) -> None:
+    f.payload["index"] = block
+
+
+def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """``finish_reason: "COMPLETE"`` after calls (litellm#12862 names Cohere)."""
+    for f in frames:
+        if f.role == "end":
+            f.payload["delta"]["finish_reason"] = "COMPLETE"
+    return frames
+
+
+def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """Each call's first fragment sent as the ``arguments`` of ``tool-call-start``."""
+    out: list[WireFrame] = []
+    start: dict[int | None, WireFrame] = {}
+    for f in frames:
+        if f.role == "call_start":
+            start[f.segment] = f
+        elif f.role == "args" and f.segment in start:
+            head = start.pop(f.segment)
+            _set_fragment(head, f.fragment or "")
+            head.fragment = f.fragment
+            continue
+        out.append(f)
+    return out
+
+
+QUIRKS: dict[str, Transform | None] = {
+    "args_in_announcement": _args_in_announcement,
+    "empty_arguments": None,
+    "stop_reason_mismatch": _stop_reason_mismatch,
+    "index_gap": renumbered(_set_block, with_gaps),
+    "snapshot_deltas": snapshots(_set_fragment),
+    "call_in_text": None,
+    "invalid_arguments": None,
+    "line_separator_in_data": None,
+    "interleaved_calls": interleave,
+    "index_reuse": renumbered(_set_block, reuse_first),
+}
+"""What a Cohere producer can send, and how each is written."""
+
+
 FORMAT = WireFormat(
     name=CohereChat.name,
     reader=CohereChat,
@@ -154,4 +214,7 @@ FORMAT = WireFormat(
         ids=frozenset(("id",)),
     ),
     write=write,
+    quirks=QUIRKS,
+    tool_stop=frozenset(("TOOL_CALL",)),
+    counts_calls=True,
 )

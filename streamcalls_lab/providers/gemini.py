@@ -247,11 +247,15 @@ def write(turn: Script) -> list[WireFrame]:
             for piece in seg.fragments:
                 frames.append(WireFrame(chunk([{"text": piece}]), None, "text", n, piece))
             continue
-        args = json_object(seg.args, FORMAT.name)
-        payload = chunk([{"functionCall": {"id": seg.call_id, "name": seg.tool,
-                                           "args": raw(0)}}])
-        frames.append(WireFrame(payload, None, "call_start", n, args, calls,
-                                raw_json(payload, [args])))
+        if seg.args:
+            args = json_object(seg.args, FORMAT.name)
+            payload = chunk([{"functionCall": {"id": seg.call_id, "name": seg.tool,
+                                               "args": raw(0)}}])
+            frames.append(WireFrame(payload, None, "call_start", n, args, calls,
+                                    raw_json(payload, [args])))
+        else:  # a call that takes no arguments sends none
+            payload = chunk([{"functionCall": {"id": seg.call_id, "name": seg.tool}}])
+            frames.append(WireFrame(payload, None, "call_start", n, None, calls))
         calls += 1
     frames.append(WireFrame({"candidates": [{"content": {"parts": [{"text": ""}],
                                                          "role": "model"},
@@ -282,5 +286,6 @@ FORMAT = WireFormat(
         ids=frozenset(("responseId",)),
     ),
     write=write,
+    quirks=dict.fromkeys(("empty_arguments", "call_in_text", "line_separator_in_data")),
     calls_whole=True,
 )

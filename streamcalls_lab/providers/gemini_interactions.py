@@ -16,10 +16,25 @@ tools (Google Search, code execution, URL context) run on the server: their step
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..events import Ev, Kind, error_message, fragment_row, index, maybe_text, obj, stated, text
-from ..turns import Role, Script, Text, WireFrame
+from ..turns import (
+    Call,
+    Role,
+    Script,
+    Text,
+    Transform,
+    WireFrame,
+    interleave,
+    json_object,
+    raw,
+    raw_json,
+    renumbered,
+    reuse_first,
+    snapshots,
+)
 from .as_written import object_text, wire_length
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
@@ -71,7 +86,9 @@ class GeminiInteractions:
                             object_text(data, "arguments", args, 0, len(data), "step.arguments"))
                     out.append(fragment_row(kind, "args_delta", block, frag,
                                             wire_length(data, "arguments", frag)
-                                            if isinstance(args, str) else len(frag)))
+                                            if isinstance(args, str) else len(frag))._replace(
+                        quirk="args_in_announcement: arguments in step.start, not the "
+                        "documented {} placeholder"))
                 return out
             return [Ev(kind, "text_start" if what == "model_output" else "other", block)]
         if kind == "step.stop":
@@ -121,6 +138,54 @@ def write(turn: Script) -> list[WireFrame]:
     return frames
 
 
+# -- the quirks an Interactions producer can send --------------------------------------------
+def _set_fragment(f: WireFrame, text: str) -> None:
+    f.payload["delta"]["arguments"] = text
+
+
+def _set_block(f: WireFrame, block: int) -> None:
+    f.payload["index"] = block
+
+
+def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """``status: "completed"`` although calls wait for the client."""
+    for f in frames:
+        if f.role == "end":
+            f.payload["interaction"]["status"] = "completed"
+    return frames
+
+
+def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """Each call's arguments sent whole, as an object, in its ``step.start`` (instead of the
+    documented ``{}`` placeholder), no deltas."""
+    out = []
+    for f in frames:
+        seg = turn.segments[f.segment] if f.segment is not None else None
+        if f.role == "call_start" and isinstance(seg, Call) and seg.args:
+            args = json_object(seg.args, FORMAT.name)
+            f.payload["step"]["arguments"] = raw(0)
+            f.data, f.fragment = raw_json(f.payload, [args]), args
+            f.payload["step"]["arguments"] = json.loads(args)
+        elif f.role == "args" and isinstance(seg, Call) and seg.args:
+            continue
+        out.append(f)
+    return out
+
+
+QUIRKS: dict[str, Transform | None] = {
+    "args_in_announcement": _args_in_announcement,
+    "empty_arguments": None,
+    "stop_reason_mismatch": _stop_reason_mismatch,
+    "snapshot_deltas": snapshots(_set_fragment),
+    "call_in_text": None,
+    "invalid_arguments": None,
+    "line_separator_in_data": None,
+    "interleaved_calls": interleave,
+    "index_reuse": renumbered(_set_block, reuse_first),
+}
+"""What an Interactions producer can send, and how each is written."""
+
+
 FORMAT = WireFormat(
     name=GeminiInteractions.name,
     reader=GeminiInteractions,
@@ -147,4 +212,6 @@ FORMAT = WireFormat(
         ids=frozenset(("id",)),
     ),
     write=write,
+    quirks=QUIRKS,
+    tool_stop=frozenset(("requires_action",)),
 )

@@ -131,5 +131,6 @@ FORMAT = WireFormat(
         schema=frozenset(("role", "name", "model", "done_reason")),
     ),
     write=write,
+    quirks=dict.fromkeys(("call_in_text", "line_separator_in_data")),
     calls_whole=True,
 )

@@ -28,7 +28,19 @@ from ..events import (
     text,
 )
 from ..events import index as block_index
-from ..turns import Role, Script, Text, WireFrame
+from ..turns import (
+    Call,
+    Role,
+    Script,
+    Text,
+    Transform,
+    WireFrame,
+    interleave,
+    renumbered,
+    reuse_first,
+    snapshots,
+    with_gaps,
+)
 from .as_written import wire_length, wire_lengths
 from .spec import Envelope, Fields, WireFormat
 
@@ -126,10 +138,15 @@ class OpenAIChat:
         out: list[Ev] = []
         arg_lengths: list[int] | None = None
         nargs = 0  # argument strings seen in this chunk
+        bare = None if payload.get("choices") else _no_choices(
+            "usage" in payload and payload["usage"] is not None,
+            "prompt_filter_results" in payload, "moderation" in payload)
         for number, choice in enumerate(payload.get("choices") or ()):
             k = choice.get("index")
             k = number if k is None else block_index(k, "choices[].index")
             delta = choice.get("delta")
+            if delta is None and not ({"message", "text", "finish_reason"} & choice.keys()):
+                bare = NO_DELTA
             if delta is None and "message" in choice:  # a whole chat.completion (no stream)
                 delta = obj(choice["message"], "choices[].message")  # read as one delta
             if delta is None and choice.get("text"):  # legacy Completions: text, no delta
@@ -196,7 +213,7 @@ class OpenAIChat:
             finish = choice.get("finish_reason")
             if finish:
                 out.extend(self._stop_all(name, k, stated(finish)))
-        return out or [Ev(name, "other")]
+        return out or [Ev(name, "other", quirk=bare)]
 
     def _stop_all(self, name: str, choice: int, reason: str | None) -> list[Ev]:
         """finish_reason ends the choice's message: one row for it, then one per call.
@@ -212,6 +229,14 @@ class OpenAIChat:
 
 
 _UNSEEN = object()
+NO_DELTA = "empty_choices: a choice with no delta (a content filter's annotation)"
+
+
+def _no_choices(usage: bool, filtered: bool, moderation: bool) -> str:
+    """The empty_choices note for a chunk with no choices, saying what it carries instead."""
+    what = [w for w, has in (("usage", usage), ("prompt filter results", filtered),
+                             ("moderation results", moderation)) if has]
+    return f"empty_choices: a chunk with no choices ({', '.join(what) or 'nothing else'})"
 
 
 def _blank(tc: dict[str, Any], fn: dict[str, Any], where: str) -> str | None:
@@ -244,12 +269,14 @@ def _hot(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
         return None
     choices = chunk.choices
     if not choices:
-        return (Ev(name, "other"),)
+        return (Ev(name, "other", quirk=_no_choices(chunk.usage is not None,
+                                                    chunk.prompt_filter_results is not None,
+                                                    False)),)
     if len(choices) > 1 or choices[0].finish_reason:
         return None
     delta = choices[0].delta
     if delta is None:
-        return None if choices[0].text else (Ev(name, "other"),)
+        return None if choices[0].text else (Ev(name, "other", quirk=NO_DELTA),)
     k = choices[0].index or 0  # a missing index is the first choice's position
     rows = []
     content = delta.content
@@ -295,8 +322,7 @@ def write(turn: Script) -> list[WireFrame]:
 
     With a :class:`~.turns.Style` it looks recorded: OpenAI's chunk head (``service_tier``,
     ``system_fingerprint``), 0-15 characters of ``obfuscation`` padding on every chunk, a
-    usage chunk with no choices before ``[DONE]``. Quirk ``index_reuse``: every later call
-    is sent under the first call's index (a new id marks it as a new call).
+    usage chunk with no choices before ``[DONE]``.
     """
     style = turn.style
     frames: list[WireFrame] = []
@@ -328,7 +354,7 @@ def write(turn: Script) -> list[WireFrame]:
             for piece in seg.fragments:
                 chunk({"content": piece}, "text", n, piece)
             continue
-        block = 0 if "index_reuse" in turn.quirks else calls
+        block = calls
         chunk({"tool_calls": [{"index": block, "id": seg.call_id, "type": "function",
                                "function": {"name": seg.tool, "arguments": ""}}]},
               "call_start", n, block=block)
@@ -348,6 +374,147 @@ def write(turn: Script) -> list[WireFrame]:
                                           "rejected_prediction_tokens": 0}})
     frames.append(WireFrame(DONE, None, "end"))
     return frames
+
+
+# -- the quirks a Chat producer can send, each written into a turn's frames ----------------
+def _entry(f: WireFrame) -> dict[str, Any]:
+    """The ``tool_calls`` entry a call frame carries."""
+    return f.payload["choices"][0]["delta"]["tool_calls"][0]
+
+
+def _set_fragment(f: WireFrame, text: str) -> None:
+    _entry(f)["function"]["arguments"] = text
+
+
+def _set_block(f: WireFrame, block: int) -> None:
+    if f.role in ("call_start", "args"):
+        _entry(f)["index"] = block
+
+
+def _follow_ons(frames: list[WireFrame], turn: Script) -> list[tuple[int, WireFrame]]:
+    """Each fragment frame that follows its call's announcement, with the call's ordinal."""
+    order = {n: k for k, n in enumerate(i for i, s in enumerate(turn.segments)
+                                        if not isinstance(s, Text))}
+    return [(order[f.segment], f) for f in frames if f.role == "args" and f.segment in order]
+
+
+def _blank_identity(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """Follow-on fragments with a blank identity: ``""`` on the first call's (DashScope, LM
+    Studio), ``null`` id, type and name on the second's (Together's DeepSeek)."""
+    for k, f in _follow_ons(frames, turn):
+        blank = "" if k % 2 == 0 else None
+        entry = _entry(f)
+        f.payload["choices"][0]["delta"]["tool_calls"][0] = {
+            "index": entry["index"], "id": blank, "type": blank,
+            "function": {"name": blank, "arguments": entry["function"]["arguments"]}}
+    return frames
+
+
+def _repeated_identity(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """Every fragment repeats its call's id, type and name (llama.cpp before PR #13800)."""
+    calls = [s for s in turn.segments if isinstance(s, Call)]
+    for k, f in _follow_ons(frames, turn):
+        entry = _entry(f)
+        f.payload["choices"][0]["delta"]["tool_calls"][0] = {
+            "index": entry["index"], "id": calls[k].call_id, "type": "function",
+            "function": {"name": calls[k].tool, "arguments": entry["function"]["arguments"]}}
+    return frames
+
+
+def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """Each call's first fragment sent on the chunk that announces it (llama.cpp#22722)."""
+    out: list[WireFrame] = []
+    start: dict[int | None, WireFrame] = {}
+    for f in frames:
+        if f.role == "call_start":
+            start[f.segment] = f
+        elif f.role == "args" and f.segment in start:
+            head = start.pop(f.segment)
+            _set_fragment(head, f.fragment or "")
+            head.fragment = f.fragment
+            continue
+        out.append(f)
+    return out
+
+
+def _empty_arguments(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """A call with no argument text announced with ``"arguments": null`` (pydantic-ai#1654)."""
+    has_args = {f.segment for f in frames if f.role == "args"}
+    for f in frames:
+        if f.role == "call_start" and f.segment not in has_args:
+            _entry(f)["function"]["arguments"] = None
+    return frames
+
+
+def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """``finish_reason: "stop"`` after the calls (vllm PR #9209, named tool_choice)."""
+    for f in frames:
+        if f.role == "finish":
+            f.payload["choices"][0]["finish_reason"] = "stop"
+    return frames
+
+
+def _empty_choices(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """Azure's prompt-filter chunk first, a content-filter choice with no delta after the
+    first fragment, a usage chunk with no choices last (autogen#6465, CopilotKit#2468)."""
+    safe = {"filtered": False, "severity": "safe"}
+    filters = {k: safe for k in ("hate", "self_harm", "sexual", "violence")}
+    head = WireFrame({"choices": [], "created": 0, "id": "", "model": "", "object": "",
+                      "prompt_filter_results": [{"prompt_index": 0,
+                                                 "content_filter_results": filters}]})
+    annotation = WireFrame({"id": "", "object": "", "created": 0, "model": "", "choices": [
+        {"index": 0, "finish_reason": None, "content_filter_results": filters,
+         "content_filter_offsets": {"check_offset": 0, "start_offset": 0, "end_offset": 9}}],
+        "usage": None})
+    usage = WireFrame({**frames[0].payload, "choices": [], "usage": {
+        "prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+    first = next((i for i, f in enumerate(frames) if f.role in ("args", "text")), 0)
+    return [head, *frames[:first + 1], annotation, *frames[first + 1:-1], usage, frames[-1]]
+
+
+def _whole_calls_in_one_chunk(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """Every call sent whole, all of them in one chunk (Groq: ogx PR #630, litellm#7621)."""
+    calls = [f for f in frames if f.role == "call_start"]
+    if not calls:
+        return frames
+    entries = []
+    for f in calls:
+        seg = turn.segments[f.segment] if f.segment is not None else None
+        entry = _entry(f)
+        entries.append({**entry, "function": {**entry["function"], "arguments": seg.args
+                                              if isinstance(seg, Call) else ""}})
+    first = calls[0]
+    whole = WireFrame({**first.payload, "choices": [{**first.payload["choices"][0], "delta": {
+        "tool_calls": entries}}]}, None, "call_start", first.segment,
+        "".join(e["function"]["arguments"] for e in entries[:1]), first.block,
+        also=tuple((f.segment, f.block) for f in calls[1:] if f.segment is not None
+                   and f.block is not None))
+    out: list[WireFrame] = []
+    for f in frames:  # the calls' frames give way to the one chunk, where the first stood
+        if f.role not in ("call_start", "args"):
+            out.append(f)
+        elif f is first:
+            out.append(whole)
+    return out
+
+
+QUIRKS: dict[str, Transform | None] = {
+    "blank_identity": _blank_identity,
+    "repeated_identity": _repeated_identity,
+    "args_in_announcement": _args_in_announcement,
+    "empty_arguments": _empty_arguments,
+    "stop_reason_mismatch": _stop_reason_mismatch,
+    "empty_choices": _empty_choices,
+    "index_gap": renumbered(_set_block, with_gaps),
+    "whole_calls_in_one_chunk": _whole_calls_in_one_chunk,
+    "snapshot_deltas": snapshots(_set_fragment),
+    "call_in_text": None,
+    "invalid_arguments": None,
+    "line_separator_in_data": None,
+    "interleaved_calls": interleave,
+    "index_reuse": renumbered(_set_block, reuse_first),
+}
+"""What a Chat producer can send, and how each is written (None: only the content changes)."""
 
 
 FORMAT = WireFormat(
@@ -376,6 +543,8 @@ FORMAT = WireFormat(
         ids=frozenset(("id",)),
     ),
     write=write,
-    quirks=frozenset(("index_reuse",)),
+    quirks=QUIRKS,
+    tool_stop=frozenset(("tool_calls", "function_call")),
+    counts_calls=True,
     aliases=("openai-compatible", "chat-completions"),
 )

@@ -29,7 +29,17 @@ from ..events import (
     stated,
     text,
 )
-from ..turns import Role, Script, Text, WireFrame
+from ..turns import (
+    Role,
+    Script,
+    Text,
+    Transform,
+    WireFrame,
+    interleave,
+    renumbered,
+    reuse_first,
+    snapshots,
+)
 from .as_written import wire_length
 from .spec import Envelope, Fields, WireFormat
 
@@ -59,7 +69,7 @@ class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
     type: str
     output_index: Index
     delta: Any = None
-    item_id: Any = None
+    item_id: Any = msgspec.UNSET  # not None: a null item_id is a quirk normalize notes
     content_index: Any = None
     sequence_number: Any = None
     obfuscation: Any = None
@@ -86,6 +96,8 @@ def _hot_rows(at: list[int], structs: list[_DeltaEvent | None], events: list[str
         if p.type != events[i]:
             continue
         kind = _DELTA_KINDS.get(p.type)
+        if p.item_id is None or p.item_id == "":
+            continue  # a blank item_id: normalize notes it
         if kind is None:
             out[i] = (Ev(p.type, "other", p.output_index),)
         elif type(p.delta) is str:  # (anything else: normalize says what is wrong)
@@ -130,7 +142,12 @@ class OpenAIResponses:
         row_kind = _DELTA_KINDS.get(kind)
         if row_kind is not None:
             frag = text(payload["delta"], "delta")
-            return [fragment_row(kind, row_kind, block, frag, wire_length(data, "delta", frag))]
+            row = fragment_row(kind, row_kind, block, frag, wire_length(data, "delta", frag))
+            if "item_id" in payload and not payload["item_id"]:
+                row = row._replace(quirk="blank_identity: item_id "
+                                   f"{'null' if payload['item_id'] is None else chr(34) * 2} "
+                                   "on a delta")
+            return [row]
         field = _DONE.get(kind)
         if field is not None:
             return [Ev(kind, "args_done", block, tool=maybe_text(payload.get("name"), "name"),
@@ -201,7 +218,6 @@ def write(turn: Script) -> list[WireFrame]:
     Events write ``type`` first, then the other keys sorted, as current streams do. With a
     :class:`~.turns.Style` it looks recorded: ids sharing a hex stem, the full response
     object, ``obfuscation`` padding that tops each delta up to a multiple of 16 code points.
-    Quirk ``index_reuse``: every later call is sent under the first call's ``output_index``.
     """
     style = turn.style
     frames: list[WireFrame] = []
@@ -251,7 +267,6 @@ def write(turn: Script) -> list[WireFrame]:
     event({"type": "response.created", "response": response}, "head")
     event({"type": "response.in_progress", "response": response})
     output: list[dict[str, Any]] = []
-    first_call: int | None = None
     for n, seg in enumerate(turn.segments):
         index = len(output)
         if isinstance(seg, Text):
@@ -278,9 +293,6 @@ def write(turn: Script) -> list[WireFrame]:
                   "text_stop", n)
             output.append(item)
             continue
-        if "index_reuse" in turn.quirks:
-            first_call = index if first_call is None else first_call
-            index = first_call
         fid = item_id("fc", 1, len(output))
         item = {"id": fid, "type": "function_call", "status": "in_progress", "arguments": "",
                 "call_id": seg.call_id, "name": seg.tool}
@@ -307,6 +319,61 @@ def write(turn: Script) -> list[WireFrame]:
                                 "total_tokens": style.input_tokens + out}}
     event({"type": "response.completed", "response": completed}, "end")
     return frames
+
+
+# -- the quirks a Responses producer can send, each written into a turn's frames -----------
+def _set_fragment(f: WireFrame, text: str) -> None:
+    f.payload["delta"] = text
+
+
+def _set_block(f: WireFrame, block: int) -> None:
+    f.payload["output_index"] = block
+
+
+def _blank_identity(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """Argument deltas with an empty ``item_id`` (a Chat-to-Responses bridge:
+    litellm#20711)."""
+    for f in frames:
+        if f.role == "args":
+            f.payload["item_id"] = ""
+    return frames
+
+
+def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """Each call's first fragment sent as the item's ``arguments`` in ``output_item.added``."""
+    out: list[WireFrame] = []
+    start: dict[int | None, WireFrame] = {}
+    for f in frames:
+        if f.role == "call_start":
+            start[f.segment] = f
+        elif f.role == "args" and f.segment in start:
+            head = start.pop(f.segment)
+            head.payload["item"] = {**head.payload["item"], "arguments": f.fragment}
+            head.fragment = f.fragment
+            continue
+        out.append(f)
+    return out
+
+
+def _args_only_in_done(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """No argument deltas at all: the text only in ``.done`` and ``output_item.done``
+    (litellm#27144: gpt-5.3-codex-spark; LM Studio's open-responses)."""
+    return [f for f in frames if f.role != "args"]
+
+
+QUIRKS: dict[str, Transform | None] = {
+    "blank_identity": _blank_identity,
+    "args_in_announcement": _args_in_announcement,
+    "empty_arguments": None,
+    "args_only_in_done": _args_only_in_done,
+    "snapshot_deltas": snapshots(_set_fragment),
+    "call_in_text": None,
+    "invalid_arguments": None,
+    "line_separator_in_data": None,
+    "interleaved_calls": interleave,
+    "index_reuse": renumbered(_set_block, reuse_first),
+}
+"""What a Responses producer can send, and how each is written (None: only the content)."""
 
 
 FORMAT = WireFormat(
@@ -343,5 +410,6 @@ FORMAT = WireFormat(
         ids=frozenset(("id", "item_id", "response_id", "previous_response_id")),
     ),
     write=write,
-    quirks=frozenset(("index_reuse",)),
+    quirks=QUIRKS,
+    server_ids=("mcp_",),
 )

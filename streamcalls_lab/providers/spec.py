@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ..events import Ev, Hot, Kind
 
 if TYPE_CHECKING:
-    from ..turns import Script, WireFrame
+    from ..turns import Script, Transform, WireFrame
 
 Framing = Literal["sse", "ndjson", "jsonarray", "eventstream"]
 
@@ -116,8 +116,10 @@ class WireFormat:
     envelope: Envelope
     write: Writer | None = None
     """Writes a turn (the check suite, the torture harness and the generator use it)."""
-    quirks: frozenset[str] = frozenset()
-    """The producer quirks its writer can add to a turn (``Script.quirks``)."""
+    quirks: Mapping[str, Transform | None] = field(default_factory=dict)
+    """The producer quirks this format can carry (``producers.QUIRKS`` names them), each with
+    the transform that writes it into the writer's frames (None: only the turn's content
+    changes, or the writer handles it)."""
     keepalive: WireFrame | None = None
     """The format's own keep-alive event, if it has one (Anthropic's ``ping``)."""
     calls_whole: bool = False
@@ -127,6 +129,14 @@ class WireFormat:
     whole: Callable[[Any, str], Answer | None] | None = None
     """Reads a whole, non-streamed response of this format (its payload and raw text), or
     gives None when the payload is not one (``conform``; the diagnosis of unknown streams)."""
+    tool_stop: frozenset[str] | None = None
+    """The stop reasons that say the model asked for tools (None: the format has none, or
+    always says the same; ``stop_reason_mismatch`` is found against this)."""
+    counts_calls: bool = False
+    """The block is the producer's count of calls (Chat's ``tool_calls[].index``), not a
+    position among content blocks: indices are expected to run 0, 1, 2 ..."""
+    server_ids: tuple[str, ...] = ()
+    """Prefixes of the ids of calls the server runs itself (no client call to make)."""
     call_ids: tuple[str, int] = ("call_", 24)
     """How the format's call ids look: a prefix and that many base-62 characters (the
     generator draws its ids so)."""
