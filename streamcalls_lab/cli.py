@@ -9,6 +9,7 @@ stays fast and one subcommand's dependencies never slow another.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -228,6 +229,43 @@ def cmd_generate(ns: argparse.Namespace) -> int:
 
 
 @command(
+    arg("paths", nargs="*", metavar="PATH", help="captures: files, folders or globs"),
+    arg("--json", action="store_true", dest="as_json", help="one JSON object per turn"),
+    arg("--quirks", action="store_true", help="list the producer quirks the kit knows"),
+)
+def cmd_inspect(ns: argparse.Namespace) -> int:
+    """What did this server send me: per turn its provider, host and model, its calls, its
+    problems and the producer quirks it shows. Exit 1 when a turn has problems."""
+    import json
+
+    from .producers import QUIRKS
+    from .producers.report import report
+
+    if ns.quirks:
+        for q in QUIRKS.values():
+            print(f"{q.name}: {q.summary} ({', '.join(q.threads)})")
+        return 0
+    if not ns.paths:
+        print(f"{COMMANDS_PROG} inspect: error: give one or more captures, folders or globs",
+              file=sys.stderr)
+        return 2
+    from .sources import resolve
+
+    for path in ns.paths:  # a path that names nothing is a usage error, found before any output
+        try:
+            resolve(path, require=True)
+        except (FileNotFoundError, ValueError) as e:
+            print(f"{COMMANDS_PROG} inspect: error: {e}", file=sys.stderr)
+            return 2
+    troubled = False
+    for path in ns.paths:
+        for turn in report(path):
+            troubled |= bool(turn.problems)
+            print(json.dumps(turn.as_dict(), ensure_ascii=True) if ns.as_json else turn.text())
+    return 1 if troubled else 0
+
+
+@command(
     arg("--upstream", required=True,
         help="where requests go, e.g. https://api.anthropic.com (a path prefix is kept)"),
     arg("--out", required=True, help="directory for the captures and their sidecars"),
@@ -357,6 +395,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return ns.run(ns)
+    except BrokenPipeError:  # the reader (head, less) stopped reading: nothing went wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (CaptureError, RecordError, ValueError, OSError) as e:
         print(f"{parser.prog} {ns.command}: error: {e}", file=sys.stderr)
         return 1

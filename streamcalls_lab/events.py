@@ -28,6 +28,11 @@ KINDS: tuple[Kind, ...] = get_args(Kind)
 """Every ``kind``, in the order of the column's categories."""
 
 
+PROVIDER_ERROR = "provider error:"
+"""How the ``problem`` of an error the provider sent begins (its own error event, read fine;
+every other error row is a problem in the bytes)."""
+
+
 class Ev(NamedTuple):
     """One normalised event; a frame yields one or more, in wire order."""
 
@@ -54,7 +59,7 @@ class Ev(NamedTuple):
     def provider_error(cls, event: str, message: object, code: object = None) -> Ev:
         """The row of an error the provider sent: ``provider error: [code: ]message``."""
         said = f"{code}: {message}" if code is not None else message
-        return cls(event, "error", problem=f"provider error: {said}")
+        return cls(event, "error", problem=f"{PROVIDER_ERROR} {said}")
 
 
 _new = tuple.__new__

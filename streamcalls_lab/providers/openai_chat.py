@@ -234,9 +234,11 @@ NO_DELTA = "empty_choices: a choice with no delta (a content filter's annotation
 
 def _no_choices(usage: bool, filtered: bool, moderation: bool) -> str:
     """The empty_choices note for a chunk with no choices, saying what it carries instead."""
-    what = [w for w, has in (("usage", usage), ("prompt filter results", filtered),
+    what = [w for w, has in (("usage: documented with stream_options.include_usage, but "
+                              "a reader of choices[0] fails on it", usage),
+                             ("prompt filter results", filtered),
                              ("moderation results", moderation)) if has]
-    return f"empty_choices: a chunk with no choices ({', '.join(what) or 'nothing else'})"
+    return f"empty_choices: a chunk with no choices ({'; '.join(what) or 'nothing else'})"
 
 
 def _blank(tc: dict[str, Any], fn: dict[str, Any], where: str) -> str | None:
