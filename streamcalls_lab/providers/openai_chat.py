@@ -145,7 +145,8 @@ class OpenAIChat:
             k = choice.get("index")
             k = number if k is None else block_index(k, "choices[].index")
             delta = choice.get("delta")
-            if delta is None and not ({"message", "text", "finish_reason"} & choice.keys()):
+            if delta is None and not (choice.get("finish_reason") or {"message", "text"}
+                                      & choice.keys()):
                 bare = NO_DELTA
             if delta is None and "message" in choice:  # a whole chat.completion (no stream)
                 delta = obj(choice["message"], "choices[].message")  # read as one delta
