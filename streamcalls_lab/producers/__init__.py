@@ -6,12 +6,16 @@ server or gateway sends. This family names it:
 
 - :mod:`.quirks`: every producer quirk the kit knows, one spec each (what the producer does,
   the public threads that show it, how a careful client reads it, and how to find it);
-- :mod:`.scan`: :func:`anomalies`, one row per quirk found in a ``load()`` table.
+- :mod:`.scan`: :func:`anomalies`, one row per quirk found in a ``load()`` table;
+- :mod:`.served`: :func:`served_by`, the host and model of each turn, wherever a capture says;
+- :mod:`.report`: what ``python -m streamcalls_lab inspect`` prints for each turn;
+- :mod:`.exposure`: which client faults each quirk exposes, measured.
 """
 
 from __future__ import annotations
 
 from .quirks import QUIRKS, Quirk
 from .scan import ANOMALY_COLUMNS, anomalies
+from .served import SERVED_COLUMNS, served_by
 
-__all__ = ["ANOMALY_COLUMNS", "QUIRKS", "Quirk", "anomalies"]
+__all__ = ["ANOMALY_COLUMNS", "QUIRKS", "SERVED_COLUMNS", "Quirk", "anomalies", "served_by"]
