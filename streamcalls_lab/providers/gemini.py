@@ -20,7 +20,7 @@ from ..events import Ev, array, fragment_row, index, maybe_text, obj, text
 from ..turns import Script, Text, WireFrame, json_object, raw, raw_json
 from .as_written import exact_span, object_text
 from .as_written import value_span as _span
-from .recognise import unclaimed
+from .recognise import ByKeys
 from .spec import Envelope, Fields, WireFormat
 
 
@@ -32,14 +32,8 @@ class Gemini:
         self._calls: dict[int, int] = {}  # per candidate: calls so far, the next one's block
         self._open: dict[int, _Streamed] = {}  # per candidate: a call whose args still stream
 
-    @staticmethod
-    def sniff(event: str, payload: Any) -> bool:
-        # Never a frame another format claims: Chat has choices, the others a type.
-        return unclaimed(payload, "choices", "type", "object") and (
-            isinstance(payload.get("candidates"), list)
-            or "usageMetadata" in payload or "promptFeedback" in payload
-        )
-
+    # A GenerateContentResponse: its candidates, or the usage or prompt feedback alone.
+    sniff = ByKeys({"candidates": list, "usageMetadata": None, "promptFeedback": None})
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         state = deepcopy((self._calls, self._open))

@@ -18,7 +18,7 @@ from typing import Any
 from ..events import Ev, array, fragment_row, maybe_text, obj, stated, text
 from ..turns import Script, Text, WireFrame, json_object, raw, raw_json
 from .as_written import exact_span, object_text, wire_length
-from .recognise import unclaimed
+from .recognise import ByKeys
 from .spec import Envelope, Fields, WireFormat
 
 
@@ -29,15 +29,8 @@ class Ollama:
     def __init__(self) -> None:
         self._calls = 0  # calls so far in the turn: the next one's block
 
-    @staticmethod
-    def sniff(event: str, payload: Any) -> bool:
-        # Never a frame another format claims: those carry a type, choices or candidates.
-        return (
-            unclaimed(payload, "type", "choices")
-            and type(payload.get("done")) is bool
-            and ("message" in payload or "response" in payload)
-        )
-
+    # Every line says whether it is the last (``done``) and holds a message or a response.
+    sniff = ByKeys({"message": None, "response": None}, needs={"done": bool})
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         calls = self._calls
