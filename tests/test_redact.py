@@ -273,3 +273,15 @@ def test_argument_text_that_is_not_json_is_all_filler() -> None:
     (args,) = _args(redact_bytes(body, salt=SALT))
     assert args == "xxxx xxx xxxxx"
     assert b"truth" not in redact_bytes(body, salt=SALT)
+
+
+def test_a_format_added_as_one_module_is_redacted_from_its_declaration() -> None:
+    """Issue 18's example: the AI SDK UI stream, known to redact.py only by its FORMAT."""
+    from streamcalls_lab.turns import Call, script, turn_bytes
+
+    body = turn_bytes("ai-sdk-ui", script([Call("weather", "call_first1", ('{"city": ',
+                                                                           '"Paris"}')),
+                                           Call("weather", "call_other2", ('{"city": "Rome"}',))]))
+    after = calls(redact_bytes(body, salt=SALT))
+    assert after.args.tolist() == ['{"city": "Xxxxx"}', '{"city": "Xxxx"}']
+    assert after.valid_json.all() and after.call_id.nunique() == 2

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import (
+    ai_sdk_ui,
     anthropic,
     bedrock,
     cohere,
@@ -43,6 +44,7 @@ FORMATS: dict[str, WireFormat] = {
         cohere.FORMAT,
         ollama.FORMAT,
         gemini_interactions.FORMAT,
+        ai_sdk_ui.FORMAT,
     )
 }
 """Every wire format the kit reads, by the name the ``provider`` column shows."""
