@@ -58,46 +58,15 @@ class AGUI:
         return self._blocks.setdefault(call_id, len(self._blocks))
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
-        state = dict(self._blocks), self._chunked
-        try:
-            return self._event(event, payload, data)
-        except Exception:
-            self._blocks, self._chunked = state  # an event reported as a problem ends nothing
-            raise
-
-    def _event(self, event: str, payload: Any, data: str) -> list[Ev]:
+        # Every field is checked before any state changes: a problem event ends nothing.
         payload, kind = self.sniff.typed(event, payload, "an AG-UI event")
         if kind == "TOOL_CALL_CHUNK":
             return self._chunk(kind, payload, data)
+        row = _row(kind, payload, data)
         out = [] if kind in _PASSING else self._end_chunked(kind)
-        if kind == "TOOL_CALL_ARGS":
-            call_id = text(payload["toolCallId"], "toolCallId")
-            frag = text(payload["delta"], "delta")
-            out.append(fragment_row(kind, "args_delta", self._block(call_id), frag,
-                                    wire_length(data, "delta", frag), None, call_id))
-        elif kind in ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK"):
-            frag = maybe_text(payload.get("delta"), "delta")
-            out.append(Ev(kind, "other") if frag is None else
-                       fragment_row(kind, "text_delta", None, frag,
-                                    wire_length(data, "delta", frag)))
-        elif kind == "TOOL_CALL_START":
-            call_id = text(payload["toolCallId"], "toolCallId")
-            out.append(Ev(kind, "call_start", self._block(call_id), call_id,
-                          text(payload["toolCallName"], "toolCallName")))
-        elif kind == "TOOL_CALL_END":
-            call_id = text(payload["toolCallId"], "toolCallId")
-            out.append(Ev(kind, "block_stop", self._block(call_id), call_id))
-        elif kind == "TEXT_MESSAGE_START":
-            out.append(Ev(kind, "text_start"))
-        elif kind == "RUN_FINISHED":
-            out.append(Ev(kind, "turn_stop"))
-        elif kind == "RUN_ERROR":
-            out.append(Ev.provider_error(kind, payload.get("message"), payload.get("code")))
-        elif kind == "TOOL_CALL_RESULT":
-            out.append(Ev(kind, "other", call_id=text(payload["toolCallId"], "toolCallId")))
-        else:  # runs, steps, state, snapshots, reasoning, RAW, CUSTOM
-            out.append(Ev(kind, "other"))
-        return out
+        if row.kind in ("call_start", "args_delta", "block_stop"):
+            row = row._replace(block=self._block(text(row.call_id, "toolCallId")))
+        return [*out, row]
 
     def _end_chunked(self, kind: str) -> list[Ev]:
         """The end of the call being chunked, if one is (on this event's row)."""
@@ -109,19 +78,44 @@ class AGUI:
         call_id = maybe_text(payload.get("toolCallId"), "toolCallId")
         tool = maybe_text(payload.get("toolCallName"), "toolCallName")
         frag = maybe_text(payload.get("delta"), "delta")
-        out = []
-        if call_id is not None and call_id != self._chunked:
-            out += self._end_chunked(kind)
+        another = call_id is not None and call_id != self._chunked
+        if (another or self._chunked is None) and (call_id is None or tool is None):
+            raise TypeError("TOOL_CALL_CHUNK: the first chunk of a call should carry "
+                            "toolCallId and toolCallName")
+        out = self._end_chunked(kind) if another else []
         if self._chunked is None:
-            if call_id is None or tool is None:
-                raise TypeError("TOOL_CALL_CHUNK: the first chunk of a call should carry "
-                                "toolCallId and toolCallName")
             self._chunked = call_id
             out.append(Ev(kind, "call_start", self._block(call_id), call_id, tool))
         if frag is not None:
             out.append(fragment_row(kind, "args_delta", self._blocks[self._chunked], frag,
                                     wire_length(data, "delta", frag), None, call_id))
         return out
+
+
+def _row(kind: str, payload: dict[str, Any], data: str) -> Ev:
+    """An event's own row, its fields checked; a call's ``block`` is the reader's to give."""
+    if kind == "TOOL_CALL_ARGS":
+        frag = text(payload["delta"], "delta")
+        return fragment_row(kind, "args_delta", None, frag, wire_length(data, "delta", frag),
+                            None, text(payload["toolCallId"], "toolCallId"))
+    if kind in ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK"):
+        frag = maybe_text(payload.get("delta"), "delta")
+        return Ev(kind, "other") if frag is None else fragment_row(
+            kind, "text_delta", None, frag, wire_length(data, "delta", frag))
+    if kind == "TOOL_CALL_START":
+        return Ev(kind, "call_start", None, text(payload["toolCallId"], "toolCallId"),
+                  text(payload["toolCallName"], "toolCallName"))
+    if kind == "TOOL_CALL_END":
+        return Ev(kind, "block_stop", None, text(payload["toolCallId"], "toolCallId"))
+    if kind == "TEXT_MESSAGE_START":
+        return Ev(kind, "text_start")
+    if kind == "RUN_FINISHED":
+        return Ev(kind, "turn_stop")
+    if kind == "RUN_ERROR":
+        return Ev.provider_error(kind, payload.get("message"), payload.get("code"))
+    if kind == "TOOL_CALL_RESULT":
+        return Ev(kind, "other", call_id=text(payload["toolCallId"], "toolCallId"))
+    return Ev(kind, "other")  # runs, steps, state, snapshots, reasoning, RAW, CUSTOM
 
 
 # -- writing a turn ------------------------------------------------------------------------
