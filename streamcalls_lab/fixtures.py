@@ -355,9 +355,13 @@ def truncate(source: Source, *, call: int = -1, at: int | None = None) -> bytes:
 
     Keeps the frames up to the last fragment of call number ``call`` that ends at or before
     argument character ``at`` (default: half the arguments); if none does, the stream ends
-    right after the call opens. Nothing follows: no stop, done or [DONE].
+    right after the call opens. Nothing follows: no stop, done or [DONE]. Refused for a
+    format that sends each call whole (``FORMAT.calls_whole``): no frame ends inside one.
     """
     turn = _Turn(source)
+    if turn.spec is not None and turn.spec.calls_whole:
+        raise ValueError(f"{turn.provider} sends each call whole: a stream cannot be cut "
+                         "off inside one")
     buf, offsets = turn.call(call)
     args = buf.args
     at = len(args) // 2 if at is None else at

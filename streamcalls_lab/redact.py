@@ -502,8 +502,6 @@ class Redactor:
             counter += 1
 
     # -- a data payload ---------------------------------------------------------------
-
-    # -- a data payload ---------------------------------------------------------------
     def data(self, text: str, turn: _Turn | None = None, event: str = "message") -> str:
         """One frame's ``data``, redacted (``turn`` carries the format's reader and the
         argument lexers across frames; ``event`` is the frame's event name)."""

@@ -163,6 +163,12 @@ def test_a_turn_is_re_cut_and_cut_off_by_its_declaration(turns, name: str) -> No
     assert len(cut) == 2 and not cut.complete.iloc[-1]
 
 
+@pytest.mark.parametrize("name", [n for n in NAMES if FORMATS[n].calls_whole])
+def test_a_format_that_sends_calls_whole_cannot_be_cut_inside_one(turns, name: str) -> None:
+    with pytest.raises(ValueError, match="sends each call whole"):
+        truncate(turns[name][1])
+
+
 # -- turns written from the documentation, not by the kit's writers ------------------------------
 DOCUMENTED = {  # provider: a turn with several calls, as its documentation shows one
     "bedrock-invoke": invoke(*claude_events(WEATHER[1:], text="ok")),
