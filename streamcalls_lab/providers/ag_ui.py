@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import Ev, fragment_row, maybe_text, text
+from ..events import Ev, fragment_row, maybe_text, stated, text
 from ..turns import Role, Script, Text, WireFrame
 from .as_written import wire_length
 from .recognise import ByType
@@ -109,8 +109,10 @@ def _row(kind: str, payload: dict[str, Any], data: str) -> Ev:
         return Ev(kind, "block_stop", None, text(payload["toolCallId"], "toolCallId"))
     if kind == "TEXT_MESSAGE_START":
         return Ev(kind, "text_start")
-    if kind == "RUN_FINISHED":
-        return Ev(kind, "turn_stop")
+    if kind == "RUN_FINISHED":  # (an outcome, when the run was interrupted or succeeded)
+        outcome = payload.get("outcome")
+        return Ev(kind, "turn_stop",
+                  reason=stated(outcome.get("type") if isinstance(outcome, dict) else outcome))
     if kind == "RUN_ERROR":
         return Ev.provider_error(kind, payload.get("message"), payload.get("code"))
     if kind == "TOOL_CALL_RESULT":
@@ -123,13 +125,7 @@ def write(turn: Script) -> list[WireFrame]:
     """A turn as an AG-UI server streams it: ``RUN_STARTED``, each text segment a text
     message (an empty fragment is not sent: the protocol forbids an empty text delta), each
     call announced with its parent message, filled by ``TOOL_CALL_ARGS`` and ended by
-    ``TOOL_CALL_END``, then ``RUN_FINISHED``. Quirk ``chunks``: calls sent as
-    ``TOOL_CALL_CHUNK`` (the first names the call, the rest carry only a ``delta``, and the
-    next event ends it), which cannot interleave."""
-    chunks = "chunks" in turn.quirks
-    if chunks and turn.interleave:
-        raise ValueError("ag-ui: chunked calls end when the next one starts: they cannot "
-                         "interleave")
+    ``TOOL_CALL_END``, then ``RUN_FINISHED``."""
     run = {"threadId": "thread_lab", "runId": "run_lab"}
     frames = [WireFrame({"type": "RUN_STARTED", **run}, None, "head")]
 
@@ -148,16 +144,13 @@ def write(turn: Script) -> list[WireFrame]:
                     "text", n, piece)
             add({"type": "TEXT_MESSAGE_END", "messageId": message}, "text_stop", n)
             continue
-        start = "TOOL_CALL_CHUNK" if chunks else "TOOL_CALL_START"
-        add({"type": start, "toolCallId": seg.call_id, "toolCallName": seg.tool,
+        add({"type": "TOOL_CALL_START", "toolCallId": seg.call_id, "toolCallName": seg.tool,
              "parentMessageId": message}, "call_start", n, block=calls)
         for piece in seg.fragments:
-            add({"type": "TOOL_CALL_CHUNK", "delta": piece} if chunks else
-                {"type": "TOOL_CALL_ARGS", "toolCallId": seg.call_id, "delta": piece},
+            add({"type": "TOOL_CALL_ARGS", "toolCallId": seg.call_id, "delta": piece},
                 "args", n, piece, calls)
-        if not chunks:
-            add({"type": "TOOL_CALL_END", "toolCallId": seg.call_id}, "call_stop", n,
-                block=calls)
+        add({"type": "TOOL_CALL_END", "toolCallId": seg.call_id}, "call_stop", n,
+            block=calls)
         calls += 1
     add({"type": "RUN_FINISHED", **run}, "end")
     return frames
@@ -192,5 +185,6 @@ FORMAT = WireFormat(
                        "id")),
     ),
     write=write,
-    quirks=frozenset(("chunks",)),
+    quirks=dict.fromkeys(("empty_arguments", "call_in_text", "invalid_arguments",
+                          "line_separator_in_data")),  # in what is said: the writer's as is
 )

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..events import DONE, Ev, fragment_row, maybe_text, text
+from ..events import DONE, Ev, fragment_row, maybe_text, stated, text
 from ..turns import Role, Script, Text, WireFrame
 from .as_written import object_text, wire_length
 from .recognise import ByType
@@ -78,8 +78,8 @@ class AISDKUIStream:
             return self._end(kind, payload, data)
         if kind == "text-start":
             return [Ev(kind, "text_start")]
-        if kind == "finish":
-            return [Ev(kind, "turn_stop")]
+        if kind == "finish":  # (after calls the server ran, "stop" is no mismatch: no tool_stop)
+            return [Ev(kind, "turn_stop", reason=stated(payload.get("finishReason")))]
         if kind == "error":
             return [Ev.provider_error(kind, payload.get("errorText"))]
         if kind in _ANSWERS:
@@ -174,4 +174,6 @@ FORMAT = WireFormat(
         ids=frozenset(("id", "messageId", "approvalId", "sourceId")),
     ),
     write=write,
+    quirks=dict.fromkeys(("empty_arguments", "call_in_text", "invalid_arguments",
+                          "line_separator_in_data")),  # in what is said: the writer's as is
 )

@@ -9,7 +9,6 @@ import json
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab.turns import Call, Text, script, turn_bytes
 
 from ..support.wire_samples import rows_of
 
@@ -35,7 +34,7 @@ WEATHER = agui(
     {"type": "TOOL_CALL_RESULT", "messageId": "m2", "toolCallId": "call_1",
      "content": '{"weather":"sunny"}', "role": "tool"},
     {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/lastCity", "value": "Paris"}]},
-    {"type": "RUN_FINISHED", **RUN},
+    {"type": "RUN_FINISHED", **RUN, "outcome": {"type": "success"}},
 )
 
 
@@ -56,6 +55,7 @@ def test_a_call_is_started_filled_by_args_and_ended_by_its_end() -> None:
     (call,) = scl.calls(WEATHER).to_dict("records")
     assert (call["call_id"], call["tool"], call["args"], call["complete"]) == (
         "call_1", "get_weather", '{"city":"Paris"}', True)
+    assert scl.load(WEATHER).reason.dropna().tolist() == ["success"]
 
 
 def test_calls_open_at_once_are_kept_apart_by_id() -> None:
@@ -105,17 +105,6 @@ def test_a_chunked_call_the_stream_never_ends_stays_unfinished() -> None:
     body = agui({"type": "TOOL_CALL_CHUNK", "toolCallId": "a", "toolCallName": "f",
                  "delta": '{"x":'})
     assert not scl.calls(body).complete.any()
-
-
-def test_the_chunks_quirk_writes_calls_a_client_must_expand() -> None:
-    turn = script([Text(("ok",)), Call("f", "call_a", ('{"x":', "1}")),
-                   Call("g", "call_b", ("{}",))], quirks=frozenset({"chunks"}))
-    body = turn_bytes("ag-ui", turn)
-    assert b"TOOL_CALL_END" not in body and body.count(b"TOOL_CALL_CHUNK") == 5
-    table = scl.calls(body)
-    assert list(table.args) == ['{"x":1}', "{}"] and table.complete.all()
-    with pytest.raises(ValueError, match="cannot interleave"):
-        turn_bytes("ag-ui", script(turn.segments[1:], quirks=turn.quirks, interleave=True))
 
 
 def test_a_run_error_is_the_servers_error() -> None:

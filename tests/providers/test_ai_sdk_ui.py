@@ -60,6 +60,7 @@ def test_text_parts_have_no_block_and_finish_ends_the_turn() -> None:
     text = df[df.kind.isin(["text_start", "text_delta"])]
     assert text.block.isna().all() and list(text.fragment.dropna()) == ["It is sunny."]
     assert list(df.event[df.kind == "turn_stop"]) == ["finish", "[DONE]"]
+    assert df.reason.dropna().tolist() == ["stop"]
     assert df.call_id[df.event == "tool-output-available"].tolist() == [CALL]
 
 
