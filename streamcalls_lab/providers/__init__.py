@@ -17,6 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import (
+    ag_ui,
+    ai_sdk_ui,
     anthropic,
     bedrock,
     cohere,
@@ -43,6 +45,8 @@ FORMATS: dict[str, WireFormat] = {
         cohere.FORMAT,
         ollama.FORMAT,
         gemini_interactions.FORMAT,
+        ai_sdk_ui.FORMAT,
+        ag_ui.FORMAT,
     )
 }
 """Every wire format the kit reads, by the name the ``provider`` column shows."""

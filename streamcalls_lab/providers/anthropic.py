@@ -27,6 +27,7 @@ from ..events import (
     fragment_row,
     index,
     maybe_text,
+    obj,
     stated,
     text,
 )
@@ -45,9 +46,9 @@ from ..turns import (
     reuse_first,
     snapshots,
 )
-from .as_written import object_text, wire_length
+from .as_written import object_after, object_text, wire_length
 from .recognise import ByType
-from .spec import Envelope, Fields, WireFormat
+from .spec import Answer, Envelope, Fields, WireFormat
 
 _TYPES = frozenset(
     (
@@ -173,6 +174,26 @@ class AnthropicMessages:
             err = payload.get("error") or {}
             return [Ev.provider_error(kind, err.get("message"), str(err.get("type")))]
         return [Ev(kind, "other")]
+
+
+def whole(payload: Any, data: str) -> Answer | None:
+    """A whole Messages response (a request without ``"stream": true``): its calls (the
+    ``tool_use``, server and MCP tool blocks, ``input`` the object exactly as written), its
+    ``stop_reason`` and its text; None for any other payload."""
+    if not (isinstance(payload, dict) and payload.get("type") == "message"
+            and isinstance(payload.get("content"), list)):
+        return None
+    calls, texts, at = [], [], 0
+    for block in payload["content"]:
+        block = obj(block, "content[]")
+        if block.get("type") in _CALL_BLOCKS:
+            args, at = object_after(data, "input", block["input"], at, "content[].input")
+            calls.append({"call_id": text(block["id"], "content[].id"),
+                          "tool": text(block["name"], "content[].name"), "args": args})
+        elif block.get("type") == "text":
+            texts.append(text(block["text"], "content[].text"))
+    return Answer(tuple(calls), maybe_text(payload.get("stop_reason"), "stop_reason"),
+                  "".join(texts))
 
 
 # -- writing a turn ------------------------------------------------------------------------
@@ -323,6 +344,7 @@ FORMAT = WireFormat(
     write=write,
     quirks=QUIRKS,
     keepalive=PING,
+    whole=whole,
     call_ids=("toolu_01", 22),
     tool_stop=frozenset(("tool_use",)),
     server_ids=("srvtoolu_", "mcptoolu_"),

@@ -105,3 +105,10 @@ def object_text(data: str, key: str, value: Any, start: int, end: int, field: st
     a call's arguments as one fragment, byte for byte, never re-serialised."""
     at, stop = exact_span(data, key, obj(value, field), start, end, field)
     return data[at:stop]
+
+
+def object_after(data: str, key: str, value: Any, at: int, field: str) -> tuple[str, int]:
+    """:func:`object_text` of the first such object after ``at``, and where it ends: a whole
+    response's calls, each looked for after the one before."""
+    start, end = exact_span(data, key, obj(value, field), at, len(data), field)
+    return data[start:end], end

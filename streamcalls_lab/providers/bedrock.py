@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from ..events import Ev, Kind, array, fragment_row, index, obj, stated, text
+from ..events import Ev, Kind, array, fragment_row, index, maybe_text, obj, stated, text
 from ..framing.sse import json_data
 from ..turns import (
     Call,
@@ -36,9 +36,10 @@ from ..turns import (
 from .anthropic import FORMAT as ANTHROPIC
 from .anthropic import AnthropicMessages
 from .anthropic import write as anthropic_write
-from .as_written import wire_length
+from .as_written import object_after, wire_length
+from .openai_chat import FORMAT as CHAT
 from .openai_chat import OpenAIChat
-from .spec import Envelope, Fields, WireFormat
+from .spec import Answer, Envelope, Fields, WireFormat
 
 _TYPES = frozenset(
     (
@@ -211,6 +212,27 @@ def _text_family(inner: dict[str, Any], inner_text: str) -> list[Ev]:
                                           f"does not read (its keys: {keys}): kept as other")]
 
 
+def whole(payload: Any, data: str) -> Answer | None:
+    """A whole ``Converse`` response (the API that does not stream): its ``toolUse``
+    blocks (``input`` the object exactly as written), ``stopReason`` and text; None for
+    any other payload."""
+    if not (isinstance(payload, dict) and isinstance(payload.get("output"), dict)
+            and isinstance(payload["output"].get("message"), dict) and "stopReason" in payload):
+        return None
+    calls, texts, at = [], [], 0
+    for block in array(payload["output"]["message"].get("content") or [], "message.content"):
+        block = obj(block, "content[]")
+        if "toolUse" in block:
+            use = obj(block["toolUse"], "content[].toolUse")
+            args, at = object_after(data, "input", use["input"], at, "toolUse.input")
+            calls.append({"call_id": text(use["toolUseId"], "toolUse.toolUseId"),
+                          "tool": text(use["name"], "toolUse.name"), "args": args})
+        elif "text" in block:
+            texts.append(text(block["text"], "content[].text"))
+    return Answer(tuple(calls), maybe_text(payload["stopReason"], "stopReason"),
+                  "".join(texts))
+
+
 # -- writing a turn ------------------------------------------------------------------------
 def write_converse(turn: Script) -> list[WireFrame]:
     """A turn as ConverseStream sends it: each segment a content block (a text block has no
@@ -312,6 +334,7 @@ FORMAT = WireFormat(
     write=write_converse,
     quirks=QUIRKS,
     tool_stop=frozenset(("tool_use",)),
+    whole=whole,
 )
 INVOKE = WireFormat(
     name=BedrockInvoke.name,
@@ -321,11 +344,22 @@ INVOKE = WireFormat(
          "API_runtime_InvokeModelWithResponseStream.html",
     path="/model/streamcalls-lab/invoke-with-response-stream",
     events={kind: ("chunk", *names) for kind, names in ANTHROPIC.events.items()},
-    fields=ANTHROPIC.fields,
+    # The inner events are Anthropic's (Claude), ConverseStream's (Nova) or Chat's
+    # (OpenAI-compatible families): their fields and envelopes together.
+    fields=Fields(
+        call_id=(*ANTHROPIC.fields.call_id, *FORMAT.fields.call_id, *CHAT.fields.call_id),
+        tool=ANTHROPIC.fields.tool,
+        fragment=(*ANTHROPIC.fields.fragment, *FORMAT.fields.fragment, *CHAT.fields.fragment),
+        whole=(*ANTHROPIC.fields.whole, *CHAT.fields.whole),
+        text=(*ANTHROPIC.fields.text, *CHAT.fields.text, "generation", "outputText"),
+    ),
     envelope=Envelope(
-        containers=ANTHROPIC.envelope.containers | _ENVELOPE | {_METRICS},
-        schema=ANTHROPIC.envelope.schema | {"stopReason", "stop_reason", "completionReason"},
-        numbers=ANTHROPIC.envelope.numbers | {"contentBlockIndex"},
+        containers=(ANTHROPIC.envelope.containers | _ENVELOPE | CHAT.envelope.containers
+                    | {_METRICS}),
+        schema=(ANTHROPIC.envelope.schema | CHAT.envelope.schema
+                | {"stopReason", "stop_reason", "completionReason"}),
+        numbers=ANTHROPIC.envelope.numbers | CHAT.envelope.numbers | {"contentBlockIndex"},
+        ids=CHAT.envelope.ids,
         wrapped="bytes",
     ),
     write=write_invoke,

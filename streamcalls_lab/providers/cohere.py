@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import Ev, fragment_row, index, maybe_text, obj, stated, text
+from ..events import Ev, array, fragment_row, index, maybe_text, obj, stated, text
 from ..turns import (
     Role,
     Script,
@@ -29,7 +29,7 @@ from ..turns import (
 )
 from .as_written import wire_length
 from .recognise import ByType
-from .spec import Envelope, Fields, WireFormat
+from .spec import Answer, Envelope, Fields, WireFormat
 
 TYPES = frozenset(
     (
@@ -99,6 +99,26 @@ class CohereChat:
             finish = delta.get("finish_reason") if isinstance(delta, dict) else None
             return [Ev(kind, "turn_stop", reason=stated(finish))]
         return [Ev(kind, "other")]  # message-start, content-end, citations, debug
+
+
+def whole(payload: Any, data: str) -> Answer | None:
+    """A whole ``/v2/chat`` response (``stream`` false): its calls (``function.arguments``
+    the string sent), ``finish_reason`` and text content; None for any other payload (an
+    event has a ``type`` and its message under ``delta``)."""
+    if not (isinstance(payload, dict) and isinstance(payload.get("finish_reason"), str)
+            and isinstance(payload.get("message"), dict)):
+        return None
+    message = payload["message"]
+    calls = []
+    for tc in array(message.get("tool_calls") or [], "message.tool_calls"):
+        fn = obj(obj(tc, "tool_calls[]").get("function"), "tool_calls[].function")
+        calls.append({"call_id": maybe_text(tc.get("id"), "tool_calls[].id"),
+                      "tool": text(fn.get("name"), "function.name"),
+                      "args": text(fn.get("arguments", ""), "function.arguments")})
+    texts = [text(part["text"], "content[].text") for part in
+             (obj(p, "content[]") for p in array(message.get("content") or [], "content"))
+             if part.get("type") == "text"]
+    return Answer(tuple(calls), payload["finish_reason"], "".join(texts))
 
 
 # -- writing a turn ------------------------------------------------------------------------
@@ -217,4 +237,5 @@ FORMAT = WireFormat(
     quirks=QUIRKS,
     tool_stop=frozenset(("TOOL_CALL",)),
     counts_calls=True,
+    whole=whole,
 )

@@ -18,10 +18,10 @@ from typing import Any
 
 from ..events import Ev, array, fragment_row, index, maybe_text, obj, text
 from ..turns import Script, Text, WireFrame, json_object, raw, raw_json
-from .as_written import exact_span, object_text
+from .as_written import exact_span, object_after, object_text
 from .as_written import value_span as _span
-from .recognise import unclaimed
-from .spec import Envelope, Fields, WireFormat
+from .recognise import ByKeys
+from .spec import Answer, Envelope, Fields, WireFormat
 
 
 class Gemini:
@@ -32,14 +32,8 @@ class Gemini:
         self._calls: dict[int, int] = {}  # per candidate: calls so far, the next one's block
         self._open: dict[int, _Streamed] = {}  # per candidate: a call whose args still stream
 
-    @staticmethod
-    def sniff(event: str, payload: Any) -> bool:
-        # Never a frame another format claims: Chat has choices, the others a type.
-        return unclaimed(payload, "choices", "type", "object") and (
-            isinstance(payload.get("candidates"), list)
-            or "usageMetadata" in payload or "promptFeedback" in payload
-        )
-
+    # A GenerateContentResponse: its candidates, or the usage or prompt feedback alone.
+    sniff = ByKeys({"candidates": list, "usageMetadata": None, "promptFeedback": None})
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         state = deepcopy((self._calls, self._open))
@@ -229,6 +223,32 @@ def _set(node: Any, step: str | int, value: Any) -> None:
     node[step] = value
 
 
+def whole(payload: Any, data: str) -> Answer | None:
+    """A whole ``GenerateContentResponse`` (``generateContent``, not streamed): the first
+    candidate's calls (``args`` the object exactly as written; an absent ``id`` is None),
+    its ``finishReason`` and its text (thoughts left out); None for any other payload."""
+    if not (isinstance(payload, dict) and isinstance(payload.get("candidates"), list)):
+        return None
+    if not payload["candidates"]:
+        return Answer((), None)
+    cand = obj(payload["candidates"][0], "candidates[]")
+    calls, texts, at = [], [], 0
+    for part in array(obj(cand.get("content") or {}, "candidates[].content").get("parts")
+                      or [], "content.parts"):
+        part = obj(part, "parts[]")
+        if "functionCall" in part:
+            fc = obj(part["functionCall"], "parts[].functionCall")
+            args = ""
+            if fc.get("args") is not None:
+                args, at = object_after(data, "args", fc["args"], at, "functionCall.args")
+            calls.append({"call_id": maybe_text(fc.get("id"), "functionCall.id"),
+                          "tool": text(fc.get("name"), "functionCall.name"), "args": args})
+        elif "text" in part and not part.get("thought"):
+            texts.append(text(part["text"], "parts[].text"))
+    return Answer(tuple(calls), maybe_text(cand.get("finishReason"), "finishReason"),
+                  "".join(texts))
+
+
 # -- writing a turn ------------------------------------------------------------------------
 def write(turn: Script) -> list[WireFrame]:
     """A turn as ``streamGenerateContent`` streams it: one ``GenerateContentResponse`` per
@@ -288,4 +308,5 @@ FORMAT = WireFormat(
     write=write,
     quirks=dict.fromkeys(("empty_arguments", "call_in_text", "line_separator_in_data")),
     calls_whole=True,
+    whole=whole,
 )

@@ -17,9 +17,9 @@ from typing import Any
 
 from ..events import Ev, array, fragment_row, maybe_text, obj, stated, text
 from ..turns import Script, Text, WireFrame, json_object, raw, raw_json
-from .as_written import exact_span, object_text, wire_length
-from .recognise import unclaimed
-from .spec import Envelope, Fields, WireFormat
+from .as_written import exact_span, object_after, object_text, wire_length
+from .recognise import ByKeys
+from .spec import Answer, Envelope, Fields, WireFormat
 
 
 class Ollama:
@@ -29,15 +29,8 @@ class Ollama:
     def __init__(self) -> None:
         self._calls = 0  # calls so far in the turn: the next one's block
 
-    @staticmethod
-    def sniff(event: str, payload: Any) -> bool:
-        # Never a frame another format claims: those carry a type, choices or candidates.
-        return (
-            unclaimed(payload, "type", "choices")
-            and type(payload.get("done")) is bool
-            and ("message" in payload or "response" in payload)
-        )
-
+    # Every line says whether it is the last (``done``) and holds a message or a response.
+    sniff = ByKeys({"message": None, "response": None}, needs={"done": bool})
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         calls = self._calls
@@ -89,6 +82,28 @@ class Ollama:
         return span[1]
 
 
+def whole(payload: Any, data: str) -> Answer | None:
+    """A whole answer (a request with ``"stream": false``: the one line, ``done`` true): its
+    calls (``function.arguments`` the object exactly as written, or the string a server
+    sent), ``done_reason`` and ``message.content`` (``response`` for ``/api/generate``);
+    None for any other payload."""
+    if not (isinstance(payload, dict) and payload.get("done") is True
+            and ("message" in payload or "response" in payload)):
+        return None
+    message = obj(payload.get("message") or {}, "message")
+    calls, at = [], 0
+    for tc in array(message.get("tool_calls") or [], "message.tool_calls"):
+        fn = obj(obj(tc, "tool_calls[]").get("function"), "tool_calls[].function")
+        args = fn.get("arguments", "")
+        if not isinstance(args, str):
+            args, at = object_after(data, "arguments", args, at, "function.arguments")
+        calls.append({"call_id": maybe_text(tc.get("id"), "tool_calls[].id"),
+                      "tool": text(fn.get("name"), "function.name"), "args": args})
+    said = message.get("content") if "message" in payload else payload.get("response")
+    return Answer(tuple(calls), maybe_text(payload.get("done_reason"), "done_reason"),
+                  text(said or "", "content"))
+
+
 # -- writing a turn ------------------------------------------------------------------------
 def write(turn: Script) -> list[WireFrame]:
     """A turn as ``/api/chat`` streams it, one JSON object a line: a line per text
@@ -133,4 +148,5 @@ FORMAT = WireFormat(
     write=write,
     quirks=dict.fromkeys(("call_in_text", "line_separator_in_data")),
     calls_whole=True,
+    whole=whole,
 )

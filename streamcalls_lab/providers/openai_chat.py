@@ -20,6 +20,7 @@ from ..events import (
     Ev,
     Hot,
     Index,
+    array,
     decoded,
     fragment_row,
     maybe_text,
@@ -42,7 +43,7 @@ from ..turns import (
     with_gaps,
 )
 from .as_written import wire_length, wire_lengths
-from .spec import Envelope, Fields, WireFormat
+from .spec import Answer, Envelope, Fields, WireFormat
 
 EVENT = "chat.completion.chunk"
 
@@ -317,6 +318,37 @@ def _content_parts(name: str, parts: list[Any], data: str, choice: int) -> list[
     return out
 
 
+def whole(payload: Any, data: str) -> Answer | None:
+    """A whole ``chat.completion`` (a request without ``"stream": true``): its first
+    choice's calls (``function.arguments`` the string sent; a legacy ``function_call`` has
+    no id), ``finish_reason`` and content; None for any other payload (a chunk has
+    ``delta`` where a completion has ``message``)."""
+    if not (isinstance(payload, dict) and payload.get("object", "chat.completion")
+            == "chat.completion" and isinstance(payload.get("choices"), list)
+            and all(isinstance(c, dict) and "message" in c for c in payload["choices"])):
+        return None
+    if not payload["choices"]:
+        return Answer((), None)
+    choice = payload["choices"][0]
+    message = obj(choice["message"], "choices[].message")
+    calls = [obj(tc, "message.tool_calls[]") for tc in
+             array(message.get("tool_calls") or [], "message.tool_calls")]
+    if message.get("function_call") is not None:
+        calls.append({"function": obj(message["function_call"], "message.function_call")})
+    content = message.get("content") or ""
+    if isinstance(content, list):  # typed parts (Mistral): the text parts
+        parts = [obj(part, "content[]") for part in content]
+        content = "".join(text(p["text"], "content[].text") for p in parts
+                          if p.get("type") == "text")
+    return Answer(
+        tuple({"call_id": maybe_text(tc.get("id"), "tool_calls[].id"),
+               "tool": text(obj(tc["function"], "function")["name"], "function.name"),
+               "args": text(tc["function"].get("arguments", ""), "function.arguments")}
+              for tc in calls),
+        maybe_text(choice.get("finish_reason"), "choices[].finish_reason"),
+        text(content, "message.content"))
+
+
 # -- writing a turn ------------------------------------------------------------------------
 def write(turn: Script) -> list[WireFrame]:
     """A turn as Chat Completions streams it: one chunk per fragment under one choice; a
@@ -549,5 +581,6 @@ FORMAT = WireFormat(
     quirks=QUIRKS,
     tool_stop=frozenset(("tool_calls", "function_call")),
     counts_calls=True,
+    whole=whole,
     aliases=("openai-compatible", "chat-completions"),
 )

@@ -22,10 +22,12 @@ from ..events import (
     Hot,
     Index,
     Kind,
+    array,
     decoded,
     fragment_row,
     index,
     maybe_text,
+    obj,
     stated,
     text,
 )
@@ -41,7 +43,7 @@ from ..turns import (
     snapshots,
 )
 from .as_written import wire_length
-from .spec import Envelope, Fields, WireFormat
+from .spec import Answer, Envelope, Fields, WireFormat
 
 _TURN_STOPS = frozenset(("response.completed", "response.incomplete", "response.failed"))
 _DELTA_KINDS: dict[str, Kind] = {  # read by normalize and by the fast path's _hot_rows
@@ -189,6 +191,33 @@ class OpenAIResponses:
             err = payload["error"] if isinstance(payload.get("error"), dict) else payload
             return [Ev.provider_error(kind, err.get("message"))]
         return [Ev(kind, "other", block)]
+
+
+def whole(payload: Any, data: str) -> Answer | None:
+    """A whole Responses ``response`` (a request without ``"stream": true``, or the one
+    ``response.completed`` carries): its call items (:data:`CALL_ITEMS`, their input as
+    sent), why it stopped (``incomplete_details.reason``, else ``status``) and its output
+    text; None for any other payload."""
+    if not (isinstance(payload, dict) and payload.get("object") == "response"
+            and isinstance(payload.get("output"), list)):
+        return None
+    calls, texts = [], []
+    for item in payload["output"]:
+        item = obj(item, "output[]")
+        call = _call_item(item)
+        if call is not None:
+            input_field, call_id, tool = call
+            calls.append({"call_id": call_id, "tool": tool,
+                          "args": text(item.get(input_field, ""), f"output[].{input_field}")})
+        elif item.get("type") == "message":
+            for part in array(item.get("content") or [], "output[].content"):
+                part = obj(part, "content[]")
+                if part.get("type") == "output_text":
+                    texts.append(text(part["text"], "content[].text"))
+    details = obj(payload.get("incomplete_details") or {}, "incomplete_details")
+    stop = (maybe_text(details.get("reason"), "incomplete_details.reason")
+            or maybe_text(payload.get("status"), "status"))
+    return Answer(tuple(calls), stop, "".join(texts))
 
 
 # -- writing a turn ------------------------------------------------------------------------
@@ -412,4 +441,5 @@ FORMAT = WireFormat(
     write=write,
     quirks=QUIRKS,
     server_ids=("mcp_",),
+    whole=whole,
 )

@@ -1,15 +1,16 @@
 """The two ways a reader recognises its frames from one frame, each written once.
 
-Formats whose events name themselves (Anthropic, Cohere) are known by that name; formats
-without a type field (Gemini, Ollama) are known by their keys, and first make sure the
-frame carries none of the keys that mark another format, so two readers never claim one
-frame.
+Both are positive signatures: what a frame of the format carries, never the absence of
+another format's keys. Formats whose events name themselves (Anthropic, Cohere, the AI SDK
+UI stream, AG-UI) are known by that name (:class:`ByType`); formats without a type field
+(Gemini, Ollama) by keys of their own (:class:`ByKeys`). No frame of any format's samples or
+of the real captures is claimed by two readers (``tests/providers/test_formats.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Set
-from dataclasses import dataclass
+from collections.abc import Mapping, Set
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import obj, text
@@ -33,6 +34,20 @@ class ByType:
         return payload, text(payload.get(self.field, event), self.field)
 
 
-def unclaimed(payload: Any, *marks: str) -> bool:
-    """Whether ``payload`` is an object with none of ``marks``, the keys of other formats."""
-    return isinstance(payload, dict) and not any(m in payload for m in marks)
+@dataclass(frozen=True, slots=True)
+class ByKeys:
+    """A ``sniff`` for a format without a type field: the payload is an object holding one
+    of ``marks`` and every key of ``needs``, keys of the format's own, each value of the
+    JSON type given (None: any)."""
+
+    marks: Mapping[str, type | None]
+    needs: Mapping[str, type | None] = field(default_factory=dict)
+
+    def __call__(self, event: str, payload: Any) -> bool:
+        return (isinstance(payload, dict)
+                and any(_holds(payload, k, t) for k, t in self.marks.items())
+                and all(_holds(payload, k, t) for k, t in self.needs.items()))
+
+
+def _holds(payload: dict[str, Any], key: str, kind: type | None) -> bool:
+    return key in payload and (kind is None or type(payload[key]) is kind)

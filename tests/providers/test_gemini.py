@@ -187,14 +187,25 @@ OTHERS = [
     ("message_start", START),
     ("content_block_start", TOOL),
     ("response.created", {"type": "response.created", "response": {}}),
-    ("message", {"type": "message_start", "candidates": [], "usageMetadata": {}}),
-    ("message", {"choices": [], "usageMetadata": {}}),
+]
+HYBRIDS = [  # another format's frame carrying a Gemini key too: no real stream sends one
+    ("message", {"type": "message_start", "candidates": [], "usageMetadata": {}},
+     "anthropic-messages"),
+    ("message", {"choices": [], "usageMetadata": {}}, "openai-chat"),
 ]
 
 
 @pytest.mark.parametrize(("event", "payload"), OTHERS)
 def test_frames_of_the_other_formats_are_never_taken_for_gemini(event: str, payload) -> None:
     assert not FORMATS["gemini"].sniff(event, payload)
+
+
+@pytest.mark.parametrize(("event", "payload", "provider"), HYBRIDS)
+def test_a_hybrid_frame_is_read_as_the_format_its_type_or_choices_name(
+        event: str, payload, provider: str) -> None:
+    """Gemini's signature is positive (a key of its own), so such a frame shows two formats;
+    the registry lists the formats that name themselves first."""
+    assert sniff(event, payload) == provider
 
 
 @pytest.mark.parametrize("payload", [

@@ -16,9 +16,6 @@ COHERE_V1 = sse((None, {"is_finished": False, "event_type": "stream-start",
                 (None, {"is_finished": False, "event_type": "text-generation", "text": "Hi"}))
 ANTHROPIC_LEGACY = sse(("completion", {"type": "completion", "completion": " Hello",
                                        "stop_reason": None, "model": "claude-2.1"}))
-AI_SDK_UI = sse((None, {"type": "start", "messageId": "m1"}),
-                (None, {"type": "tool-input-delta", "toolCallId": "c1",
-                        "inputTextDelta": '{"a"'}))
 ASSISTANTS = sse(("thread.run.step.delta", {"id": "step_1", "object": "thread.run.step.delta",
                                             "delta": {"step_details": {}}}))
 HAR_ONE_LINE = ndjson({"log": {"version": "1.2", "entries": []}})
@@ -28,18 +25,24 @@ SOMETHING = sse((None, {"result": [], "token": "x"}))
 REASONS = {  # what every row of the stream says it looks like: the stream
     "looks like Cohere v1 chat": COHERE_V1,
     "looks like Anthropic Text Completions": ANTHROPIC_LEGACY,
-    "looks like a Vercel AI SDK UI message stream": AI_SDK_UI,
     "looks like the OpenAI Assistants API": ASSISTANTS,
     "looks like a HAR export": HAR_ONE_LINE,
     "looks like Ollama progress lines": OLLAMA_PULL,
     "a JSON object with keys result, token": SOMETHING,
     "the data is a JSON list": sse((None, [1, 2])),
-    "a whole Anthropic Messages response": ndjson(
+    "a whole anthropic-messages response (1 call)": ndjson(
         {"id": "msg_1", "type": "message", "role": "assistant", "stop_reason": "tool_use",
          "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}]}),
-    "a whole OpenAI Responses response": sse((None, {
+    "a whole openai-responses response (1 call)": sse((None, {
         "id": "resp_1", "object": "response", "status": "completed",
         "output": [{"type": "function_call", "name": "f", "arguments": "{}"}]})),
+    "a whole cohere-chat response (0 calls)": sse((None, {
+        "id": "c1", "finish_reason": "COMPLETE", "message": {
+            "role": "assistant", "content": [{"type": "text", "text": "Hi"}]}})),
+    "a whole bedrock-converse response (1 call)": ndjson({
+        "output": {"message": {"role": "assistant", "content": [
+            {"toolUse": {"toolUseId": "tooluse_1", "name": "f", "input": {"a": 1}}}]}},
+        "stopReason": "tool_use", "usage": {"inputTokens": 1}}),
     "event 'TranscriptEvent', a JSON object with keys Transcript": event_message(
         "TranscriptEvent", b'{"Transcript": {"Results": []}}'),
 }
