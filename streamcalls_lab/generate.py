@@ -246,6 +246,12 @@ class Turn:
         return out
 
 
+ON_PURPOSE = {
+    "empty_choices": "every generated Chat turn ends with the usage chunk (no choices) OpenAI "
+                     "sends when stream_options.include_usage is set",
+}
+"""Producer quirks a generated turn shows on purpose (as the recordings it imitates do), by
+name: ``scl.anomalies`` of the bundled data finds these and nothing else."""
 GENERATED_FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
 """The formats the bundled fixtures are generated in: their flush models are calibrated on
 real captures. :func:`generate` writes any format that has a writer; the others are cut at

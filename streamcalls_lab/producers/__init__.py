@@ -9,7 +9,7 @@ server or gateway sends. This family names it:
 - :mod:`.scan`: :func:`anomalies`, one row per quirk found in a ``load()`` table;
 - :mod:`.served`: :func:`served_by`, the host and model of each turn, wherever a capture says;
 - :mod:`.report`: what ``python -m streamcalls_lab inspect`` prints for each turn;
-- :mod:`.exposure`: which client faults each quirk exposes, measured.
+- :mod:`.examples`: a seeded example of each quirk, and which client faults each exposes.
 """
 
 from __future__ import annotations

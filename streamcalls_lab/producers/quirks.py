@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
 from ..turns import Call, Script, Segment, Text
 
 if TYPE_CHECKING:
@@ -365,3 +367,16 @@ QUIRKS: dict[str, Quirk] = {q.name: q for q in (
           worsens=("key_by_name",)),
 )}
 """Every producer quirk, in the order the docs and reports list them."""
+
+
+def catalog() -> pd.DataFrame:
+    """The quirks as a table: what the producer does, the threads, how the kit reads it,
+    whether information is lost, which faults it worsens, and the formats that can carry it."""
+    from ..providers import FORMATS
+
+    rows = [{"quirk": q.name, "what the producer does": q.summary,
+             "how the kit reads it": q.reading, "information lost": q.destroys,
+             "worsens": ", ".join(q.worsens), "threads": ", ".join(q.threads),
+             "formats": ", ".join(n for n, f in FORMATS.items() if q.name in f.quirks)}
+            for q in QUIRKS.values()]
+    return pd.DataFrame(rows).astype({"information lost": bool})

@@ -129,3 +129,14 @@ def _once(rows: pd.DataFrame) -> tuple[Problem, ...]:
         first.setdefault(str(r.problem), []).append(int(r.offset))
     return tuple(Problem(at[0], why if len(at) == 1 else f"{why} ({len(at)} frames)")
                  for why, at in first.items())
+
+
+def frame_text(body: bytes, offset: int) -> str:
+    """The frame of ``body`` that starts at ``offset`` (or holds it), as text: the evidence
+    of a finding, to show inert (``display.code_block`` escapes it)."""
+    from ..framing import decode_any
+
+    for frame in decode_any([body], strict=False):
+        if frame.offset <= offset < max(frame.end, frame.offset + 1):
+            return body[frame.offset:frame.end].decode("utf-8", "replace")
+    return body[offset:offset + 400].decode("utf-8", "replace")
