@@ -25,7 +25,7 @@ import nh3
 import pandas as pd
 from markdown_it import MarkdownIt
 
-from .accumulate import Accumulator, Snapshot
+from .accumulate import Accumulator, CallKey, Snapshot
 from .check import TURN_FORMATS, Call, Segment, Text, turn_bytes
 from .faults import CORRECT, FAULTS, MarkdownBubble, bubble_text
 from .fixtures import escape_spans
@@ -238,15 +238,16 @@ def char_diff(sent: str, got: str) -> tuple[Span, ...]:
 
 def _call_diffs(correct: Sequence[Mapping[str, Any]],
                 got: Sequence[Mapping[str, Any]]) -> tuple[CallDiff, ...]:
-    want = {c["block"]: c for c in correct}
-    have = {c["block"]: c for c in got}
+    # keyed by (choice, block): two choices' calls may share a block
+    want = {(c.get("choice"), c["block"]): c for c in correct}
+    have = {(c.get("choice"), c["block"]): c for c in got}
     out = []
-    for block in [*want, *(b for b in have if b not in want)]:
-        w, h = want.get(block), have.get(block)
+    for key in [*want, *(k for k in have if k not in want)]:
+        w, h = want.get(key), have.get(key)
         sent = None if w is None else str(w["args"])
         args = None if h is None else str(h["args"])
         tool = (w or h or {}).get("tool")
-        out.append(CallDiff(block, tool, sent, args, char_diff(sent or "", args or "")))
+        out.append(CallDiff(CallKey(*key), tool, sent, args, char_diff(sent or "", args or "")))
     return tuple(out)
 
 
@@ -262,7 +263,8 @@ def _feed(name: str, cls: type[Accumulator],
         calls = handler.finish()
     except Exception as e:  # a faulty handler raising is one of the outcomes shown
         error = f"raised {type(e).__name__}: {e}"
-    kept = tuple({k: c.get(k) for k in ("block", "call_id", "tool", "args")} for c in calls)
+    kept = tuple({k: c.get(k) for k in ("block", "choice", "call_id", "tool", "args")}
+                 for c in calls)
     shown = bubble(handler.message) if isinstance(handler, MarkdownBubble) else None
     return Outcome(name, kept, handler.message, error, bubble=shown), handler.snapshot()
 

@@ -252,6 +252,49 @@ def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
                 len(text) + sum(map(len, sent)), events_of(body), escape_cut=escape_cut)
 
 
+def two_choice_turn(choices: Sequence[Segment | Sequence[Segment]]) -> bytes:
+    """A Chat turn with ``n`` = ``len(choices)`` choices, each a call (or its own segments:
+    prose and calls, its calls numbered from 0): each choice's chunks (text deltas, its calls
+    announced and their fragments, its own ``finish_reason`` chunk) alternate with the other
+    choices', then ``[DONE]``. Chat's turn writer writes one choice; this is the suite's
+    until it takes ``n``."""
+    def chunk(choice: int, delta: dict[str, Any], finish: str | None = None) -> str:
+        return sse_frame(json_data({"id": "chatcmpl-check", "object": "chat.completion.chunk",
+                                    "choices": [{"index": choice, "delta": delta,
+                                                 "finish_reason": finish}]}))
+    per_choice = []
+    for n, segments in enumerate(_per_choice(choices)):
+        frames = [chunk(n, {"role": "assistant", "content": ""})]
+        index = 0  # each choice numbers its calls from 0
+        for seg in segments:
+            if isinstance(seg, Text):
+                frames += [chunk(n, {"content": f}) for f in seg.fragments]
+                continue
+            frames.append(chunk(n, {"tool_calls": [{
+                "index": index, "id": seg.call_id, "type": "function",
+                "function": {"name": seg.tool, "arguments": ""}}]}))
+            frames += [chunk(n, {"tool_calls": [{"index": index, "function": {"arguments": f}}]})
+                       for f in seg.fragments]
+            index += 1
+        per_choice.append([*frames, chunk(n, {}, "tool_calls" if index else "stop")])
+    mixed = [f for group in zip_longest(*per_choice) for f in group if f is not None]
+    return sse_body([*mixed, sse_frame(DONE_DATA)])
+
+
+def _per_choice(choices: Sequence[Segment | Sequence[Segment]]) -> list[list[Segment]]:
+    return [[c] if isinstance(c, Call | Text) else list(c) for c in choices]
+
+
+def two_choice_calls(choices: Sequence[Segment | Sequence[Segment]]) -> list[dict[str, Any]]:
+    """The calls a correct handler hands on from :func:`two_choice_turn`."""
+    out = []
+    for n, segments in enumerate(_per_choice(choices)):
+        calls = [seg for seg in segments if isinstance(seg, Call)]
+        out += [{"block": i, "choice": n, "call_id": c.call_id, "tool": c.tool,
+                 "args": "".join(c.fragments)} for i, c in enumerate(calls)]
+    return out
+
+
 def _splits(doc: str) -> Iterable[tuple[int, tuple[str, str]]]:
     for k in range(1, len(doc)):
         yield k, (doc[:k], doc[k:])

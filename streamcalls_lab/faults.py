@@ -214,7 +214,7 @@ class MarkdownBubble(Accumulator):
         """Each call's part of the bubble source, by its position in ``calls``."""
 
     def add_fragment(self, buf: CallBuffer, fragment: str) -> None:
-        self.add_text(fragment)
+        self.add_text(fragment, buf.choice)
         at = next(i for i, other in enumerate(self.calls) if other is buf)
         self.sources[at] = self.sources.get(at, "") + fragment
         buf.parts[:] = [bubble_text(self.sources[at])]

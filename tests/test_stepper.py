@@ -8,7 +8,8 @@ import pytest
 
 import streamcalls_lab as scl
 from streamcalls_lab import Stepper
-from streamcalls_lab.check import Call, Text, turn_bytes
+from streamcalls_lab.accumulate import CallKey
+from streamcalls_lab.check import Call, Text, turn_bytes, two_choice_turn
 from streamcalls_lab.stepper import first_divergence
 
 from .conftest import capture_files
@@ -82,7 +83,8 @@ def test_a_step_shows_the_event_its_raw_frame_and_the_buffers() -> None:
     stepper = Stepper(TURN)
     last = stepper.state(len(stepper) - 1)
     assert last.frame.startswith("event: message_stop")
-    assert last.buffers == {1: '{"city": "Zürich", "n": 20}', 2: '{"note": "see *both* files"}'}
+    assert last.buffers == {CallKey(None, 1): '{"city": "Zürich", "n": 20}',
+                            CallKey(None, 2): '{"note": "see *both* files"}'}
     assert last.message == "Let me look é."
 
 
@@ -91,6 +93,14 @@ def test_a_variant_shows_what_it_would_hand_on() -> None:
     step = stepper.state(len(stepper) - 1)
     assert [c["args"] for c in step.variants["key_by_name"].snapshot.finished] == [
         '{"city": "Zürich", "n": 20}{"note": "see *both* files"}']
+
+
+def test_the_correct_column_keeps_each_of_two_choices_calls_apart() -> None:
+    stepper = Stepper(two_choice_turn([Call("get_weather", "call_a", ('{"x":', "1}")),
+                                       Call("get_weather", "call_b", ('{"y":', "2}"))]))
+    last = stepper.state(len(stepper) - 1)
+    assert [(c["choice"], c["args"]) for c in last.finished] == [(0, '{"x":1}'), (1, '{"y":2}')]
+    assert last.buffers == {CallKey(0, 0): '{"x":1}', CallKey(1, 0): '{"y":2}'}
 
 
 def test_a_load_dataframe_is_stepped_by_its_events() -> None:
