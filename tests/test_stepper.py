@@ -56,15 +56,17 @@ def test_no_variant_diverges_on_prose_alone() -> None:
     assert all(not stepper.state(i).diverged for i in range(len(stepper))) and len(stepper) > 4
 
 
-def test_a_whole_call_in_one_fragment_exposes_only_the_surface_and_the_early_hand_on() -> None:
+def test_a_whole_call_in_one_fragment_exposes_only_the_surface_early_hand_on_and_id_keys(
+        ) -> None:
     diverged = first_divergence(Stepper(CLEAN))
-    assert set(diverged) == {"markdown_bubble", "parse_to_finish", "lenient_parse"}
+    assert set(diverged) == {"markdown_bubble", "parse_to_finish", "lenient_parse",
+                             "key_by_id"}  # no fragment after the announcement names its call
 
 
 def test_each_bug_diverges_on_this_turn() -> None:
     diverged = first_divergence(Stepper(TURN, read_size=3))
     assert set(diverged) == {"trim", "lenient_parse", "parse_to_finish", "key_by_name",
-                             "decode_chunks", "markdown_bubble"}
+                             "key_by_id", "decode_chunks", "markdown_bubble"}
 
 
 def test_key_by_name_diverges_when_the_second_call_starts() -> None:
@@ -101,6 +103,9 @@ def test_the_correct_column_keeps_each_of_two_choices_calls_apart() -> None:
     last = stepper.state(len(stepper) - 1)
     assert [(c["choice"], c["args"]) for c in last.finished] == [(0, '{"x":1}'), (1, '{"y":2}')]
     assert last.buffers == {CallKey(0, 0): '{"x":1}', CallKey(1, 0): '{"y":2}'}
+    step, reason = first_divergence(stepper)["one_choice"]
+    assert stepper.state(step).event["kind"] == "args_delta"  # choice 0's first fragment
+    assert reason == "block 0 of choice 1: its buffer already holds another call's arguments"
 
 
 def test_a_load_dataframe_is_stepped_by_its_events() -> None:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..faults import SPECS
 from ..traffic.server import LoopbackServer, StreamHandler, chunk
 from .cases import PATHS, WireCase
 
@@ -93,11 +94,14 @@ class Run:
 
 
 def client_env(base_url: str, fmt: str) -> dict[str, str]:
-    """The variables a client gets: the base URL, each SDK's conventional ones, fake keys."""
+    """The variables a client gets: the base URL, each SDK's conventional ones, fake keys,
+    and ``STREAMCALLS_BUGS``: the classes with a deliberately broken client (``--bug``), so
+    one need not import the kit to know them."""
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
     env.update({
         "STREAMCALLS_BASE_URL": base_url, "STREAMCALLS_FORMAT": fmt,
         "STREAMCALLS_PATH": PATHS[fmt],
+        "STREAMCALLS_BUGS": ",".join(name for name, spec in SPECS.items() if spec.client),
         "OPENAI_BASE_URL": base_url + "/v1", "OPENAI_API_KEY": "sk-torture-fake",
         "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "sk-ant-torture-fake",
         "NO_PROXY": "127.0.0.1,localhost", "PYTHONUNBUFFERED": "1",
