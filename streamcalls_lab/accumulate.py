@@ -54,9 +54,6 @@ class CallKey(NamedTuple):
         return f"{self.block}" if not self.choice else f"{self.block} of choice {self.choice}"
 
 
-_new_key = tuple.__new__
-
-
 @dataclass
 class CallBuffer:
     """Everything known about one call so far."""
@@ -211,8 +208,7 @@ class Accumulator:
     def key(self, event: Mapping[str, Any]) -> Hashable:
         """Which buffer an event belongs to: its block within its choice, never the tool
         name or the id (only the announcement carries those)."""
-        # tuple.__new__: a NamedTuple's own constructor costs more than the rest of a feed
-        return _new_key(CallKey, (_get(event, "choice"), _get(event, "block")))
+        return CallKey(_get(event, "choice"), _get(event, "block"))
 
     def start_call(self, event: Mapping[str, Any]) -> None:
         buf = _buffer(event)

@@ -533,7 +533,7 @@ def _early(s: Symptom) -> list[Any] | None:
             return None
         args = have[2]
         if s.parsed:
-            ok = s.ends_early or args == _value(call.args)
+            ok = s.ends_early or args == json_value(call.args)
         else:
             ok = isinstance(args, str) and call.args.startswith(args)
         if not ok:
@@ -542,7 +542,8 @@ def _early(s: Symptom) -> list[Any] | None:
     return early or None
 
 
-def _value(text: str) -> Any:
+def json_value(text: str) -> Any:
+    """The JSON value of ``text``, or ``text`` itself when it does not parse."""
     try:
         return json.loads(text)
     except ValueError:

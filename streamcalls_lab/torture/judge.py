@@ -16,9 +16,9 @@ import pandas as pd
 from ..calls import calls
 from ..check import report_frame
 from ..faults import CLASSES as CLASSES  # what a failure is put down to, in report order
-from ..faults import Seen, Sent, classify, cover, describe, symptoms
+from ..faults import Seen, Sent, classify, cover, describe, json_value, symptoms
 from .cases import WireCase
-from .run import Run, _parsed
+from .run import Run
 
 
 # -- judging -------------------------------------------------------------------------------
@@ -55,7 +55,7 @@ def judge(case: WireCase, run: Run) -> list[Finding]:
     """The failures of one run, each put down to one class (the fewest that explain the
     run, as ``check_handler`` chooses them over a whole suite)."""
     got, parsed = _got(run)
-    want = [(i, t, _parsed(a) if parsed else a) for i, t, a in case.expected]
+    want = [(i, t, json_value(a) if parsed else a) for i, t, a in case.expected]
     if run.timed_out:
         error = run.stderr
     else:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -13,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..faults import SPECS
+from ..faults import SPECS, json_value
 from ..traffic.server import LoopbackServer, StreamHandler, chunk
 from .cases import PATHS, WireCase
 
@@ -126,17 +125,9 @@ def run_case(cmd: Sequence[str], case: WireCase, timeout: float = 120.0) -> Run:
             run = Run(None, stderr=f"no exit within {timeout:g} s")
     run.requests = server.requests
     for line in out.splitlines():
-        value = _parsed(line)  # the line itself when it is no JSON: noise
+        value = json_value(line)  # the line itself when it is no JSON: noise
         if isinstance(value, dict) and "tool" in value:
             run.calls.append(value)
         elif line.strip():
             run.noise.append(line)
     return run
-
-
-def _parsed(args: str) -> Any:
-    """The JSON value of ``args``, or ``args`` itself when it does not parse."""
-    try:
-        return json.loads(args)
-    except ValueError:
-        return args
