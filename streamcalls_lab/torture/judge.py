@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 import pandas as pd
 
+from ..accumulate import present
 from ..calls import calls
 from ..check import report_frame
 from ..faults import CLASSES as CLASSES  # what a failure is put down to, in report order
@@ -43,12 +44,12 @@ def _tail(text: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
-@cache
+@lru_cache(maxsize=1024)  # a suite judges each body once per client
 def _sent(body: bytes) -> tuple[Sent, ...]:
     """Every call the body sends, as the kit's own reader finds it (a cut one too)."""
     table = calls(body, strict=False)
-    return tuple(Sent(r.call_id, r.tool, r.args, r.block, None if pd.isna(r.choice)
-                      else int(r.choice)) for r in table.itertuples())
+    return tuple(Sent(present(r.call_id), present(r.tool), r.args, present(r.block),
+                      present(r.choice)) for r in table.itertuples())
 
 
 def judge(case: WireCase, run: Run) -> list[Finding]:
