@@ -234,7 +234,10 @@ class Accumulator:
         """Nothing: a fragment never says anything about completion."""
 
     def add_text(self, fragment: str, choice: int | None = None) -> None:
-        self.texts.setdefault(choice, []).append(fragment)
+        parts = self.texts.get(choice)
+        if parts is None:
+            parts = self.texts[choice] = []
+        parts.append(fragment)
 
     def stop(self, event: Mapping[str, Any]) -> None:
         """The stop (or done) event is the only statement that a call is complete."""

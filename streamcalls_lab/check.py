@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache
 from itertools import chain, zip_longest
 from typing import Any, NamedTuple
 
@@ -243,11 +243,16 @@ class Case:
     """A fragment boundary falls inside a JSON escape."""
     ends_early: bool = False
     """The stream ends right after the last call's last fragment."""
+    want: tuple[Seen, ...] = ()
+    """``expected`` as ``(call_id, tool, args)``, what a run's calls are compared with."""
 
-    @cached_property
-    def want(self) -> tuple[Seen, ...]:
-        """The expected calls as ``(call_id, tool, args)``."""
-        return tuple((c["call_id"], c["tool"], c["args"]) for c in self.expected)
+    def __post_init__(self) -> None:
+        if not self.want and self.expected:  # frozen: set once, here
+            object.__setattr__(self, "want", _want(self.expected))
+
+
+def _want(expected: Iterable[Mapping[str, Any]]) -> tuple[Seen, ...]:
+    return tuple([(c["call_id"], c["tool"], c["args"]) for c in expected])
 
 
 def in_escape(doc: str, cut: int) -> bool:
@@ -377,13 +382,14 @@ def byte_turns() -> dict[str, tuple[bytes, tuple[dict[str, Any], ...], str]]:
 def byte_cases() -> Iterable[Case]:
     """Every split of each multi-byte turn into two reads, and one read per byte."""
     for fmt, (body, expected, text) in byte_turns().items():
-        sent = _sent(expected)
+        sent, want = _sent(expected), _want(expected)  # once per turn, not per cut
         for k in range(1, len(body)):
             where = f"{body[max(0, k - 8):k]!r} | {body[k:k + 8]!r}"
             yield Case("bytes", fmt, f"reads cut at byte {k}: {where}", expected, text, sent,
-                       len(body), chunks=(body[:k], body[k:]))
+                       len(body), chunks=(body[:k], body[k:]), want=want)
         yield Case("bytes", fmt, f"{len(body)} bytes in reads of 1 byte", expected, text,
-                   sent, len(body) + 1, chunks=tuple(body[i:i + 1] for i in range(len(body))))
+                   sent, len(body) + 1, chunks=tuple(body[i:i + 1] for i in range(len(body))),
+                   want=want)
 
 
 def case_count(with_bytes: bool = True) -> int:
@@ -454,7 +460,7 @@ def _get(call: Mapping[str, Any], key: str) -> Any:
 
 
 def _findings(case: Case, out: Outcome) -> list[Finding]:
-    got = tuple((_get(c, "call_id"), _get(c, "tool"), _get(c, "args")) for c in out.calls)
+    got = tuple([(_get(c, "call_id"), _get(c, "tool"), _get(c, "args")) for c in out.calls])
     if out.error is None and got == case.want and out.message in (None, case.text):
         return []  # the common case, decided without building a symptom
     error = "" if out.error is None else f"raised {type(out.error).__name__}: {out.error}"
