@@ -201,8 +201,9 @@ class OneChoice(Accumulator):
     takes the first one's key: both choices' fragments go to the call announced last (the
     first choice's call is handed on empty) and the first choice's finish closes the second
     choice's call as well. Right on every turn with one choice, which is almost every turn;
-    the kit's own Accumulator did this until it keyed by (choice, block), so its stepper's
-    correct column showed ``{"x":1}{"y":`` for the second choice. langfuse/langfuse#16998:
+    the kit's own Accumulator did this until it keyed by (choice, block), and its stepper's
+    correct column handed the first choice's call on empty, the second holding both (the
+    kit's check suite found it once it had a turn with two choices). langfuse/langfuse#16998:
     one accumulator for every choice of an ``n=2`` stream merged both choices' content and
     their ``tool_calls[0]`` arguments; QuantumNous/new-api PR #6924 (review): tool calls
     keyed only by ``tc.Index`` merge across choices.
