@@ -5,20 +5,21 @@ test); it prints one JSON line per finished call, as the torture harness expects
 ``{"call_id", "tool", "args"}`` with ``args`` the fragments joined, byte-exact.
 
 ``bug`` switches on one classic mistake, so the harness's own tests have a broken
-client per class (the correct client is ``bug=None``): each is one decision changed.
+client per class (the correct client is ``bug=None``): each is one decision changed. Which
+classes have one is said by their specs (``client=True`` in ``streamcalls_lab.faults``);
+only a broken client imports the kit, to check the name it was given.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-BUGS = ("trim", "decode_each", "key_by_name", "key_by_last", "parse_to_finish",
-        "lost_on_truncation", "merged_calls")
 _ESCAPE = re.compile(r'(?:\\u[0-9a-fA-F]{4})+|\\["\\/bfnrt]')
 
 
@@ -31,6 +32,17 @@ class Buffer:
     """How many parts the buffer had when it was last handed on (-1: never)."""
 
 
+def client_bugs() -> tuple[str, ...]:
+    """Every class with a deliberately broken client, from the specs (``decode_chunks`` is
+    reference.py's: it is in the transport, not here). The torture harness passes the
+    names in ``STREAMCALLS_BUGS``; run by hand, a broken client reads the specs itself."""
+    if names := os.environ.get("STREAMCALLS_BUGS"):
+        return tuple(names.split(","))
+    from streamcalls_lab.faults import SPECS  # the kit's venv (pandas: seconds per case)
+
+    return tuple(name for name, spec in SPECS.items() if spec.client)
+
+
 def _decode_escapes(fragment: str) -> str:
     """The decode_each bug: a fragment's escapes decoded on their own (a cut one raises)."""
     if re.search(r'\\(u[0-9a-fA-F]{0,3})?$', _ESCAPE.sub("", fragment)):
@@ -40,10 +52,11 @@ def _decode_escapes(fragment: str) -> str:
 
 class Accumulator:
     def __init__(self, fmt: str, bug: str | None = None) -> None:
-        if bug is not None and bug not in BUGS:
-            raise SystemExit(f"unknown bug {bug!r}: one of {', '.join(BUGS)}")
+        if bug is not None and bug not in (bugs := client_bugs()):
+            raise SystemExit(f"unknown bug {bug!r}: one of {', '.join(bugs)}")
         self.fmt, self.bug = fmt, bug
         self.by_index: dict[int, Buffer] = {}
+        self.by_id: dict[str, Buffer] = {}
         self.order: list[Buffer] = []
 
     # -- what the formats share ------------------------------------------------------------
@@ -60,10 +73,25 @@ class Accumulator:
             return  # some servers repeat the id on every chunk
         buf = Buffer(call_id, tool)
         self.by_index[index] = buf
+        self.by_id[call_id] = buf
         self.order.append(buf)
 
-    def fragment(self, index: int, text: str) -> None:
-        buf = self.order[-1] if self.bug == "key_by_last" else self.by_index[index]
+    def buffer(self, index: int, call_id: str | None, new: bool = False) -> Buffer | None:
+        """The call an event is for: by its index, or (key_by_id) by the id it carries.
+        After the announcement that is none, so fragments all go to one nameless buffer
+        (made by the first, when ``new``)."""
+        if self.bug != "key_by_id":
+            return self.by_index[index]
+        key = call_id or ""
+        if new and key not in self.by_id:
+            self.by_id[key] = buf = Buffer(key, "")
+            self.order.append(buf)
+        return self.by_id.get(key)
+
+    def fragment(self, index: int, text: str, call_id: str | None = None) -> None:
+        buf = self.order[-1] if self.bug == "key_by_last" else self.buffer(index, call_id,
+                                                                          new=True)
+        assert buf is not None
         if self.bug == "trim":
             text = text.strip()
         elif self.bug == "decode_each":
@@ -76,8 +104,8 @@ class Accumulator:
                 return
             self.hand_on(buf)
 
-    def stop(self, buf: Buffer) -> None:
-        if self.bug != "lost_on_truncation":
+    def stop(self, buf: Buffer | None) -> None:
+        if buf is not None and self.bug != "lost_on_truncation":
             self.hand_on(buf)
 
     def terminal(self) -> None:
@@ -113,7 +141,7 @@ class Accumulator:
         elif kind == "content_block_delta" and p["delta"]["type"] == "input_json_delta":
             self.fragment(p["index"], p["delta"]["partial_json"])
         elif kind == "content_block_stop" and p["index"] in self.by_index:
-            self.stop(self.by_index[p["index"]])
+            self.stop(self.buffer(p["index"], None))
         elif kind == "message_stop":
             self.terminal()
 
@@ -124,7 +152,7 @@ class Accumulator:
                 if call.get("id"):
                     self.start(call["index"], call["id"], fn.get("name", ""))
                 if fn.get("arguments"):
-                    self.fragment(call["index"], fn["arguments"])
+                    self.fragment(call["index"], fn["arguments"], call.get("id"))
             if choice.get("finish_reason"):
                 for buf in self.order:
                     self.stop(buf)
@@ -135,17 +163,20 @@ class Accumulator:
         if kind == "response.output_item.added" and item.get("type") == "function_call":
             self.start(p["output_index"], item["call_id"], item["name"])
         elif kind == "response.function_call_arguments.delta":
-            self.fragment(p["output_index"], p["delta"])
-        elif kind == "response.output_item.done" and item.get("type") == "function_call":
-            self.stop(self.by_index[p["output_index"]])
+            self.fragment(p["output_index"], p["delta"], p.get("call_id"))
+        elif kind == "response.function_call_arguments.done" or (
+                kind == "response.output_item.done" and item.get("type") == "function_call"):
+            self.stop(self.buffer(p["output_index"], item.get("call_id")))
         elif kind == "response.completed":
             self.terminal()
 
     def end(self) -> None:
         """The connection closed. Chat has no per-call stop: a call is finished once a later
-        one starts, so all but the last are handed on when the stream is cut."""
+        one starts, so all but the last announced are handed on when the stream is cut (and
+        key_by_id's nameless buffer, which no announcement started)."""
         if self.fmt == "openai-chat" and self.bug != "lost_on_truncation":
-            for buf in self.order[:-1]:
+            announced = [buf for buf in self.order if buf.call_id]
+            for buf in [*announced[:-1], *(buf for buf in self.order if not buf.call_id)]:
                 self.hand_on(buf)
 
 

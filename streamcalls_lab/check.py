@@ -2,10 +2,12 @@
 
 The suite is exhaustive where it is cheap to be: each argument document is cut at every
 single split point, in all three wire formats, and a turn with multi-byte characters is
-cut at every byte for handlers that take bytes. Each failure is explained by the classes
-that could cause it (a missing space can only be ``trim``; a bare quote where ``\\"`` was
-sent could be ``decode_each`` or ``markdown_bubble``), and the report names the fewest
-classes that explain every failure, each with its smallest failing example.
+cut at every byte for handlers that take bytes. Each failure is described as a
+:class:`~streamcalls_lab.faults.Symptom` and put down to the classes whose spec recognises
+it (a missing space can only be ``trim``; a bare quote where ``\\"`` was sent could be
+``decode_each`` or ``markdown_bubble``); the report names the fewest classes that explain
+every failure, each with its smallest failing example. The rules live in
+:mod:`streamcalls_lab.faults`, one spec per class, shared with the torture harness.
 
 The turns are written by each format's own writer (:mod:`streamcalls_lab.turns`), without the
 generator's flush model: the suite needs exact control of every cut, including a stream that
@@ -15,11 +17,10 @@ ends right after the closing brace, and thousands of turns built in well under a
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from itertools import pairwise
+from itertools import zip_longest
 from typing import Any
 
 import pandas as pd
@@ -27,15 +28,28 @@ import pandas as pd
 from . import turns
 from .accumulate import event_dict
 from .decode import EventDecoder
-from .faults import FAULTS, MARKDOWN_SYNTAX
+from .faults import CLASSES as CLASSES  # the report's classes, read from the specs
+from .faults import (
+    ESCAPE,
+    SURFACE,
+    Seen,
+    Sent,
+    Symptom,
+    classify,
+    cover,
+    describe,
+    parses,
+    summary,
+    symptoms,
+)
+from .framing.sse import DONE_DATA, json_data, sse_body, sse_frame
 from .providers import INTERLEAVING
 from .turns import Call, Segment, Text
 
 Handler = type | Callable[[list[dict[str, Any]]], list[Mapping[str, Any]]]
-CLASSES = (*FAULTS, "identity", "missing_call", "message", "crash", "other")
-"""Every class a failure can be put in: the ``FAULTS`` names, then the bugs no fault shows."""
 REPORT_COLUMNS = ("class", "format", "family", "example", "expected", "got", "detail",
-                  "failures")
+                  "failures", "summary")
+"""The report's columns; ``summary`` is the class's one line (what was assumed, what to do)."""
 
 # Argument documents. Each is cut at every split point; together they have spaces inside
 # strings, every kind of escape, raw non-ASCII, an emoji (raw and as a surrogate pair),
@@ -56,7 +70,6 @@ PROSE = (("Let me check", " that for you."), ("Done", ", both are booked."))
 # A turn with multi-byte characters everywhere, cut at every byte for byte-level handlers.
 BYTES_TEXT = ("Voilà — 東京", " 🌧️ ok.")
 BYTES_ARGS = ('{"city": "Zü', 'rich", "note": "naïve ', 'café 👍🏽"}')
-ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
 
 
 # -- writing turns: each format's own writer (``FORMAT.write``), through streamcalls_lab.turns
@@ -96,8 +109,8 @@ class Case:
     """The case in a line: the fragments as sent (or, for bytes, the cut)."""
     expected: tuple[dict[str, Any], ...]
     text: str
-    sent: tuple[str, ...]
-    """Every call's arguments as sent, a cut-off call's included."""
+    sent: tuple[Sent, ...]
+    """Every call as sent, a cut-off call's partial arguments included."""
     size: int
     """How big the example is: the smallest failing one is reported."""
     events: tuple[dict[str, Any], ...] = ()
@@ -105,10 +118,27 @@ class Case:
     """Set for byte-level cases: the socket reads to feed."""
     escape_cut: bool = False
     """A fragment boundary falls inside a JSON escape."""
+    ends_early: bool = False
+    """The stream ends right after the last call's last fragment."""
+    want: tuple[Seen, ...] = ()
+    """``expected`` as ``(call_id, tool, args)``, what a run's calls are compared with."""
+
+    def __post_init__(self) -> None:
+        if not self.want and self.expected:  # frozen: set once, here
+            object.__setattr__(self, "want", _want(self.expected))
+
+
+def _want(expected: Iterable[Mapping[str, Any]]) -> tuple[Seen, ...]:
+    return tuple([(c["call_id"], c["tool"], c["args"]) for c in expected])
 
 
 def in_escape(doc: str, cut: int) -> bool:
     return any(m.start() < cut < m.end() for m in ESCAPE.finditer(doc))
+
+
+def _sent(calls: Iterable[Mapping[str, Any]]) -> tuple[Sent, ...]:
+    return tuple(Sent(c["call_id"], c["tool"], c["args"], c["block"], c.get("choice"))
+                 for c in calls)
 
 
 def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
@@ -123,9 +153,62 @@ def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
     if cut:
         shown += " then the stream ends"
     text = "".join(f for s in texts for f in s.fragments)
-    sent = tuple("".join(s.fragments) for s in segments if isinstance(s, Call))
+    sent = _sent(expected_calls(fmt, segments, False))  # every call, the cut one's too
     return Case(family, fmt, shown, tuple(expected_calls(fmt, segments, cut)), text, sent,
-                len(text) + sum(map(len, sent)), events_of(body), escape_cut=escape_cut)
+                len(text) + sum(len(c.args) for c in sent), events_of(body),
+                escape_cut=escape_cut, ends_early=cut)
+
+
+def two_choice_turn(choices: Sequence[Segment | Sequence[Segment]]) -> bytes:
+    """A Chat turn with ``n`` = ``len(choices)`` choices, each a call (or its own segments:
+    prose and calls, its calls numbered from 0): each choice's chunks (text deltas, its calls
+    announced and their fragments, its own ``finish_reason`` chunk) alternate with the other
+    choices', then ``[DONE]``. Chat's turn writer writes one choice; this is the suite's
+    until it takes ``n``."""
+    def chunk(choice: int, delta: dict[str, Any], finish: str | None = None) -> str:
+        return sse_frame(json_data({"id": "chatcmpl-check", "object": "chat.completion.chunk",
+                                    "choices": [{"index": choice, "delta": delta,
+                                                 "finish_reason": finish}]}))
+    per_choice = []
+    for n, segments in enumerate(_per_choice(choices)):
+        frames = [chunk(n, {"role": "assistant", "content": ""})]
+        index = 0  # each choice numbers its calls from 0
+        for seg in segments:
+            if isinstance(seg, Text):
+                frames += [chunk(n, {"content": f}) for f in seg.fragments]
+                continue
+            frames.append(chunk(n, {"tool_calls": [{
+                "index": index, "id": seg.call_id, "type": "function",
+                "function": {"name": seg.tool, "arguments": ""}}]}))
+            frames += [chunk(n, {"tool_calls": [{"index": index, "function": {"arguments": f}}]})
+                       for f in seg.fragments]
+            index += 1
+        per_choice.append([*frames, chunk(n, {}, "tool_calls" if index else "stop")])
+    mixed = [f for group in zip_longest(*per_choice) for f in group if f is not None]
+    return sse_body([*mixed, sse_frame(DONE_DATA)])
+
+
+def _per_choice(choices: Sequence[Segment | Sequence[Segment]]) -> list[list[Segment]]:
+    return [[c] if isinstance(c, Call | Text) else list(c) for c in choices]
+
+
+def two_choice_calls(choices: Sequence[Segment | Sequence[Segment]]) -> list[dict[str, Any]]:
+    """The calls a correct handler hands on from :func:`two_choice_turn`."""
+    out = []
+    for n, segments in enumerate(_per_choice(choices)):
+        calls = [seg for seg in segments if isinstance(seg, Call)]
+        out += [{"block": i, "choice": n, "call_id": c.call_id, "tool": c.tool,
+                 "args": "".join(c.fragments)} for i, c in enumerate(calls)]
+    return out
+
+
+def _two_choices(calls: Sequence[Call]) -> Case:
+    expected = two_choice_calls(calls)
+    shown = " + ".join(f"choice {n}: {list(c.fragments)!r}" for n, c in enumerate(calls))
+    sent = _sent(expected)
+    return Case("two_choices", "openai-chat", shown + ", the choices' chunks alternating",
+                tuple(expected), "", sent, sum(len(c.args) for c in sent),
+                events_of(two_choice_turn(calls)))
 
 
 def _splits(doc: str) -> Iterable[tuple[int, tuple[str, str]]]:
@@ -149,9 +232,11 @@ def event_cases() -> tuple[Case, ...]:
                      for n, d in enumerate((a, b), 1)]
             cases.append(_case("two_calls_one_tool", fmt, calls))
             if fmt in INTERLEAVING:  # two tools, so only the interleaving can merge them
-                calls = [Call(tool, c.call_id, c.fragments)
+                tools = [Call(tool, c.call_id, c.fragments)
                          for tool, c in zip(PARALLEL_TOOLS, calls, strict=True)]
-                cases.append(_case("interleaved_calls", fmt, calls, interleave=True))
+                cases.append(_case("interleaved_calls", fmt, tools, interleave=True))
+            if fmt == "openai-chat":  # n=2: each choice numbers its calls from 0
+                cases.append(_two_choices(calls))
         doc = DOCUMENTS["spaces"]
         for _, frags in _splits(doc):
             segs: list[Segment] = [Text(PROSE[0]), Call("lookup", "call_1", frags),
@@ -173,14 +258,15 @@ def byte_turns() -> dict[str, tuple[bytes, tuple[dict[str, Any], ...], str]]:
 
 def byte_cases() -> Iterable[Case]:
     """Every split of each multi-byte turn into two reads, and one read per byte."""
-    sent = ("".join(BYTES_ARGS),)
     for fmt, (body, expected, text) in byte_turns().items():
+        sent, want = _sent(expected), _want(expected)  # once per turn, not per cut
         for k in range(1, len(body)):
             where = f"{body[max(0, k - 8):k]!r} | {body[k:k + 8]!r}"
             yield Case("bytes", fmt, f"reads cut at byte {k}: {where}", expected, text, sent,
-                       len(body), chunks=(body[:k], body[k:]))
+                       len(body), chunks=(body[:k], body[k:]), want=want)
         yield Case("bytes", fmt, f"{len(body)} bytes in reads of 1 byte", expected, text,
-                   sent, len(body) + 1, chunks=tuple(body[i:i + 1] for i in range(len(body))))
+                   sent, len(body) + 1, chunks=tuple(body[i:i + 1] for i in range(len(body))),
+                   want=want)
 
 
 def case_count(with_bytes: bool = True) -> int:
@@ -221,105 +307,26 @@ def _run(handler: Handler, case: Case) -> Outcome:
 
 
 # -- explaining a failure ------------------------------------------------------------------
-def deleted_only(sent: str, got: str, deletable: Callable[[str], bool]) -> bool:
-    """``got`` is ``sent`` with some characters removed, each of them ``deletable``."""
-    if got == sent or len(got) >= len(sent):
-        return False
-    j = 0
-    for c in sent:
-        if j < len(got) and got[j] == c:
-            j += 1
-        elif not deletable(c):
-            return False
-    return j == len(got)
-
-
-def _interleaves(got: str, a: str, b: str) -> bool:
-    """``got`` is ``a`` and ``b`` shuffled together, each in order, and neither alone."""
-    if len(got) != len(a) + len(b) or got in (a + b, b + a):
-        return False
-    can = [True] + [False] * len(b)  # can[j]: got[:i + j] interleaves a[:i] and b[:j]
-    for j in range(1, len(b) + 1):
-        can[j] = can[j - 1] and b[j - 1] == got[j - 1]
-    for i in range(1, len(a) + 1):
-        can[0] = can[0] and a[i - 1] == got[i - 1]
-        for j in range(1, len(b) + 1):
-            can[j] = ((can[j] and a[i - 1] == got[i + j - 1])
-                      or (can[j - 1] and b[j - 1] == got[i + j - 1]))
-    return can[len(b)]
-
-
-def _escape_char(token: str) -> str:
-    return json.loads(f'"{token}"')
-
-
-def partly_decoded(sent: str, got: str) -> bool:
-    """``got`` is ``sent`` with some of its JSON escapes replaced by their characters."""
-    if got == sent:
-        return False
-    i = j = 0
-    while i < len(sent):
-        m = ESCAPE.match(sent, i)
-        if m is None:
-            if j >= len(got) or got[j] != sent[i]:
-                return False
-            i, j = i + 1, j + 1
-            continue
-        token = m.group()
-        pair = ESCAPE.match(sent, m.end())
-        both = token + pair.group() if pair and token[1] == "u" and pair.group()[1] == "u" else ""
-        if got.startswith(token, j):
-            i, j = m.end(), j + len(token)
-        elif both and got.startswith(_escape_char(both), j):
-            i, j = pair.end(), j + len(_escape_char(both))  # type: ignore[union-attr]
-        elif got.startswith(_escape_char(token), j):
-            i, j = m.end(), j + len(_escape_char(token))
-        else:
-            return False
-    return j == len(got)
-
-
-def _parses(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _early(args: str) -> frozenset[str]:
-    """A call handed on before its stop: a strict parse of it could be the test, or not."""
-    if _parses(args):
-        return frozenset({"parse_to_finish", "lenient_parse"})
-    return frozenset({"lenient_parse"})
-
-
-def _args_classes(sent: str, got: str) -> frozenset[str]:
-    if len(got) < len(sent) and sent.startswith(got):
-        return _early(got)
-    found: set[str] = set()
-    if deleted_only(sent, got, str.isspace):
-        found.add("trim")
-    if deleted_only(sent, got, MARKDOWN_SYNTAX.__contains__):
-        found.add("markdown_bubble")
-    if partly_decoded(sent, got):
-        found.add("decode_each")
-    return frozenset(found or {"other"})
-
-
 @dataclass(frozen=True)
 class Finding:
     case: Case
     classes: frozenset[str]
+    """The classes whose spec recognises the symptom: any of them could explain it."""
     expected: str
     got: str
     detail: str
+    aspect: str
     same_value: bool = False
     """The arguments differ as text but parse to the same value (nothing of the data lost)."""
 
 
-def _same_value(sent: str, got: str) -> bool:
-    return _parses(got) and json.loads(got) == json.loads(sent)
+def _same_value(s: Symptom) -> bool:
+    differ = [(w, h) for w, h in s.matched[0] if w != h]
+    if len(differ) != 1:
+        return False
+    (want, have), = differ
+    return (isinstance(have[2], str) and parses(have[2]) and parses(want[2])
+            and json.loads(have[2]) == json.loads(want[2]))
 
 
 def _get(call: Mapping[str, Any], key: str) -> Any:
@@ -330,89 +337,14 @@ def _get(call: Mapping[str, Any], key: str) -> Any:
 
 
 def _findings(case: Case, out: Outcome) -> list[Finding]:
-    expected = list(case.expected)
-    if out.error is not None:
-        e = out.error
-        got = f"raised {type(e).__name__}: {e}"
-        if isinstance(e, UnicodeDecodeError) and case.chunks is not None:
-            return [Finding(case, frozenset({"decode_chunks"}), "the calls", got,
-                            "a read that ends inside a multi-byte character was decoded alone")]
-        if case.escape_cut:  # a decoder choking on half an escape, unless it always raises
-            return [Finding(case, frozenset({"decode_each", "crash"}), "the calls", got,
-                            "a fragment that ends inside an escape was decoded alone")]
-        return [Finding(case, frozenset({"crash"}), "the calls", got, "the handler raised")]
-    found: list[Finding] = []
-    if out.message is not None and out.message != case.text:
-        args_in = any(a[:6] in out.message for a in case.sent if a)
-        found.append(Finding(
-            case, frozenset({"markdown_bubble"} if args_in else {"message"}), repr(case.text),
-            repr(out.message), "argument text on the message surface" if args_in
-            else "the message surface is not the text deltas"))
-    got = [(_get(c, "call_id"), _get(c, "tool"), _get(c, "args")) for c in out.calls]
-    want = [(c["call_id"], c["tool"], c["args"]) for c in expected]
-    if got == want:
-        return found
-    sent_args = [w[2] for w in want]
-    for _, _, args in got:
-        if isinstance(args, str) and args not in sent_args and any(
-            _interleaves(args, a, b) for a, b in pairwise(sent_args)
-        ):
-            return [*found, Finding(case, frozenset({"key_by_last"}), repr(sent_args),
-                                    repr([g[2] for g in got]), "fragments of two calls "
-                                    "mixed in one buffer, in the order they arrived")]
-    if len(got) < len(want):
-        for _, _, args in got:
-            if isinstance(args, str) and args not in sent_args and any(
-                args.startswith(a + b) or args == a + b
-                for a, b in pairwise(sent_args)
-            ):
-                return [*found, Finding(case, frozenset({"key_by_name"}), repr(sent_args),
-                                        repr(args), "two calls merged into one buffer")]
-        missing = [w for w in want if w not in got]
-        return [*found, Finding(case, frozenset({"missing_call"}), repr(want), repr(got),
-                                f"{len(missing)} call(s) never handed on")]
-    if len(got) > len(want):
-        extra = [g for g in got if g not in want]
-        args = extra[0][2] if extra and isinstance(extra[0][2], str) else ""
-        return [*found, Finding(case, _early(args), "(nothing: the stream was cut before the "
-                                "call's stop)", repr(args), "handed on a call whose stop "
-                                "never came")]
-    for (gid, gtool, gargs), (wid, wtool, wargs) in zip(got, want, strict=True):
-        if (gid, gtool) != (wid, wtool):
-            found.append(Finding(case, frozenset({"identity"}), repr((wid, wtool)),
-                                 repr((gid, gtool)), "call id or tool name differs"))
-        elif gargs != wargs:
-            classes = (_args_classes(wargs, gargs) if isinstance(gargs, str)
-                       else frozenset({"other"}))
-            detail = ("handed on before its stop" if classes & {"lenient_parse"}
-                      else "arguments differ from the fragments joined")
-            found.append(Finding(case, classes, repr(wargs), repr(gargs), detail,
-                                 isinstance(gargs, str) and _same_value(wargs, gargs)))
-    return found
-
-
-def _cover(findings: list[Finding]) -> dict[str, list[Finding]]:
-    """The fewest classes that explain every finding (a greedy set cover).
-
-    A class that is the only explanation of some finding is taken first; then the class
-    explaining the most findings left, ties broken in ``CLASSES`` order.
-    """
-    order = {c: i for i, c in enumerate(CLASSES)}
-    left = list(findings)
-    chosen: dict[str, list[Finding]] = {}
-    while left:
-        forced = {next(iter(f.classes)) for f in left if len(f.classes) == 1}
-        if forced:
-            pick = min(forced, key=order.__getitem__)
-        else:
-            counts: dict[str, int] = {}
-            for f in left:
-                for c in f.classes:
-                    counts[c] = counts.get(c, 0) + 1
-            pick = min(counts, key=lambda c: (-counts[c], order[c]))
-        chosen[pick] = [f for f in left if pick in f.classes]
-        left = [f for f in left if pick not in f.classes]
-    return dict(sorted(chosen.items(), key=lambda kv: order[kv[0]]))
+    got = tuple([(_get(c, "call_id"), _get(c, "tool"), _get(c, "args")) for c in out.calls])
+    if out.error is None and got == case.want and out.message in (None, case.text):
+        return []  # the common case, decided without building a symptom
+    error = "" if out.error is None else f"raised {type(out.error).__name__}: {out.error}"
+    found = symptoms(sent=case.sent, expected=case.want, got=got, error=error,
+                     message=out.message, text=case.text, ends_early=case.ends_early,
+                     escape_cut=case.escape_cut, reads_cut=case.chunks is not None)
+    return [Finding(case, classify(s), *describe(s), s.aspect, _same_value(s)) for s in found]
 
 
 def check_handler(handler: Handler, *, bytes_level: bool | None = None) -> pd.DataFrame:
@@ -422,8 +354,9 @@ def check_handler(handler: Handler, *, bytes_level: bool | None = None) -> pd.Da
     instantiated once per turn) or a callable taking a turn's list of events and returning
     its calls. Byte-level cases run when the class has ``feed_bytes`` (or when
     ``bytes_level`` says so). Each row holds the class, the smallest failing example
-    (``format``, ``family``, ``example``, ``expected``, ``got``, ``detail``) and how many
-    failures the class explains. Empty for a handler with none of the failures.
+    (``format``, ``family``, ``example``, ``expected``, ``got``, ``detail``), how many
+    failures the class explains, and the class's ``summary``. Empty for a handler with none
+    of the failures.
     """
     if bytes_level is None:
         bytes_level = isinstance(handler, type) and hasattr(handler, "feed_bytes")
@@ -436,11 +369,10 @@ def check_handler(handler: Handler, *, bytes_level: bool | None = None) -> pd.Da
         n += 1
         findings += _findings(case, _run(handler, case))
     best = []
-    for cls, found in _cover(findings).items():
+    for cls, found in cover(findings, lambda f: f.classes).items():
         # The smallest example this class alone explains, about the calls if possible,
         # and one that loses data (a space inside a string, not one between tokens).
-        best.append((cls, min(found, key=lambda f: (len(f.classes) > 1,
-                                                   f.expected == repr(f.case.text),
+        best.append((cls, min(found, key=lambda f: (len(f.classes) > 1, f.aspect == SURFACE,
                                                    f.same_value,
                                                    f.case.size, len(f.case.example))),
                      len(found)))
@@ -455,6 +387,7 @@ def report_frame(best: Iterable[tuple[str, Any, int]]) -> pd.DataFrame:
     ``expected``, ``got``, ``detail``) is the class's smallest failing example."""
     rows = [{"class": cls, "format": f.case.format, "family": f.case.family,
              "example": f.case.example, "expected": f.expected, "got": f.got,
-             "detail": f.detail, "failures": failures} for cls, f, failures in best]
+             "detail": f.detail, "failures": failures, "summary": summary(cls)}
+            for cls, f, failures in best]
     return pd.DataFrame(rows, columns=list(REPORT_COLUMNS)).astype(
-        {c: "str" for c in REPORT_COLUMNS[:-1]} | {"failures": "int64"})
+        {c: "str" for c in REPORT_COLUMNS if c != "failures"} | {"failures": "int64"})

@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from .accumulate import Accumulator, Snapshot, present
+from .accumulate import Accumulator, CallKey, Snapshot, present
 from .faults import CORRECT, FAULTS
 from .loader import frames, load
 from .sources import Source, resolve
@@ -65,7 +65,7 @@ class Step:
 
     @property
     def buffers(self) -> dict[Hashable, str]:
-        """The correct handler's argument buffers, keyed by block."""
+        """The correct handler's argument buffers, keyed by (choice, block)."""
         return self.correct.snapshot.buffers
 
     @property
@@ -88,20 +88,35 @@ def _first_difference(a: str, b: str) -> int:
                 min(len(a), len(b)))
 
 
+def _done(snapshot: Snapshot) -> dict[CallKey, str]:
+    return {CallKey(c.get("choice"), c["block"]): c["args"] for c in snapshot.finished}
+
+
+def _held(buffers: Mapping[Hashable, str], key: Hashable) -> str | None:
+    """A variant's buffer for the correct handler's key: under that key, or under the block
+    alone (a variant that ignores the choice, the same on a turn with one)."""
+    if key in buffers:
+        return buffers[key]
+    return buffers.get(key.block) if isinstance(key, CallKey) else None
+
+
 def diverge(correct: Snapshot, variant: VariantState) -> str | None:
     """Why a variant's state differs from the correct one's, in a phrase; None if it does not."""
     if variant.error is not None:
         return variant.error
     got = variant.snapshot
-    want_done = {c["block"]: c["args"] for c in correct.finished}
-    got_done = {c["block"]: c["args"] for c in got.finished}
+    want_done = _done(correct)
+    got_done = _done(got)
     for block, args in got_done.items():
         if block not in want_done:
             return f"handed on block {block} before its stop, as {_short(args)}"
     for block, want in correct.buffers.items():
-        have = got.buffers.get(block)
+        have = _held(got.buffers, block)
         if have is None:
-            return f"has no buffer for block {block}"
+            filed = ", ".join(_short(k) if isinstance(k, str) else repr(k)
+                              for k in list(got.buffers)[:3])
+            return f"has no buffer for block {block}" + (
+                f" (it files them under {filed})" if filed else "")
         if have != want:
             if have.endswith(want) and len(have) > len(want):
                 return f"block {block}: its buffer already holds another call's arguments"

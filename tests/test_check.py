@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import ast
 import json
+import re
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab import FAULTS, Accumulator, check_handler
+from streamcalls_lab import FAULTS, Accumulator, check_handler, faults
+from streamcalls_lab.accumulate import CallBuffer
 from streamcalls_lab.check import (
     CLASSES,
     INTERLEAVING,
@@ -17,14 +20,14 @@ from streamcalls_lab.check import (
     TURN_FORMATS,
     Call,
     Text,
-    _interleaves,
     byte_turns,
-    deleted_only,
     event_cases,
     expected_calls,
-    partly_decoded,
     turn_bytes,
+    two_choice_calls,
+    two_choice_turn,
 )
+from streamcalls_lab.faults import CALLS, FOUND_BY_THE_KIT, SPECS, BugClass, Symptom
 
 
 def test_the_correct_accumulator_passes_clean() -> None:
@@ -99,8 +102,35 @@ def test_a_cut_turn_ends_without_any_stop(fmt: str) -> None:
     assert not scl.calls(body)["complete"].any()
 
 
-def test_the_classes_are_the_fault_names_then_the_bugs_no_fault_shows() -> None:
-    assert CLASSES[:len(FAULTS)] == tuple(FAULTS) and len(set(CLASSES)) == len(CLASSES)
+def test_the_classes_are_the_specs_and_the_faults_those_with_a_handler_in_that_order() -> None:
+    assert list(CLASSES) == list(SPECS)
+    assert list(FAULTS) == [n for n, s in SPECS.items() if s.handler is not None]
+    assert all(FAULTS[n] is s.handler for n, s in SPECS.items() if s.handler is not None)
+
+
+CITATION = re.compile(r"^[\w.-]+/[\w.-]+(#\d+| PR #\d+)$")
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_every_class_has_a_recogniser_a_summary_a_citation_and_a_preset_if_it_has_a_handler(
+        name: str) -> None:
+    spec = SPECS[name]
+    assert spec.name == name and callable(spec.recognise)
+    assert spec.summary.strip() and "\n" not in spec.summary and spec.summary.endswith(".")
+    assert spec.cites and all(CITATION.match(c) or c == FOUND_BY_THE_KIT for c in spec.cites)
+    if spec.handler is not None:
+        assert isinstance(spec.preset, Mapping) and spec.preset, f"{name} has no preset"
+
+
+def test_a_class_with_a_handler_cannot_be_registered_without_a_preset() -> None:
+    with pytest.raises(ValueError, match="preset"):
+        faults.register(BugClass("x", "x.", (FOUND_BY_THE_KIT,), lambda s: False, Accumulator))
+    assert "x" not in SPECS
+
+
+def test_the_report_carries_each_classs_summary() -> None:
+    report = check_handler(FAULTS["key_by_id"])
+    assert list(report["summary"]) == [SPECS["key_by_id"].summary]
 
 
 def test_interleaved_cases_are_in_every_format_that_allows_them_and_only_there() -> None:
@@ -134,22 +164,63 @@ def test_anthropic_turns_cannot_interleave() -> None:
         turn_bytes("anthropic-messages", [Call("a", "c1", ("{}",))], interleave=True)
 
 
-def test_interleaves_accepts_a_shuffle_that_keeps_each_order_and_nothing_else() -> None:
-    assert _interleaves("[(12])", "[1]", "(2)")
-    assert not _interleaves("[1](2)", "[1]", "(2)")  # one after the other: not mixed
-    assert not _interleaves("[2(1])", "[1]", "(2)")  # 2 before its own "(": out of order
-    assert not _interleaves("[(12]", "[1]", "(2)")
-
-
 def test_the_byte_turns_hold_multi_byte_characters() -> None:
     assert all(len(body) > len(body.decode()) for body, _, _ in byte_turns().values())
 
 
-def test_deleted_only_accepts_removed_spaces_only() -> None:
-    assert deleted_only('{"a": "x y"}', '{"a":"xy"}', str.isspace)
-    assert not deleted_only('{"a": "x y"}', '{"a": "x z"}', str.isspace)
+# -- two choices (Chat with n = 2), each with a call at index 0 -------------------------------
+CHOICES = [Call("get_weather", "call_a", ('{"x":', "1}")),
+           Call("get_weather", "call_b", ('{"y":', "2}"))]
 
 
-def test_partly_decoded_accepts_some_escapes_as_characters() -> None:
-    assert partly_decoded('"caf\\u00e9 \\n"', '"café \\n"')
-    assert not partly_decoded('"caf\\u00e9"', '"cafe"')
+def test_the_two_choices_family_is_chat_only_and_reads_back_as_written() -> None:
+    assert {c.format for c in event_cases() if c.family == "two_choices"} == {"openai-chat"}
+    table = scl.calls(two_choice_turn(CHOICES))
+    got = table[["block", "choice", "call_id", "tool", "args"]].to_dict("records")
+    assert got == two_choice_calls(CHOICES)
+
+
+def test_keying_by_block_alone_is_caught_on_two_choices_and_nowhere_else() -> None:
+    report = check_handler(FAULTS["one_choice"])
+    assert list(zip(report["class"], report["family"], strict=True)) == [
+        ("one_choice", "two_choices")]
+
+
+# -- a class of your own, registered the documented way ------------------------------------
+class DropsTheFirst(Accumulator):
+    """args_in_announcement: each call's first fragment is never buffered.
+
+    Some servers send the opening of the arguments with the call's name (llama.cpp, vLLM);
+    a client that starts buffering only after the announcement loses it. agentjido/req_llm
+    PR #801.
+    """
+
+    def add_fragment(self, buf: CallBuffer, fragment: str) -> None:
+        buf.parts.append(fragment if buf.parts else "")
+
+
+def _lost_its_start(s: Symptom) -> bool:
+    pairs, missing, extra = s.matched
+    differ = [(want, have) for want, have in pairs if want != have]
+    return (s.aspect == CALLS and bool(differ) and not missing and not extra and all(
+        isinstance(have[2], str) and len(have[2]) < len(want[2]) and want[2].endswith(have[2])
+        for want, have in differ))
+
+
+def test_a_new_fault_is_other_until_its_spec_is_registered_then_its_own_class() -> None:
+    assert "other" in set(check_handler(DropsTheFirst)["class"])
+    faults.register(BugClass(
+        "args_in_announcement", "Started buffering after the announcement and lost the "
+        "fragment sent with it; buffer from the announcement on.",
+        ("agentjido/req_llm PR #801",), _lost_its_start, DropsTheFirst,
+        preset={"args": '{"city": "Paris"}', "split": 1}))
+    try:
+        assert FAULTS["args_in_announcement"] is DropsTheFirst
+        assert list(CLASSES).index("args_in_announcement") < list(CLASSES).index("identity")
+        assert list(check_handler(DropsTheFirst)["class"]) == ["args_in_announcement"]
+        assert check_handler(Accumulator).empty
+        assert all(list(check_handler(f)["class"]) == [n] for n, f in FAULTS.items()
+                   if n in ("trim", "lenient_parse", "key_by_id"))
+    finally:
+        faults.unregister("args_in_announcement")
+    assert "args_in_announcement" not in CLASSES and "args_in_announcement" not in FAULTS

@@ -15,8 +15,16 @@ from streamcalls_lab.check import (
     Text,
     events_of,
     turn_bytes,
+    two_choice_turn,
 )
-from streamcalls_lab.faults import bubble_text, lenient_value, unescape_fragment
+from streamcalls_lab.faults import (
+    bubble_text,
+    deleted_only,
+    interleaves,
+    lenient_value,
+    partly_decoded,
+    unescape_fragment,
+)
 
 PLAIN = [Call("lookup", "toolu_1", ('{"city":"Pa', 'ris"}'))]
 
@@ -36,6 +44,8 @@ CASES: dict[str, tuple[list[Segment], list[Segment]]] = {
                     [Call("weather", "toolu_1", ('{"city":"Paris"}',)),
                      Call("time", "toolu_2", ('{"city":"Rome"}',))]),
     "markdown_bubble": (_one(('{"note": "see *both*', ' files"}')), PLAIN),
+    # every call exposes it (Anthropic's stop names no id either): only prose is safe
+    "key_by_id": (PLAIN, [Text(("No call here.",))]),
 }
 
 
@@ -51,7 +61,8 @@ def _finish(cls: type, segments: list[Segment], fmt: str = "anthropic-messages")
 
 def test_the_contract_names_every_fault() -> None:
     assert list(FAULTS) == ["trim", "decode_each", "parse_to_finish", "lenient_parse",
-                            "key_by_name", "key_by_last", "decode_chunks", "markdown_bubble"]
+                            "key_by_name", "key_by_id", "one_choice", "key_by_last",
+                            "decode_chunks", "markdown_bubble"]
 
 
 @pytest.mark.parametrize("name", list(FAULTS))
@@ -171,7 +182,10 @@ def _interleaved(cls: type, fmt: str) -> list[str]:
 
 @pytest.mark.parametrize("fmt", INTERLEAVING)
 def test_key_by_last_hands_the_earlier_of_interleaved_calls_on_empty(fmt: str) -> None:
-    assert _interleaved(FAULTS["key_by_last"], fmt) == ["", '{"city":{"tz":"Paris"}"CET"}']
+    """(Responses repeats each call's arguments in its done event, and a call whose buffer
+    got no fragment takes them from there: only the later call shows the mix.)"""
+    earlier = "" if fmt == "openai-chat" else '{"city":"Paris"}'
+    assert _interleaved(FAULTS["key_by_last"], fmt) == [earlier, '{"city":{"tz":"Paris"}"CET"}']
 
 
 @pytest.mark.parametrize("fmt", INTERLEAVING)
@@ -205,3 +219,58 @@ def test_markdown_bubble_puts_the_arguments_on_the_message_surface() -> None:
 ])
 def test_bubble_text_keeps_what_the_rendered_bubble_shows(source: str, shown: str) -> None:
     assert bubble_text(source) == shown
+
+
+@pytest.mark.parametrize("fmt", TURN_FORMATS)
+def test_key_by_id_hands_the_arguments_on_under_no_id(fmt: str) -> None:
+    calls = _finish(FAULTS["key_by_id"], PARALLEL, fmt)
+    nameless = [c["args"] for c in calls if c["call_id"] is None]
+    assert nameless == ['{"city":"Paris"}{"tz":"CET"}']
+    # The announced calls' buffers got no fragment: empty, but where a done event repeats
+    # their arguments (Responses), taken from there.
+    named = [c["args"] for c in calls if c["call_id"] is not None]
+    if fmt == "openai-responses":
+        assert named == ['{"city":"Paris"}', '{"tz":"CET"}']
+    else:
+        assert all(args == "" for args in named)
+
+
+TWO_CHOICES = [Call("weather", "call_a", ('{"city":', '"Paris"}')),
+               Call("weather", "call_b", ('{"city":', '"Rome"}'))]
+
+
+def _two_choices(cls: type) -> list[tuple[object, str]]:
+    acc = cls()
+    for event in events_of(two_choice_turn(TWO_CHOICES)):
+        acc.feed(event)
+    return [(c["choice"], c["args"]) for c in acc.finish()]
+
+
+def test_one_choice_runs_the_two_choices_calls_into_the_last_announced() -> None:
+    assert _two_choices(FAULTS["one_choice"]) == [(0, ""), (1, '{"city":{"city":"Paris"}"Rome"}')]
+
+
+def test_the_correct_handler_keeps_each_choices_call() -> None:
+    assert _two_choices(Accumulator) == [(0, '{"city":"Paris"}'), (1, '{"city":"Rome"}')]
+
+
+@pytest.mark.parametrize("fmt", TURN_FORMATS)
+def test_one_choice_agrees_on_a_turn_with_one_choice(fmt: str) -> None:
+    assert _finish(FAULTS["one_choice"], PARALLEL, fmt) == _finish(Accumulator, PARALLEL, fmt)
+
+
+def test_interleaves_accepts_a_shuffle_that_keeps_each_order_and_nothing_else() -> None:
+    assert interleaves("[(12])", "[1]", "(2)")
+    assert not interleaves("[1](2)", "[1]", "(2)")  # one after the other: not mixed
+    assert not interleaves("[2(1])", "[1]", "(2)")  # 2 before its own "(": out of order
+    assert not interleaves("[(12]", "[1]", "(2)")
+
+
+def test_deleted_only_accepts_removed_spaces_only() -> None:
+    assert deleted_only('{"a": "x y"}', '{"a":"xy"}', str.isspace)
+    assert not deleted_only('{"a": "x y"}', '{"a": "x z"}', str.isspace)
+
+
+def test_partly_decoded_accepts_some_escapes_as_characters() -> None:
+    assert partly_decoded('"caf\\u00e9 \\n"', '"café \\n"')
+    assert not partly_decoded('"caf\\u00e9"', '"cafe"')

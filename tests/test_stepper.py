@@ -8,7 +8,8 @@ import pytest
 
 import streamcalls_lab as scl
 from streamcalls_lab import Stepper
-from streamcalls_lab.check import Call, Text, turn_bytes
+from streamcalls_lab.accumulate import CallKey
+from streamcalls_lab.check import Call, Text, turn_bytes, two_choice_turn
 from streamcalls_lab.stepper import first_divergence
 
 from .conftest import capture_files
@@ -66,15 +67,17 @@ def test_no_variant_diverges_on_prose_alone_but_decoding_each_read() -> None:
     assert {v for i in range(len(small)) for v in small.state(i).diverged} == {"decode_chunks"}
 
 
-def test_a_whole_call_in_one_fragment_exposes_only_the_surface_and_the_early_hand_on() -> None:
+def test_a_whole_call_in_one_fragment_exposes_only_the_surface_early_hand_on_and_id_keys(
+        ) -> None:
     diverged = first_divergence(Stepper(CLEAN))
-    assert set(diverged) == {"markdown_bubble", "parse_to_finish", "lenient_parse"}
+    assert set(diverged) == {"markdown_bubble", "parse_to_finish", "lenient_parse",
+                             "key_by_id"}  # no fragment after the announcement names its call
 
 
 def test_each_bug_diverges_on_this_turn() -> None:
     diverged = first_divergence(Stepper(TURN, read_size=SMALL))
     assert set(diverged) == {"trim", "lenient_parse", "parse_to_finish", "key_by_name",
-                             "decode_chunks", "markdown_bubble"}
+                             "key_by_id", "decode_chunks", "markdown_bubble"}
 
 
 def test_key_by_name_diverges_when_the_second_call_starts() -> None:
@@ -93,7 +96,8 @@ def test_a_step_shows_the_event_its_raw_frame_and_the_buffers() -> None:
     stepper = Stepper(TURN)
     last = stepper.state(len(stepper) - 1)
     assert last.frame.startswith("event: message_stop")
-    assert last.buffers == {1: '{"city": "Zürich", "n": 20}', 2: '{"note": "see *both* files"}'}
+    assert last.buffers == {CallKey(None, 1): '{"city": "Zürich", "n": 20}',
+                            CallKey(None, 2): '{"note": "see *both* files"}'}
     assert last.message == "Let me look é."
 
 
@@ -102,6 +106,17 @@ def test_a_variant_shows_what_it_would_hand_on() -> None:
     step = stepper.state(len(stepper) - 1)
     assert [c["args"] for c in step.variants["key_by_name"].snapshot.finished] == [
         '{"city": "Zürich", "n": 20}{"note": "see *both* files"}']
+
+
+def test_the_correct_column_keeps_each_of_two_choices_calls_apart() -> None:
+    stepper = Stepper(two_choice_turn([Call("get_weather", "call_a", ('{"x":', "1}")),
+                                       Call("get_weather", "call_b", ('{"y":', "2}"))]))
+    last = stepper.state(len(stepper) - 1)
+    assert [(c["choice"], c["args"]) for c in last.finished] == [(0, '{"x":1}'), (1, '{"y":2}')]
+    assert last.buffers == {CallKey(0, 0): '{"x":1}', CallKey(1, 0): '{"y":2}'}
+    step, reason = first_divergence(stepper)["one_choice"]
+    assert stepper.state(step).event["kind"] == "args_delta"  # choice 0's first fragment
+    assert reason == "block 0 of choice 1: its buffer already holds another call's arguments"
 
 
 def test_a_load_dataframe_is_stepped_by_its_events() -> None:

@@ -169,8 +169,9 @@ def _calls(ev: TurnEvidence, rows: list[tuple[Any, ...]]) -> None:
             elif key in open_:
                 call = calls[open_[key]]
                 call.stopped = True
-                if final is not None:
-                    call.final, call.final_at = final, at
+                if final is not None:  # the first event that repeats them is the evidence
+                    call.final = final
+                    call.final_at = at if call.final_at is None else call.final_at
                 if kind == "block_stop":
                     del open_[key]
         if reason is not None:

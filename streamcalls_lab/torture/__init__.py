@@ -9,11 +9,11 @@ that is all it exposes); the harness compares them with the calls sent and names
 
 The argument documents and turn builders are :mod:`streamcalls_lab.check`'s (entry points:
 ``DOCUMENTS``, ``TWO_CALLS``, ``TRUNCATED``, ``Call``, ``turn_bytes``, ``expected_calls``,
-``byte_turns``, ``TURN_FORMATS``, ``ESCAPE``, ``in_escape``,
-``deleted_only``, ``partly_decoded``, ``report_frame``); what only a
+``byte_turns``, ``TURN_FORMATS``, ``ESCAPE``, ``in_escape``, ``report_frame``); what only a
 real transport shows (read boundaries, chunked framing, gzip, line ends, comments) and the
 stream-level cases (interleaved calls, index reuse, no terminal event) are made here by
-rewriting those turns' frames.
+rewriting those turns' frames. What a failure is put down to is decided by the bug-class
+specs in :mod:`streamcalls_lab.faults`, the same rules ``check_handler`` applies.
 """
 
 from __future__ import annotations

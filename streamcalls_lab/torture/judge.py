@@ -1,34 +1,26 @@
-"""Judging one run: each failure put down to one class, and the report.
+"""Judging one run: what went wrong, put down to one class each, and the report.
+
+What a client did is described as :class:`~streamcalls_lab.faults.Symptom` records, the
+same as ``check_handler`` builds, and each is put down to a class by the specs in
+:mod:`streamcalls_lab.faults`: the rules are theirs, not this module's.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
-from typing import Any
+from functools import lru_cache
 
 import pandas as pd
 
-from ..check import (
-    deleted_only,
-    partly_decoded,
-    report_frame,
-)
-from .cases import CallTuple, WireCase
-from .run import Run, _parsed
+from ..accumulate import present
+from ..calls import calls
+from ..check import report_frame
+from ..faults import CLASSES as CLASSES  # what a failure is put down to, in report order
+from ..faults import Seen, Sent, classify, cover, describe, json_value, symptoms
+from .cases import WireCase
+from .run import Run
 
-CLASSES = (
-    "trim", "decode_each", "decode_chunks", "key_by_name", "key_by_last", "parse_to_finish",
-    "lost_on_truncation", "merged_calls", "crash", "other",
-)
-"""What a failure is put down to, in report order. ``decode_each``: each fragment's escapes
-decoded on its own; ``decode_chunks``: each socket read decoded on its own; ``key_by_last``:
-fragments go to the call announced last; ``parse_to_finish``: a call handed on before its
-stop; ``lost_on_truncation``: finished calls lost because the stream ended early;
-``merged_calls``: two calls of different tools run into one; ``crash``: the right calls,
-then a non-zero exit on a stream that was not cut."""
 
 # -- judging -------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -40,11 +32,11 @@ class Finding:
     detail: str
 
 
-def _got(run: Run) -> tuple[list[CallTuple], bool]:
+def _got(run: Run) -> tuple[list[Seen], bool]:
     """The calls printed, and whether they are compared as parsed values (``input``)."""
     parsed = bool(run.calls) and all("args" not in c and "input" in c for c in run.calls)
-    return [(str(c.get("call_id")), str(c.get("tool")), c.get("input") if parsed
-             else c.get("args")) for c in run.calls], parsed
+    return [(c.get("call_id"), c.get("tool"), c.get("input") if parsed else c.get("args"))
+            for c in run.calls], parsed
 
 
 def _tail(text: str) -> str:
@@ -52,89 +44,30 @@ def _tail(text: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
-def _key(call: CallTuple) -> str:
-    return json.dumps(call, sort_keys=True, default=str)
+@lru_cache(maxsize=1024)  # a suite judges each body once per client
+def _sent(body: bytes) -> tuple[Sent, ...]:
+    """Every call the body sends, as the kit's own reader finds it (a cut one too)."""
+    table = calls(body, strict=False)
+    return tuple(Sent(present(r.call_id), present(r.tool), r.args, present(r.block),
+                      present(r.choice)) for r in table.itertuples())
 
 
 def judge(case: WireCase, run: Run) -> list[Finding]:
-    """The failures of one run, each put down to one class."""
+    """The failures of one run, each put down to one class (the fewest that explain the
+    run, as ``check_handler`` chooses them over a whole suite)."""
     got, parsed = _got(run)
-    want = [(i, t, _parsed(a) if parsed else a) for i, t, a in case.expected]
-    how = " (compared as parsed input)" if parsed else ""
-
-    def finding(cls: str, expected: Any, gotten: Any, detail: str) -> Finding:
-        return Finding(case, cls, repr(expected), repr(gotten), detail + how)
-
+    want = [(i, t, json_value(a) if parsed else a) for i, t, a in case.expected]
     if run.timed_out:
-        return [finding("other", want, got, run.stderr)]
-    exited = f"exited {run.returncode}: {_tail(run.stderr)}" if run.returncode else ""
-    if sorted(map(_key, got)) == sorted(map(_key, want)):
-        return [finding("crash", want, got, "handed on the right calls, then " + exited)] if (
-            exited and not case.ends_early) else []
-    if not got and want and exited:
-        if "UnicodeDecodeError" in run.stderr:
-            return [finding("decode_chunks", want, got, "a read that ends inside a multi-byte "
-                            "character was decoded alone: " + exited)]
-        if case.escape_cut:
-            return [finding("decode_each", want, got, "a fragment that ends inside an escape "
-                            "was decoded alone: " + exited)]
-        if case.ends_early:
-            return [finding("lost_on_truncation", want, got, "finished calls lost when the "
-                            "stream stopped early: " + exited)]
-        return [finding("crash", want, got, exited)]
-    found = []
-    texts = [a for _, _, a in got if isinstance(a, str)]
-    for (_, t1, a1), (_, t2, a2) in pairwise(want):
-        if not parsed and any(x.startswith(a1 + a2) for x in texts):
-            merged = "key_by_name" if t1 == t2 and case.family != "index_reuse" else (
-                "merged_calls")
-            found.append(finding(merged, [a1, a2], next(x for x in texts if x.startswith(a1 + a2)),
-                                 "two calls run together in one buffer"))
-    if case.mixed and case.mixed in texts:
-        found.append(finding("key_by_last", want, got, "fragments of both calls went to the "
-                             "call announced last"))
-    if found:
-        return found
-    wanted = {c[0]: c for c in want}
-    seen: set[str] = set()
-    for call in got:
-        call_id, tool, args = call
-        if call_id in seen and call == wanted[call_id]:
-            found.append(finding("other", want, got, "the same call handed on twice"))
-            continue
-        if call_id in seen or call_id not in wanted:
-            extra = next((s for s in case.sent if (s.startswith(args) if isinstance(args, str)
-                                                    else _parsed(s) == args)), None)
-            if extra is not None or (case.ends_early and call_id.encode() in case.body):
-                found.append(finding("parse_to_finish", "nothing more", call, "handed on a "
-                                     "call whose stop never came"))
-            else:
-                found.append(finding("other", want, got, "a call that was never sent"))
-            continue
-        seen.add(call_id)
-        if call == wanted[call_id]:
-            continue
-        _, wtool, wargs = wanted[call_id]
-        if tool != wtool:
-            found.append(finding("other", wanted[call_id], call, "tool name differs"))
-        elif parsed or not isinstance(args, str):
-            found.append(finding("other", wargs, args, "arguments differ"))
-        elif len(args) < len(wargs) and wargs.startswith(args):
-            found.append(finding("parse_to_finish", wargs, args, "handed on before its stop"))
-        elif deleted_only(wargs, args, str.isspace):
-            found.append(finding("trim", wargs, args, "whitespace dropped at a fragment edge"))
-        elif partly_decoded(wargs, args):
-            found.append(finding("decode_each", wargs, args, "escapes decoded fragment by "
-                                 "fragment"))
-        else:
-            found.append(finding("other", wargs, args, "arguments differ from the fragments "
-                                 "joined"))
-    missing = [w for w in want if w[0] not in seen]
-    if missing:
-        cls = "lost_on_truncation" if case.ends_early else "other"
-        found.append(finding(cls, missing, got, f"{len(missing)} finished call(s) never handed "
-                             "on" + (f"; {exited}" if exited else "")))
-    return found
+        error = run.stderr
+    else:
+        error = f"exited {run.returncode}: {_tail(run.stderr)}" if run.returncode else ""
+    found = symptoms(sent=_sent(case.body), expected=want, got=got, parsed=parsed,
+                     error=error, hung=run.timed_out, ends_early=case.ends_early,
+                     escape_cut=case.escape_cut, reads_cut=True)  # a socket cuts anywhere
+    out = []
+    for cls, mine in cover([(s, classify(s)) for s in found], lambda f: f[1]).items():
+        out += [Finding(case, cls, *describe(s)) for s, _ in mine]
+    return out
 
 
 def report(findings: Sequence[Finding], n_cases: int, seconds: float) -> pd.DataFrame:

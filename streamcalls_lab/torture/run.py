@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -13,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..faults import SPECS, json_value
 from ..traffic.server import LoopbackServer, StreamHandler, chunk
 from .cases import PATHS, WireCase
 
@@ -93,11 +93,14 @@ class Run:
 
 
 def client_env(base_url: str, fmt: str) -> dict[str, str]:
-    """The variables a client gets: the base URL, each SDK's conventional ones, fake keys."""
+    """The variables a client gets: the base URL, each SDK's conventional ones, fake keys,
+    and ``STREAMCALLS_BUGS``: the classes with a deliberately broken client (``--bug``), so
+    one need not import the kit to know them."""
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
     env.update({
         "STREAMCALLS_BASE_URL": base_url, "STREAMCALLS_FORMAT": fmt,
         "STREAMCALLS_PATH": PATHS[fmt],
+        "STREAMCALLS_BUGS": ",".join(name for name, spec in SPECS.items() if spec.client),
         "OPENAI_BASE_URL": base_url + "/v1", "OPENAI_API_KEY": "sk-torture-fake",
         "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "sk-ant-torture-fake",
         "NO_PROXY": "127.0.0.1,localhost", "PYTHONUNBUFFERED": "1",
@@ -122,17 +125,9 @@ def run_case(cmd: Sequence[str], case: WireCase, timeout: float = 120.0) -> Run:
             run = Run(None, stderr=f"no exit within {timeout:g} s")
     run.requests = server.requests
     for line in out.splitlines():
-        value = _parsed(line)  # the line itself when it is no JSON: noise
+        value = json_value(line)  # the line itself when it is no JSON: noise
         if isinstance(value, dict) and "tool" in value:
             run.calls.append(value)
         elif line.strip():
             run.noise.append(line)
     return run
-
-
-def _parsed(args: str) -> Any:
-    """The JSON value of ``args``, or ``args`` itself when it does not parse."""
-    try:
-        return json.loads(args)
-    except ValueError:
-        return args

@@ -1,9 +1,10 @@
 """The torture harness: real HTTP on loopback, a client process per case, each bug named.
 
 The clients under ``clients/`` are run as processes: the reference one must pass every
-case in all three formats, and each deliberately broken one (``--bug NAME``) must be
-caught under its own class, and only that, in all three. The real SDK adapters run on a
-few families where their package installs, and must fail exactly as docs/clients.md says.
+case in all three formats, and each deliberately broken one (``--bug NAME``, one per spec
+with ``client=True``) must be caught under its own class, and only that, in all three. The
+real SDK adapters run on a few families where their package installs, and must fail
+exactly as docs/clients.md says.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import gzip
 import importlib.util
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -20,13 +22,13 @@ import pytest
 import streamcalls_lab as scl
 from streamcalls_lab.check import REPORT_COLUMNS, TURN_FORMATS
 from streamcalls_lab.cli import main
+from streamcalls_lab.faults import SPECS
 from streamcalls_lab.torture import CLASSES, Run, cases, check_client, judge, markdown
-from streamcalls_lab.torture.run import _writes
+from streamcalls_lab.torture.run import _writes, client_env
 
 CLIENTS = Path(__file__).resolve().parents[2] / "clients"
 REFERENCE = [sys.executable, str(CLIENTS / "reference.py")]
-BUGS = ("trim", "decode_each", "decode_chunks", "key_by_name", "key_by_last",
-        "parse_to_finish", "lost_on_truncation", "merged_calls")
+BUGS = tuple(name for name, spec in SPECS.items() if spec.client)
 
 
 def _case(family: str, fmt: str = "openai-chat"):
@@ -132,8 +134,19 @@ def test_each_broken_client_is_caught_under_its_own_class_in_all_three_formats(b
     assert seen == {bug: set(TURN_FORMATS)}
 
 
-def test_the_classes_are_the_issues_and_the_bugs_cover_all_but_the_catch_alls() -> None:
-    assert set(CLASSES) - set(BUGS) == {"crash", "other"}
+def test_the_harness_reports_in_the_specs_classes_and_order() -> None:
+    assert list(CLASSES) == list(SPECS) and {"key_by_id", "merged_calls"} <= set(BUGS)
+
+
+def test_a_broken_client_refuses_a_bug_the_specs_do_not_name() -> None:
+    env = client_env("http://127.0.0.1:9", "openai-chat")
+    for known in (True, False):  # the names the harness passes, or the specs themselves
+        if not known:
+            del env["STREAMCALLS_BUGS"]
+        proc = subprocess.run([*REFERENCE, "--bug", "no_such_bug"], env=env, timeout=60,
+                              capture_output=True, text=True, check=False)
+        assert proc.returncode == 1 and "unknown bug 'no_such_bug'" in proc.stderr
+        assert ", ".join(BUGS) in proc.stderr
 
 
 def test_cli_exit_codes_are_0_clean_1_failures_2_usage(tmp_path: Path,
@@ -158,10 +171,11 @@ REAL = {
                               {"parse_to_finish", "merged_calls", "crash"}),
     "openai_chat_iter.py": ("openai", ["openai-chat"], FAMILIES, {"crash"}),
     "openai_responses_stream.py": ("openai", ["openai-responses"], FAMILIES,
-                                   {"crash", "other"}),
+                                   {"crash", "missing_call"}),
     "openai_responses_iter.py": ("openai", ["openai-responses"], FAMILIES, {"crash"}),
-    "anthropic_stream.py": ("anthropic", ["anthropic-messages"], FAMILIES, {"other"}),
-    "anthropic_iter.py": ("anthropic", ["anthropic-messages"], FAMILIES, {"other"}),
+    "anthropic_stream.py": ("anthropic", ["anthropic-messages"], FAMILIES,
+                            {"missing_call", "other"}),
+    "anthropic_iter.py": ("anthropic", ["anthropic-messages"], FAMILIES, {"missing_call"}),
     "httpx_sse_client.py": ("httpx_sse", list(TURN_FORMATS), FAMILIES, {"crash"}),
     "sseclient_client.py": ("sseclient", list(TURN_FORMATS), FAMILIES, set()),
     "langchain_openai_client.py": ("langchain_openai", ["openai-chat"], ["retry_field"],
