@@ -142,7 +142,7 @@ def event_dict(decoded: Decoded) -> dict[str, Any]:
         "choice": ev.choice,
         "call_id": ev.call_id, "tool": ev.tool, "fragment": ev.fragment,
         "wire_chars": ev.wire_chars, "final": ev.final, "problem": ev.problem,
-        "offset": decoded.frame.offset, "frame": decoded.n,
+        "reason": ev.reason, "offset": decoded.frame.offset, "frame": decoded.n,
     }
 
 
@@ -157,6 +157,9 @@ class Accumulator:
         self.texts: dict[int | None, list[str]] = {}
         """The text deltas, by choice (each of ``n`` choices is its own message)."""
         self.stopped = False
+        self.said: dict[int | None, str] = {}
+        """The stop reason each choice's message ended with, as the wire said it (a turn's
+        own end, Responses' status, is not a message's)."""
         self.problems: list[str] = []
         self.events_seen = 0
         self._decoder: EventDecoder | None = None
@@ -171,6 +174,7 @@ class Accumulator:
             fragment = _get(event, "fragment")
             if fragment is not None:
                 buf = self.buffer_for(event)
+                self.identify(buf, event)
                 self.add_fragment(buf, fragment)
                 buf.wire_chars += _get(event, "wire_chars") or 0
                 self.after_fragment(buf)
@@ -180,6 +184,8 @@ class Accumulator:
             self.stop(event)
         elif kind == "turn_stop":
             self.stopped = True
+        if kind != "turn_stop" and (reason := _get(event, "reason")) is not None:
+            self.said[_get(event, "choice")] = reason
 
     def finish(self) -> list[dict[str, Any]]:
         """Only calls whose stop event arrived; a cut-off call is never handed on."""
@@ -231,6 +237,10 @@ class Accumulator:
             self.by_key[key] = buf
             self.calls.append(buf)
         return buf
+
+    def identify(self, buf: CallBuffer, event: Mapping[str, Any]) -> None:
+        """Nothing: an id or name a fragment repeats (or sends blank) names nothing new;
+        the announcement named the call."""
 
     def add_fragment(self, buf: CallBuffer, fragment: str) -> None:
         """Append the fragment exactly as sent: no trim, no decode, no parse."""

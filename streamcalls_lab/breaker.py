@@ -26,12 +26,14 @@ import nh3
 import pandas as pd
 from markdown_it import MarkdownIt
 
+from . import turns
 from .accumulate import Accumulator, CallKey, Snapshot
-from .check import INTERLEAVING, TURN_FORMATS, Call, Segment, Text, turn_bytes, two_choice_turn
+from .check import INTERLEAVING, TURN_FORMATS, Call, Segment, Text, two_choice_turn
 from .faults import CORRECT, FAULTS, SPECS, MarkdownBubble, bubble_text
 from .fixtures import escape_spans
 from .generate import cut_at
 from .loader import load
+from .providers import FORMATS
 from .sources import Source, resolve
 from .stepper import VariantState, diverge
 
@@ -72,6 +74,13 @@ class Setup:
     """The stream stops at ``split`` (or after the last fragment): no stop event, no end."""
     read_size: int | None = None
     """Bytes per socket read (None: the whole body in one read)."""
+    quirks: tuple[str, ...] = ()
+    """Producer quirks the turn is written with (``producers.QUIRKS``), in the formats that
+    can carry them all."""
+    only: tuple[str, ...] = ()
+    """The formats the turn is for (empty: every one that can carry it): a quirk that
+    takes another shape elsewhere (a blank id on Chat's fragments is a blank ``item_id`` on
+    Responses', which no fragment's call is read by)."""
 
     def end(self) -> int:
         """How many argument characters are sent."""
@@ -98,7 +107,9 @@ class Setup:
         """The wire formats this turn can be written in."""
         if self.two_choices:
             return ("openai-chat",)
-        return INTERLEAVING if self.interleave else TURN_FORMATS
+        formats = INTERLEAVING if self.interleave else TURN_FORMATS
+        return tuple(f for f in formats if set(self.quirks) <= set(FORMATS[f].quirks)
+                     and (not self.only or f in self.only))
 
 
 @dataclass(frozen=True)
@@ -228,8 +239,9 @@ def turn_body(setup: Setup) -> bytes:
         raise ValueError(f"unknown wire format {setup.provider!r}; "
                          f"known: {', '.join(TURN_FORMATS)}")
     if setup.provider not in setup.formats():
-        raise ValueError(f"{setup.provider} cannot carry this turn (interleaved calls or two "
-                         f"choices); these can: {', '.join(setup.formats())}")
+        can = ", ".join(setup.formats()) or "none of the kit's formats"
+        raise ValueError(f"{setup.provider} cannot carry this turn (interleaved calls, two "
+                         f"choices or the server quirks chosen); these can: {can}")
     bad = [c for c in (*setup.cuts, *([setup.split] if setup.split is not None else []))
            if not 0 <= c <= len(setup.args)]
     if bad:
@@ -242,7 +254,8 @@ def turn_body(setup: Setup) -> bytes:
         # the earlier call is choice 0's; the prose goes with this call, in choice 1
         earlier = next(p for p in parts if isinstance(p, Call))
         return two_choice_turn([earlier, [p for p in parts if p is not earlier]])
-    return turn_bytes(setup.provider, parts, cut=setup.cut_off, interleave=setup.interleave)
+    return turns.turn_bytes(setup.provider, turns.script(
+        parts, cut=setup.cut_off, interleave=setup.interleave, quirks=frozenset(setup.quirks)))
 
 
 def split_reads(body: bytes, read_size: int | None) -> tuple[bytes, ...]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from itertools import zip_longest
 from typing import Any
@@ -43,7 +43,8 @@ from .faults import (
     symptoms,
 )
 from .framing.sse import DONE_DATA, json_data, sse_body, sse_frame
-from .providers import INTERLEAVING
+from .producers.quirks import QUIRKS, with_implied
+from .providers import FORMATS, INTERLEAVING
 from .turns import Call, Segment, Text
 
 Handler = type | Callable[[list[dict[str, Any]]], list[Mapping[str, Any]]]
@@ -122,6 +123,8 @@ class Case:
     """The stream ends right after the last call's last fragment."""
     want: tuple[Seen, ...] = ()
     """``expected`` as ``(call_id, tool, args)``, what a run's calls are compared with."""
+    quirks: frozenset[str] = frozenset()
+    """The producer quirks the turn was written with."""
 
     def __post_init__(self) -> None:
         if not self.want and self.expected:  # frozen: set once, here
@@ -142,8 +145,13 @@ def _sent(calls: Iterable[Mapping[str, Any]]) -> tuple[Sent, ...]:
 
 
 def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
-          escape_cut: bool = False, interleave: bool = False) -> Case:
-    body = turn_bytes(fmt, segments, cut, interleave)
+          escape_cut: bool = False, interleave: bool = False,
+          quirks: frozenset[str] = frozenset()) -> Case:
+    turn = turns.script(segments, cut=cut, interleave=interleave, quirks=quirks)
+    whole = turns.script(segments, interleave=interleave, quirks=quirks)  # nothing cut
+    frames = turns.write(fmt, turn)
+    body = turns.body(fmt, frames)
+    segments = list(turns.prepared(turn).segments)  # what the quirks made of the content
     shown = " + ".join(repr(list(s.fragments)) for s in segments if isinstance(s, Call))
     if interleave:
         shown += ", the calls' frames interleaved"
@@ -153,10 +161,12 @@ def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
     if cut:
         shown += " then the stream ends"
     text = "".join(f for s in texts for f in s.fragments)
-    sent = _sent(expected_calls(fmt, segments, False))  # every call, the cut one's too
-    return Case(family, fmt, shown, tuple(expected_calls(fmt, segments, cut)), text, sent,
+    sent = _sent(turns.expected_calls(turns.write(fmt, whole), whole))  # the cut one's too
+    if quirks:
+        shown += f", the producer sending {', '.join(sorted(quirks))}"
+    return Case(family, fmt, shown, tuple(turns.expected_calls(frames, turn)), text, sent,
                 len(text) + sum(len(c.args) for c in sent), events_of(body),
-                escape_cut=escape_cut, ends_early=cut)
+                escape_cut=escape_cut, ends_early=cut, quirks=with_implied(quirks))
 
 
 def two_choice_turn(choices: Sequence[Segment | Sequence[Segment]]) -> bytes:
@@ -245,7 +255,32 @@ def event_cases() -> tuple[Case, ...]:
         for k in range(1, len(TRUNCATED) + 1):
             cases.append(_case("truncated", fmt, [Call("lookup", "call_1", (TRUNCATED[:k],))],
                                cut=True))
+        cases += producer_cases(fmt)
     return tuple(cases)
+
+
+PRODUCER_SPLITS = (3, 9, 14)
+"""Where the producer families cut each of their two calls' arguments."""
+
+
+def producer_families(fmt: str) -> tuple[str, ...]:
+    """The producer quirks a correct client can survive (nothing destroyed) that ``fmt`` can
+    carry, each a family of the suite (interleaved calls have their own)."""
+    return tuple(q for q in FORMATS[fmt].quirks
+                 if not QUIRKS[q].destroys and q != "interleaved_calls")
+
+
+def producer_cases(fmt: str) -> list[Case]:
+    """Two calls written with each producer quirk ``fmt`` can carry, cut a few ways: what
+    clients assume about producers, at the event level."""
+    out = []
+    for quirk in producer_families(fmt):
+        for k in PRODUCER_SPLITS:
+            calls = [Call(tool, f"call_{n}", (doc[:k], doc[k:])) for n, (tool, doc) in
+                     enumerate(zip(PARALLEL_TOOLS, (DOCUMENTS["non_ascii"],
+                                                    DOCUMENTS["escapes"]), strict=True), 1)]
+            out.append(_case(quirk, fmt, calls, quirks=frozenset({quirk})))
+    return out
 
 
 @cache
@@ -257,7 +292,16 @@ def byte_turns() -> dict[str, tuple[bytes, tuple[dict[str, Any], ...], str]]:
 
 
 def byte_cases() -> Iterable[Case]:
-    """Every split of each multi-byte turn into two reads, and one read per byte."""
+    """Every split of each multi-byte turn into two reads, and one read per byte; and a turn
+    carrying U+2028 in its data, in small reads (``splitlines`` cuts lines there)."""
+    separated = frozenset({"line_separator_in_data"})
+    segments = [Text(BYTES_TEXT), Call("lookup", "call_1", BYTES_ARGS)]
+    for fmt in TURN_FORMATS:
+        if separated <= set(FORMATS[fmt].quirks):
+            case = _case("line_separator_bytes", fmt, segments, quirks=separated)
+            body = turns.turn_bytes(fmt, turns.script(segments, quirks=separated))
+            yield replace(case, chunks=tuple(body[i:i + 7] for i in range(0, len(body), 7)),
+                          events=())
     for fmt, (body, expected, text) in byte_turns().items():
         sent, want = _sent(expected), _want(expected)  # once per turn, not per cut
         for k in range(1, len(body)):
@@ -343,7 +387,8 @@ def _findings(case: Case, out: Outcome) -> list[Finding]:
     error = "" if out.error is None else f"raised {type(out.error).__name__}: {out.error}"
     found = symptoms(sent=case.sent, expected=case.want, got=got, error=error,
                      message=out.message, text=case.text, ends_early=case.ends_early,
-                     escape_cut=case.escape_cut, reads_cut=case.chunks is not None)
+                     escape_cut=case.escape_cut, reads_cut=case.chunks is not None,
+                     quirks=case.quirks)
     return [Finding(case, classify(s), *describe(s), s.aspect, _same_value(s)) for s in found]
 
 

@@ -15,6 +15,7 @@ decision costs. The docstrings name the bug and a public report of it.
 
 from __future__ import annotations
 
+import codecs
 import html
 import json
 import re
@@ -29,6 +30,7 @@ import nh3
 from markdown_it import MarkdownIt
 
 from .accumulate import Accumulator, CallBuffer, _get
+from .providers import FORMATS
 
 _ESCAPE = re.compile(r'(?:\\u[0-9a-fA-F]{4})+|\\["\\/bfnrt]')
 ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
@@ -228,6 +230,189 @@ class DecodeChunks(Accumulator):
         return chunk.decode("utf-8").encode("utf-8")
 
 
+# -- what clients assume about producers: each shows only on a quirky stream ----------------
+class BlankIdNewCall(Accumulator):
+    """blank_id_new_call: a fragment that carries an id, even an empty one, starts a call.
+
+    OpenAI sends the id on a call's first fragment only; DashScope's qwen models (through
+    OpenRouter too) send ``"id": ""`` on every follow-on fragment, and a client that takes
+    any id that differs from the call's for a new call splits one call into two: the real
+    one with no arguments, a nameless one with all of them. ThinkInAIXYZ/deepchat#355
+    (qwen-plus), the kit's own loader until it folded them (the one real recording it
+    misread).
+    """
+
+    def buffer_for(self, event: Mapping[str, Any]) -> CallBuffer:
+        call_id, buf = _get(event, "call_id"), super().buffer_for(event)
+        if call_id is not None and call_id != buf.call_id:
+            self.start_call(event)
+            return self.by_key[self.key(event)]
+        return buf
+
+
+class NameConcatenated(Accumulator):
+    """name_concatenated: the tool name is joined from every fragment that carries one.
+
+    Names arrive whole in the announcement, but some servers repeat them on every fragment
+    (llama.cpp before PR #13800); a client that appends name deltas, as the official
+    openai-python helper appends every string it is sent for a call, calls
+    ``final_resultfinal_resultfinal_result`` (ggml-org/llama.cpp#13774: pydantic-ai).
+    """
+
+    def identify(self, buf: CallBuffer, event: Mapping[str, Any]) -> None:
+        tool = _get(event, "tool")
+        if tool:
+            buf.tool = (buf.tool or "") + tool
+
+
+TOOL_STOPS = frozenset(r for f in FORMATS.values() for r in (f.tool_stop or ()))
+"""Every stop reason a format uses to say the model asked for tools."""
+
+
+class FinishGate(Accumulator):
+    """finish_gate: calls are handed on only when the stop reason says the model called tools.
+
+    A turn that made calls can end with ``"finish_reason": "stop"`` (named ``tool_choice``
+    streams, on OpenAI itself and on vLLM: vllm-project/vllm PR #9209, PR #25054; o1-pro,
+    Cohere and Vertex through LiteLLM: BerriAI/litellm#12862; sgl-project/sglang#2877); a
+    client that waits for ``"tool_calls"`` drops every call of such a turn and the agent loop
+    stops.
+    """
+
+    def is_finished(self, buf: CallBuffer) -> bool:
+        said = self.said.get(buf.choice, self.said.get(None))
+        return buf.complete and (said is None or said in TOOL_STOPS)
+
+
+class IndexAsPosition(Accumulator):
+    """index_as_position: a call's index is taken for its position in a list of calls.
+
+    The index is the producer's key, not a position: a gateway that forwards Anthropic's
+    block index as Chat's (BerriAI/litellm#5231) starts at 1, and a list read at
+    ``calls[index]`` raises (openai-python: ``IndexError: list index out of range``,
+    openai/openai-python#2806 for an index left out; the anthropic SDK on a tool block at
+    index 1 with no block 0).
+    """
+
+    def start_call(self, event: Mapping[str, Any]) -> None:
+        block = _get(event, "block")
+        if block is not None and block != sum(1 for b in self.calls
+                                              if b.choice == _get(event, "choice")):
+            raise IndexError("list index out of range")
+        super().start_call(event)
+
+
+class AnnouncementArgsDropped(Accumulator):
+    """announcement_args_dropped: argument text on the announcing fragment is dropped.
+
+    The documented announcement carries ``"arguments": ""``; llama.cpp and vLLM send the
+    first fragment with it (``{`` riding with the name: ggml-org/llama.cpp#22722,
+    agentjido/req_llm PR #801), Groq sends whole calls so, and a client that starts
+    buffering only after the announcement loses that text (vercel/ai PR #2881).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._announced: dict[Any, Any] = {}
+
+    def feed(self, event: Mapping[str, Any]) -> None:
+        if event["kind"] == "call_start":
+            self._announced[self.key(event)] = _get(event, "frame")
+        elif event["kind"] == "args_delta" and _get(event, "frame") is not None and (
+                self._announced.get(self.key(event)) == _get(event, "frame")):
+            self.events_seen += 1
+            return  # came with the announcement: never read
+        super().feed(event)
+
+
+class EmptyArgsDropped(Accumulator):
+    """empty_args_dropped: a call is handed on only once its arguments parse as JSON.
+
+    A call to a tool that takes no arguments can finish with ``""``, ``null`` or no
+    arguments at all (Claude through LiteLLM: BerriAI/litellm#5063; qwen3:
+    pydantic/pydantic-ai#1654); a client that waits for a parse never hands it on
+    (vercel/ai#5658: streamText never invoked a no-argument tool).
+    """
+
+    def is_finished(self, buf: CallBuffer) -> bool:
+        return buf.complete and parses(buf.args)
+
+
+class OneCallPerChunk(Accumulator):
+    """one_call_per_chunk: only the first call a chunk announces is read.
+
+    Groq sends every call whole, several in one chunk (ogx-ai/ogx PR #630 assumed one per
+    chunk; google/adk-python#7004 kept only the last of them; BerriAI/litellm#7621 squeezed
+    three into one); the others are lost.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._frames: dict[Any, Any] = {}  # frame -> the key of the call it announced
+        self._dropped: set[Any] = set()
+
+    def feed(self, event: Mapping[str, Any]) -> None:
+        frame, key = _get(event, "frame"), self.key(event)
+        if event["kind"] == "call_start" and frame is not None and (
+                self._frames.setdefault(frame, key) != key):
+            self._dropped.add((frame, key))
+        if (frame, key) in self._dropped:
+            self.events_seen += 1
+            return  # the chunk's later calls are never read
+        super().feed(event)
+
+
+class DeltaOnly(Accumulator):
+    """delta_only: arguments are taken from argument deltas alone, never from the done event.
+
+    Some producers send no deltas and the arguments only in ``.done`` / the final event
+    (gpt-5.3-codex-spark and LM Studio's open-responses: BerriAI/litellm#27144; a
+    Chat-to-Responses bridge that dropped the deltas: BerriAI/litellm#20711); a delta-only
+    reader hands the call on with no arguments.
+    """
+
+    def from_done(self, buf: CallBuffer) -> None:
+        """Nothing: the done event is not read."""
+
+
+_LINE_ENDS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+"""What ``str.splitlines()`` ends a line at besides CR and LF (SSE ends lines at CR, LF and
+CRLF only)."""
+
+
+class Splitlines(Accumulator):
+    """splitlines: the stream's lines are cut with ``str.splitlines()``.
+
+    SSE lines end at CR, LF or CRLF; ``str.splitlines()`` (and ``httpx``'s ``iter_lines``)
+    also ends them at U+2028, U+2029, U+0085 and friends, which JSON may carry raw inside a
+    string: the data line is cut in two and the event is lost or garbled
+    (open-metadata/OpenMetadata#29531; langgenius/dify PR #39008). Only the byte-level entry
+    has lines to cut.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._text = codecs.getincrementaldecoder("utf-8")()
+
+    def read(self, chunk: bytes) -> bytes:
+        # The text as splitlines() would cut it, back to bytes for the shared SSE decoder.
+        return _LINE_ENDS.sub("\n", self._text.decode(chunk)).encode("utf-8")
+
+
+class MergeOnReuse(Accumulator):
+    """merged_calls: an index announced again keeps its old buffer.
+
+    ollama/ollama#15457 gives every parallel call index 0, Claude through Bedrock can reuse
+    one (langchain-ai/langchain#34807); a client keyed by index alone that appends to the
+    buffer it has hands on one call holding both documents (``{}{}``: the official
+    openai-python helper on Cerebras' zai-glm-4.7, names and ids joined too).
+    """
+
+    def start_call(self, event: Mapping[str, Any]) -> None:
+        if self.key(event) not in self.by_key:
+            super().start_call(event)
+
+
 MARKDOWN_SYNTAX = frozenset("*_`\\#>~")
 """The characters a Markdown renderer may eat from a value (what ``markdown_bubble`` loses)."""
 
@@ -333,6 +518,9 @@ class Symptom:
     """A fragment boundary falls inside a JSON escape."""
     reads_cut: bool = False
     """The bytes came in reads that may end inside a character (not as decoded events)."""
+    quirks: frozenset[str] = frozenset()
+    """The producer quirks the stream was written with (``producers.QUIRKS`` names them): a
+    class of what clients assume about producers is recognised only on such a stream."""
 
     @cached_property
     def matched(self) -> tuple[tuple[tuple[Seen, Seen], ...], tuple[Seen, ...], tuple[Seen, ...]]:
@@ -362,7 +550,8 @@ def _order_free(calls: Iterable[Seen]) -> list[str]:
 def symptoms(*, sent: Sequence[Sent], expected: Sequence[Seen], got: Sequence[Seen],
              parsed: bool = False, error: str = "", hung: bool = False,
              message: str | None = None, text: str = "", ends_early: bool = False,
-             escape_cut: bool = False, reads_cut: bool = False) -> list[Symptom]:
+             escape_cut: bool = False, reads_cut: bool = False,
+             quirks: frozenset[str] = frozenset()) -> list[Symptom]:
     """What went wrong in one run, one :class:`Symptom` per part (none: nothing did).
 
     An error counts unless the stream was cut (a client that exits non-zero after a cut
@@ -370,7 +559,7 @@ def symptoms(*, sent: Sequence[Sent], expected: Sequence[Seen], got: Sequence[Se
     handed on, the calls are not judged as well. Calls are compared in any order.
     """
     base = Symptom(CALLS, tuple(sent), tuple(expected), tuple(got), parsed, error, hung,
-                   message, text, ends_early, escape_cut, reads_cut)
+                   message, text, ends_early, escape_cut, reads_cut, frozenset(quirks))
     same = tuple(got) == tuple(expected) or _order_free(got) == _order_free(expected)
     out = []
     failed = hung or bool(error and not ends_early and (not got or same))
@@ -513,7 +702,7 @@ def _early(s: Symptom) -> list[Any] | None:
     """The arguments of every call handed on before its stop, when that explains every
     difference: a call handed on holding a prefix of its arguments (possibly none), or a
     call whose stop never came handed on at all. None otherwise."""
-    if s.aspect != CALLS:
+    if s.aspect != CALLS or _on("args_only_in_done", s):  # no fragment there to hand on
         return None
     pairs, missing, extra = s.matched
     if missing:
@@ -590,6 +779,71 @@ def _key_by_id(s: Symptom) -> bool:
 
 def _anything(s: Symptom) -> bool:
     return True
+
+
+def _on(quirk: str, s: Symptom) -> bool:
+    """The symptom happened on a stream written with ``quirk``."""
+    return quirk in s.quirks
+
+
+def _split_by_blank_id(s: Symptom) -> bool:
+    """A call of blank id handed on, on a stream whose follow-on fragments had blank ids."""
+    return (s.aspect == CALLS and _on("blank_identity", s)
+            and any(_blank(i) and isinstance(a, str) and a for i, _, a in s.got))
+
+
+def _name_repeated(s: Symptom) -> bool:
+    """Every call that differs came out under its own id with its arguments, its tool name
+    the announced one repeated."""
+    if s.aspect != CALLS or s.parsed:
+        return False
+    pairs, missing, extra = s.matched
+    differ = [(w, h) for w, h in pairs if w != h]
+    return bool(differ) and not missing and not extra and all(
+        h[2] == w[2] and isinstance(h[1], str) and isinstance(w[1], str) and w[1]
+        and h[1] != w[1] and h[1] == w[1] * (len(h[1]) // len(w[1])) for w, h in differ)
+
+
+def _raised_index(s: Symptom) -> bool:
+    return s.aspect == ERROR and not s.hung and (
+        "IndexError" in s.error or "list index out of range" in s.error)
+
+
+def _dropped_on(quirk: str) -> Callable[[Symptom], bool]:
+    """Calls never handed on, on a stream written with ``quirk``, and nothing else wrong."""
+    def recognise(s: Symptom) -> bool:
+        return (s.aspect == CALLS and _on(quirk, s) and bool(s.missing)
+                and not s.matched[2] and all(w == h for w, h in s.matched[0]))
+    return recognise
+
+
+SEPARATORS = ("\u2028", "\u2029", "\x85")
+"""Line ends to ``str.splitlines()`` that JSON may carry raw (and SSE does not end lines at)."""
+
+
+def _cut_at_separator(s: Symptom) -> bool:
+    """On a stream with a line separator in its data: what held one came out without it,
+    or not at all, or the run raised."""
+    if not _on("line_separator_in_data", s):
+        return False
+    if s.aspect == ERROR:
+        return not s.hung
+    if s.aspect == SURFACE:
+        return s.message is not None and any(c in s.text and c not in s.message
+                                             for c in SEPARATORS)
+    pairs, missing, extra = s.matched
+    if extra:  # a line cut in two loses what it held; it makes no call
+        return False
+    lost = [str(w[2]) for w, h in pairs if w != h and not any(c in str(h[2]) for c in SEPARATORS)]
+    lost += [str(m[2]) for m in missing]
+    return any(c in args for args in lost for c in SEPARATORS)
+
+
+def _no_parse_no_call(s: Symptom) -> bool:
+    """The calls never handed on are those with no argument text."""
+    return (s.aspect == CALLS and bool(s.missing) and not s.matched[2]
+            and all(w == h for w, h in s.matched[0])
+            and all(isinstance(m[2], str) and not m[2].strip() for m in s.missing))
 
 
 # -- the spec ----------------------------------------------------------------------------------
@@ -741,6 +995,19 @@ _set([
         {"args": '{"text": "line one\\nline two", "quote": "say \\"hi\\""}', "split": 19},
         client=True),
     BugClass(
+        "announcement_args_dropped",
+        "Started buffering a call's arguments only after its announcement, so text sent "
+        "with the announcement (a leading {, a whole call) was lost; the announcement's "
+        "arguments are the call's first fragment.",
+        ("vercel/ai PR #2881", "ggml-org/llama.cpp#22722", "agentjido/req_llm PR #801"),
+        lambda s: _on("args_in_announcement", s) and _each_call(
+            s, lambda a, b: len(b) < len(a) and a.endswith(b)),
+        AnnouncementArgsDropped,
+        # llama.cpp's first delta: the name with the opening brace.
+        {"args": '{"database": "metrics"}', "split": 1, "tool": "list_metrics",
+         "provider": "openai-chat", "quirks": ("args_in_announcement",)},
+        client=True),
+    BugClass(
         "parse_to_finish",
         "Took something other than the call's stop (the buffer parsing, another call "
         "starting) to mean the call was finished; a prefix can parse, so hand a call on "
@@ -778,6 +1045,18 @@ _set([
         # Two calls to one tool in one turn.
         {"args": '{"order_id": "B-2093"}', "split": 14, "tool": "lookup_order",
          "earlier": '{"order_id": "A-4471"}'},
+        client=True),
+    BugClass(
+        "blank_id_new_call",
+        "Took a fragment carrying an id, even an empty one, for a new call, so one call came "
+        "out as two (the announced one empty, a nameless one with the arguments); an empty "
+        "or null id on a follow-on fragment continues the call at its index.",
+        ("ThinkInAIXYZ/deepchat#355", "xintaofei/deepseek-acp#4"),
+        _split_by_blank_id,
+        BlankIdNewCall,
+        # DashScope's shape: "id": "" on every follow-on fragment.
+        {"args": '{"location": "San Francisco"}', "split": 13, "tool": "weather",
+         "provider": "openai-chat", "quirks": ("blank_identity",), "only": ("openai-chat",)},
         client=True),
     BugClass(
         "key_by_id",
@@ -842,6 +1121,98 @@ _set([
         {"args": '{"note": "see *both* attachments", "code": "`x` > 2"}', "split": 16,
          "before": "Let me open a ticket.", "after": " Done."}),
     BugClass(
+        "name_concatenated",
+        "Appended the tool name from every fragment that carries one, so a server that "
+        "repeats it on each fragment got final_resultfinal_result; take the name from the "
+        "announcement, once.",
+        ("ggml-org/llama.cpp#13774", "weicj/vLLM-2080Ti-Definitive#127"),
+        _name_repeated,
+        NameConcatenated,
+        # llama.cpp before PR #13800: id, type and name on every fragment.
+        {"args": '{"a": 1, "b": 2}', "split": 6, "tool": "final_result",
+         "provider": "openai-chat", "quirks": ("repeated_identity",)},
+        client=True),
+    BugClass(
+        "finish_gate",
+        "Handed calls on only when the stop reason said tool_calls, so a turn that made "
+        "calls and ended \"stop\" lost them all; finished calls are the model asking for "
+        "tools, whatever the stop reason says.",
+        ("vllm-project/vllm PR #9209", "BerriAI/litellm#12862", "sgl-project/sglang#2877"),
+        _dropped_on("stop_reason_mismatch"),
+        FinishGate,
+        # A named tool_choice stream: finish_reason "stop" after the call.
+        {"args": '{"city": "Paris"}', "split": 8, "tool": "get_weather",
+         "provider": "openai-chat", "quirks": ("stop_reason_mismatch",)},
+        client=True),
+    BugClass(
+        "choices_index0",
+        "Read choices[0] (or its delta) on every chunk, and a chunk with no choices (usage, "
+        "a content filter's results) or no delta raised; go through the choices a chunk "
+        "has, and skip a choice without a delta.",
+        ("RetellAI/retell-custom-llm-python-demo#5", "microsoft/autogen#6465",
+         "CopilotKit/CopilotKit#2468"),
+        lambda s: s.aspect == ERROR and not s.hung and _on("empty_choices", s),
+        client=True),
+    BugClass(
+        "index_as_position",
+        "Took a call's index for its position in a list of calls, so an index that does not "
+        "start at 0 (or skips) raised or landed in the wrong slot; key calls by the index "
+        "they are sent under.",
+        ("BerriAI/litellm#5231", "openai/openai-python#2806"),
+        _raised_index,
+        IndexAsPosition,
+        # Anthropic's block index forwarded as Chat's: the first call at index 1.
+        {"args": '{"order_id": "A-4471"}', "split": 9, "tool": "lookup_order",
+         "provider": "openai-chat", "quirks": ("index_gap",)},
+        client=True),
+    BugClass(
+        "empty_args_dropped",
+        "Waited for a call's arguments to parse before handing it on, so a call that takes "
+        "no arguments (\"\", null or none) never came out; a finished call with no "
+        "argument text is a call with input {}.",
+        ("vercel/ai#5658", "pydantic/pydantic-ai#1654", "BerriAI/litellm#5063"),
+        _no_parse_no_call,
+        EmptyArgsDropped,
+        # A no-parameter tool: the call ends with no argument text at all.
+        {"args": "", "tool": "llm_version", "provider": "openai-chat",
+         "quirks": ("empty_arguments",)},
+        client=True),
+    BugClass(
+        "one_call_per_chunk",
+        "Read one call from each chunk, so a producer that sends several whole calls in one "
+        "chunk lost all but one; every entry of a chunk's tool_calls is a call.",
+        ("ogx-ai/ogx PR #630", "google/adk-python#7004", "BerriAI/litellm#7621"),
+        _dropped_on("whole_calls_in_one_chunk"),
+        OneCallPerChunk,
+        # Groq's shape: two whole calls in one chunk.
+        {"args": '{"city": "Rome"}', "tool": "get_weather", "earlier": '{"city": "Paris"}',
+         "provider": "openai-chat", "quirks": ("whole_calls_in_one_chunk",)},
+        client=True),
+    BugClass(
+        "delta_only",
+        "Took arguments from argument deltas alone, so a producer that sends them only in "
+        "the done event got calls with no arguments; where no delta came, the done event's "
+        "string is the arguments.",
+        ("BerriAI/litellm#27144", "BerriAI/litellm#20711"),
+        lambda s: _on("args_only_in_done", s) and _each_call(s, lambda a, b: not b and a),
+        DeltaOnly,
+        # gpt-5.3-codex-spark: no delta, the arguments in .done.
+        {"args": '{"location": "San Francisco"}', "tool": "weather",
+         "provider": "openai-responses", "quirks": ("args_only_in_done",)},
+        client=True),
+    BugClass(
+        "splitlines",
+        "Cut the stream's lines with str.splitlines(), which also ends a line at U+2028, "
+        "U+2029 and U+0085 (raw inside JSON strings), so a data line came apart; split on "
+        "CR, LF and CRLF only, as bytes.",
+        ("open-metadata/OpenMetadata#29531", "langgenius/dify PR #39008"),
+        _cut_at_separator,
+        Splitlines,
+        # U+2028 inside a value, read in small reads.
+        {"args": '{"note": "one\u2028two"}', "split": 9, "tool": "save_note",
+         "provider": "openai-chat", "read_size": 9, "quirks": ("line_separator_in_data",)},
+        client=True),
+    BugClass(
         "merged_calls",
         "Kept appending to an index's buffer when a new call (new id) came under that index, "
         "or let two calls of different tools share one; start a new call at every "
@@ -849,6 +1220,10 @@ _set([
         ("ollama/ollama#15457", "langchain-ai/langchain#34807", "comet-ml/opik#8362"),
         lambda s: any(a.tool != b.tool or _same_key(a, b)
                       for a, b, _ in _held_together(s, "run")),
+        MergeOnReuse,
+        # Cerebras' shape: the second call sent under the first call's index.
+        {"args": '{"b": 2}', "split": 4, "tool": "g", "earlier": '{"a": 1}', "earlier_tool": "f",
+         "provider": "openai-chat", "quirks": ("index_reuse",)},
         client=True),
     BugClass(
         "lost_on_truncation",
@@ -867,9 +1242,9 @@ _set([
         lambda s: s.aspect == ERROR and not s.hung and not _decode_chunks(s)),
     BugClass(
         "identity",
-        "Handed the right arguments on under another id or tool name (e.g. a name repeated "
-        "in every delta, concatenated); take the id and name from the announcement, once.",
-        ("ggml-org/llama.cpp#13774",),
+        "Handed the right arguments on under another id or tool name; take the id and name "
+        "from the announcement, once.",
+        ("xintaofei/deepseek-acp#4",),
         lambda s: s.aspect == CALLS and len(s.got) == len(s.expected) and all(
             g[2] == w[2] for g, w in zip(s.got, s.expected, strict=True)),
         fallback=True),

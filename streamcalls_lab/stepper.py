@@ -92,6 +92,12 @@ def _done(snapshot: Snapshot) -> dict[CallKey, str]:
     return {CallKey(c.get("choice"), c["block"]): c["args"] for c in snapshot.finished}
 
 
+def _calls(snapshot: Snapshot) -> list[tuple[Any, ...]]:
+    """Every call handed on, in a fixed order: (choice, block, id, tool, args)."""
+    return sorted(((c.get("choice"), c["block"], c["call_id"], c["tool"], c["args"])
+                   for c in snapshot.finished), key=repr)
+
+
 def _held(buffers: Mapping[Hashable, str], key: Hashable) -> str | None:
     """A variant's buffer for the correct handler's key: under that key, or under the block
     alone (a variant that ignores the choice, the same on a turn with one)."""
@@ -130,6 +136,14 @@ def diverge(correct: Snapshot, variant: VariantState) -> str | None:
             return f"never hands on block {block}"
         if got_done[block] != want:
             return f"hands on block {block} as {_short(got_done[block])}"
+    wanted, handed = _calls(correct), _calls(got)  # two calls at one block, a name changed
+    if len(handed) != len(wanted):
+        return f"hands on {len(handed)} call(s) where {len(wanted)} were sent"
+    for want, have in zip(wanted, handed, strict=True):
+        if want != have:
+            return (f"hands on block {have[1]} under id {_short(str(have[2]))} and tool "
+                    f"{_short(str(have[3]))}: sent under {_short(str(want[2]))}, "
+                    f"{_short(str(want[3]))}")
     if got.message != correct.message:
         if any(b and b[:6] in got.message for b in correct.buffers.values()):
             return "argument text on the message surface"

@@ -12,7 +12,6 @@ import pytest
 
 import streamcalls_lab as scl
 from streamcalls_lab import FAULTS, Accumulator, check_handler, faults
-from streamcalls_lab.accumulate import CallBuffer
 from streamcalls_lab.check import (
     CLASSES,
     INTERLEAVING,
@@ -187,40 +186,35 @@ def test_keying_by_block_alone_is_caught_on_two_choices_and_nowhere_else() -> No
 
 
 # -- a class of your own, registered the documented way ------------------------------------
-class DropsTheFirst(Accumulator):
-    """args_in_announcement: each call's first fragment is never buffered.
+class UpperName(Accumulator):
+    """name_upper_cased: each tool name is upper-cased when its call is announced (a client
+    that normalises names for a lookup table and hands the normalised one on)."""
 
-    Some servers send the opening of the arguments with the call's name (llama.cpp, vLLM);
-    a client that starts buffering only after the announcement loses it. agentjido/req_llm
-    PR #801.
-    """
-
-    def add_fragment(self, buf: CallBuffer, fragment: str) -> None:
-        buf.parts.append(fragment if buf.parts else "")
+    def start_call(self, event: Mapping[str, Any]) -> None:
+        super().start_call(event)
+        self.calls[-1].tool = (self.calls[-1].tool or "").upper()
 
 
-def _lost_its_start(s: Symptom) -> bool:
+def _upper_named(s: Symptom) -> bool:
     pairs, missing, extra = s.matched
     differ = [(want, have) for want, have in pairs if want != have]
     return (s.aspect == CALLS and bool(differ) and not missing and not extra and all(
-        isinstance(have[2], str) and len(have[2]) < len(want[2]) and want[2].endswith(have[2])
-        for want, have in differ))
+        have[2] == want[2] and have[1] == str(want[1]).upper() for want, have in differ))
 
 
 def test_a_new_fault_is_other_until_its_spec_is_registered_then_its_own_class() -> None:
-    assert "other" in set(check_handler(DropsTheFirst)["class"])
+    assert set(check_handler(UpperName)["class"]) == {"identity"}  # a fallback explains it
     faults.register(BugClass(
-        "args_in_announcement", "Started buffering after the announcement and lost the "
-        "fragment sent with it; buffer from the announcement on.",
-        ("agentjido/req_llm PR #801",), _lost_its_start, DropsTheFirst,
+        "name_upper_cased", "Upper-cased the tool name it handed on; hand on the name as "
+        "announced.", (faults.FOUND_BY_THE_KIT,), _upper_named, UpperName,
         preset={"args": '{"city": "Paris"}', "split": 1}))
     try:
-        assert FAULTS["args_in_announcement"] is DropsTheFirst
-        assert list(CLASSES).index("args_in_announcement") < list(CLASSES).index("identity")
-        assert list(check_handler(DropsTheFirst)["class"]) == ["args_in_announcement"]
+        assert FAULTS["name_upper_cased"] is UpperName
+        assert list(CLASSES).index("name_upper_cased") < list(CLASSES).index("identity")
+        assert list(check_handler(UpperName)["class"]) == ["name_upper_cased"]
         assert check_handler(Accumulator).empty
         assert all(list(check_handler(f)["class"]) == [n] for n, f in FAULTS.items()
                    if n in ("trim", "lenient_parse", "key_by_id"))
     finally:
-        faults.unregister("args_in_announcement")
-    assert "args_in_announcement" not in CLASSES and "args_in_announcement" not in FAULTS
+        faults.unregister("name_upper_cased")
+    assert "name_upper_cased" not in CLASSES and "name_upper_cased" not in FAULTS

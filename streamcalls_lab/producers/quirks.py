@@ -369,6 +369,14 @@ QUIRKS: dict[str, Quirk] = {q.name: q for q in (
 """Every producer quirk, in the order the docs and reports list them."""
 
 
+def with_implied(names: frozenset[str]) -> frozenset[str]:
+    """``names`` and every quirk they cannot be sent without."""
+    out = set(names)
+    for name in names:
+        out.update(QUIRKS[name].implies)
+    return frozenset(out)
+
+
 def catalog() -> pd.DataFrame:
     """The quirks as a table: what the producer does, the threads, how the kit reads it,
     whether information is lost, which faults it worsens, and the formats that can carry it."""

@@ -294,7 +294,8 @@ def write(turn: Script) -> list[WireFrame]:
     else:
         response |= {"model": turn.model, "output": []}
     event({"type": "response.created", "response": response}, "head")
-    event({"type": "response.in_progress", "response": response})
+    if style is not None:  # what a recorded stream adds; no client needs it
+        event({"type": "response.in_progress", "response": response})
     output: list[dict[str, Any]] = []
     for n, seg in enumerate(turn.segments):
         index = len(output)
@@ -311,11 +312,13 @@ def write(turn: Script) -> list[WireFrame]:
                 event({"type": "response.output_text.delta", "content_index": 0,
                        "delta": piece, "item_id": mid, "logprobs": [], **padded(piece),
                        "output_index": index}, "text", n, piece)
-            event({"type": "response.output_text.done", "content_index": 0, "item_id": mid,
-                   "logprobs": [], "output_index": index, "text": whole}, "other", n)
             done = {**part, "text": whole}
-            event({"type": "response.content_part.done", "content_index": 0, "item_id": mid,
-                   "output_index": index, "part": done}, "other", n)
+            if style is not None:
+                event({"type": "response.output_text.done", "content_index": 0,
+                       "item_id": mid, "logprobs": [], "output_index": index, "text": whole},
+                      "other", n)
+                event({"type": "response.content_part.done", "content_index": 0,
+                       "item_id": mid, "output_index": index, "part": done}, "other", n)
             item = {"id": mid, "type": "message", "status": "completed", "content": [done],
                     "role": "assistant"}
             event({"type": "response.output_item.done", "item": item, "output_index": index},

@@ -15,13 +15,17 @@ import ipywidgets as w
 
 from .. import breaker
 from ..breaker import Bubble, CallDiff, Outcome, Result, Setup
-from ..check import TURN_FORMATS
+from ..check import TURN_FORMATS, producer_families
 from ..display import SafeHTML, escape
 from ..faults import FAULTS
 from . import render as r
 
 OWN = "your own"
 NO_BOUNDARY = -1
+# The server quirks a turn can be written with: those a correct client survives, in the
+# order the first format that carries each lists them.
+SERVER_QUIRKS = tuple(dict.fromkeys(q for fmt in TURN_FORMATS for q in producer_families(fmt)))
+
 PLACES = (("sent before this one", "before"), ("interleaved with it", "interleave"),
           ("another choice's (n = 2)", "two_choices"))
 """Where the earlier call goes: before the call, its fragments alternating with the call's
@@ -144,6 +148,7 @@ class BreakerView(r.View):
         self._holding = False
         self._tool = "create_ticket"
         self._earlier_tool: str | None = None
+        self._only: tuple[str, ...] = ()
         style = {"description_width": "9em"}
         wide = w.Layout(width="98%")
         self.preset = w.Dropdown(options=[*breaker.PRESETS, OWN], value=OWN,
@@ -168,9 +173,12 @@ class BreakerView(r.View):
                                 style=style)
         self.before = w.Text(description="prose before", style=style, layout=wide)
         self.after = w.Text(description="prose after", style=style, layout=wide)
+        self.quirks = w.SelectMultiple(options=SERVER_QUIRKS, value=(), rows=4,
+                                       description="server quirks", style=style)
         self.output = w.HTML()
         for control in (self.args, self.split, self.every, self.read_size, self.cut_off,
-                        self.earlier, self.place, self.before, self.after, self.provider):
+                        self.earlier, self.place, self.before, self.after, self.provider,
+                        self.quirks):
             control.observe(self._changed, "value")
         self.preset.observe(self._preset_changed, "value")
         self.boundary.observe(self._boundary_changed, "value")
@@ -180,7 +188,7 @@ class BreakerView(r.View):
         self.widget = w.VBox([
             w.HBox([self.preset, self.provider]), self.args, self.split, self.boundary,
             w.HBox([self.every, self.read_size, hint]), self.cut_off, self.earlier,
-            self.place, self.before, self.after, self.output,
+            self.place, self.before, self.after, self.quirks, self.output,
         ])
         self.widget.add_class("scl-breaker-view")
         self.output.add_class("scl-breaker-output")
@@ -196,7 +204,8 @@ class BreakerView(r.View):
             interleave=self.place.value == "interleave",
             two_choices=self.place.value == "two_choices", before=self.before.value,
             after=self.after.value, cut_off=self.cut_off.value,
-            read_size=self.read_size.value or None,
+            read_size=self.read_size.value or None, quirks=tuple(self.quirks.value),
+            only=self._only,
         )
 
     def load(self, preset: str | Setup) -> None:
@@ -208,6 +217,8 @@ class BreakerView(r.View):
             self.focus = name if name in breaker.PRESETS else self.focus
             self._tool = setup.tool
             self._earlier_tool = setup.earlier_tool
+            self._only = setup.only
+            self.quirks.value = tuple(q for q in setup.quirks if q in SERVER_QUIRKS)
             self.preset.value = name
             self.provider.value = setup.provider
             self.args.value = setup.args

@@ -46,6 +46,26 @@ def test_the_breaker_starts_from_its_preset_and_shows_the_faults_reason() -> Non
     assert html.escape(view.result.faults["lenient_parse"].reason) in view.output.value
 
 
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_every_preset_comes_back_whole_from_the_controls(name: str) -> None:
+    assert BreakerView(name).setup() == PRESETS[name]  # quirks and formats included
+
+
+def test_a_server_quirk_chosen_in_the_view_is_written_into_the_turn() -> None:
+    view = BreakerView("trim")
+    view.provider.value = "openai-chat"
+    view.quirks.value = ("empty_choices",)
+    assert view.setup().quirks == ("empty_choices",)
+    assert view.result is not None and view.result.setup.quirks == ("empty_choices",)
+
+
+def test_a_quirk_the_format_cannot_carry_is_refused_by_name() -> None:
+    view = BreakerView("trim")
+    view.provider.value = "anthropic-messages"
+    view.quirks.value = ("empty_choices",)
+    assert view.result is None and "server quirks" in view.output.value
+
+
 def test_moving_the_split_reruns_the_model() -> None:
     view = BreakerView("trim")
     view.split.value = 5
