@@ -266,6 +266,64 @@ def cmd_inspect(ns: argparse.Namespace) -> int:
 
 
 @command(
+    arg("--streamed", metavar="S", help="a streamed capture (.sse, .ndjson, ...)"),
+    arg("--whole", metavar="W", help="the whole (non-streamed) answer to the same request"),
+    arg("--url", help="instead: ask a server on this machine both ways, e.g. "
+                      "http://127.0.0.1:8000/v1/chat/completions"),
+    arg("--request", metavar="BODY", help="with --url: the request body (a JSON file)"),
+    arg("--out", default=None,
+        help="with --url: folder for both answers (default: a new temporary one)"),
+    arg("--format", default=None,
+        help="with --url: the request's wire format, where the URL's path does not say"),
+    arg("--key-env", default=None,
+        help="with --url: environment variable holding a key the server asks for"),
+    arg("--timeout", type=float, default=600.0, help="with --url: seconds to wait for a read"),
+    arg("--json", action="store_true", dest="as_json", help="the differences as JSON"),
+)
+def cmd_conform(ns: argparse.Namespace) -> int:
+    """Is this server's streaming right: a streamed answer held to the whole answer to the
+    same request (calls, names, ids, parsed arguments, stop reason, no call in the text, a
+    complete stream). Exit 0 conformant, 1 differences, 2 usage error."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from .display import inert
+    from .errors import CaptureError
+    from .producers.conform import conform, record_both, rows_json, text
+    from .traffic.record import RecordError
+
+    files, asked = (ns.streamed, ns.whole), (ns.url, ns.request)
+    if any(files) == any(asked) or not all(files if any(files) else asked):
+        print(f"{COMMANDS_PROG} conform: error: give --streamed S --whole W, or --url URL "
+              "--request BODY", file=sys.stderr)
+        return 2
+    streamed, whole = files
+    try:
+        if ns.url:
+            out = ns.out or tempfile.mkdtemp(prefix="streamcalls-conform-")
+            streamed, whole = record_both(ns.url, Path(ns.request), out, format=ns.format,
+                                          key_env=ns.key_env, timeout=ns.timeout)
+        table = conform(streamed, whole)
+    except (ValueError, OSError, CaptureError, RecordError) as e:
+        print(f"{COMMANDS_PROG} conform: error: {e}", file=sys.stderr)
+        return 2
+    counts = table.attrs["calls"]
+    if ns.as_json:
+        print(json.dumps({"streamed": str(streamed), "whole": str(whole),
+                          "format": table.attrs["format"], "calls": counts,
+                          "conformant": not len(table), "differences": rows_json(table)},
+                         ensure_ascii=True))
+    else:
+        verdict = "conformant" if not len(table) else f"{len(table)} difference(s)"
+        print(f"{inert(streamed, 200)} against {inert(whole, 200)} ({table.attrs['format']}: "
+              f"{counts['streamed']} call(s) streamed, {counts['whole']} whole): {verdict}")
+        if len(table):
+            print(text(table))
+    return 1 if len(table) else 0
+
+
+@command(
     arg("--upstream", required=True,
         help="where requests go, e.g. https://api.anthropic.com (a path prefix is kept)"),
     arg("--out", required=True, help="directory for the captures and their sidecars"),
