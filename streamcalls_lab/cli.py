@@ -324,6 +324,41 @@ def cmd_conform(ns: argparse.Namespace) -> int:
 
 
 @command(
+    arg("a", help="a capture of the turn (before the gateway, say)"),
+    arg("b", help="another capture of the same turn (after it)"),
+    arg("--json", action="store_true", dest="as_json", help="the differences as JSON"),
+)
+def cmd_diff(ns: argparse.Namespace) -> int:
+    """What did the gateway change: two captures of one turn compared call by call
+    (re-indexed, merged, split, dropped, truncated, reordered, arguments, names, ids, text).
+    Exit 0 the same (re-chunked or not), 1 differences, 2 usage error."""
+    import json
+
+    from .display import inert
+    from .errors import CaptureError
+    from .producers.conform import rows_json, text
+    from .producers.diff import diff
+
+    try:
+        table = diff(ns.a, ns.b)
+    except (ValueError, OSError, CaptureError) as e:
+        print(f"{COMMANDS_PROG} diff: error: {e}", file=sys.stderr)
+        return 2
+    said = table.attrs
+    if ns.as_json:
+        print(json.dumps({"a": ns.a, "b": ns.b, "formats": said["formats"],
+                          "summary": said["summary"], "fragments": said["fragments"],
+                          "same": not len(table), "differences": rows_json(table)},
+                         ensure_ascii=True))
+    else:
+        print(f"a {inert(ns.a, 200)} ({said['formats']['a']}), b {inert(ns.b, 200)} "
+              f"({said['formats']['b']}): {said['summary']}")
+        if len(table):
+            print(text(table))
+    return 1 if len(table) else 0
+
+
+@command(
     arg("--upstream", required=True,
         help="where requests go, e.g. https://api.anthropic.com (a path prefix is kept)"),
     arg("--out", required=True, help="directory for the captures and their sidecars"),

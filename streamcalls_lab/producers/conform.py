@@ -13,7 +13,7 @@ difference. :func:`record_both` sends one request both ways to a server on this 
 saves both answers.
 
 Reading one streamed turn (:func:`read_turn`) and comparing argument values
-(:func:`difference`, :func:`broken_arguments`) serve any comparison of two turns.
+(:func:`difference`, :func:`broken_arguments`) are shared with :mod:`.diff`.
 """
 
 from __future__ import annotations
