@@ -13,7 +13,10 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Run = Callable[[argparse.Namespace], int]
 
@@ -284,13 +287,12 @@ def cmd_conform(ns: argparse.Namespace) -> int:
     """Is this server's streaming right: a streamed answer held to the whole answer to the
     same request (calls, names, ids, parsed arguments, stop reason, no call in the text, a
     complete stream). Exit 0 conformant, 1 differences, 2 usage error."""
-    import json
     import tempfile
     from pathlib import Path
 
     from .display import inert
     from .errors import CaptureError
-    from .producers.conform import conform, record_both, rows_json, text
+    from .producers.conform import conform, record_both
     from .traffic.record import RecordError
 
     files, asked = (ns.streamed, ns.whole), (ns.url, ns.request)
@@ -309,15 +311,25 @@ def cmd_conform(ns: argparse.Namespace) -> int:
         print(f"{COMMANDS_PROG} conform: error: {e}", file=sys.stderr)
         return 2
     counts = table.attrs["calls"]
-    if ns.as_json:
-        print(json.dumps({"streamed": str(streamed), "whole": str(whole),
-                          "format": table.attrs["format"], "calls": counts,
-                          "conformant": not len(table), "differences": rows_json(table)},
-                         ensure_ascii=True))
+    verdict = "conformant" if not len(table) else f"{len(table)} difference(s)"
+    return _differences(table, ns.as_json, {
+        "streamed": str(streamed), "whole": str(whole), "format": table.attrs["format"],
+        "calls": counts, "conformant": not len(table)},
+        f"{inert(streamed, 200)} against {inert(whole, 200)} ({table.attrs['format']}: "
+        f"{counts['streamed']} call(s) streamed, {counts['whole']} whole): {verdict}")
+
+
+def _differences(table: pd.DataFrame, as_json: bool, facts: dict[str, Any], head: str) -> int:
+    """A table of differences on stdout: as JSON (``facts`` and its rows), or ``head`` and
+    its readable lines; the exit status, 1 when it has any."""
+    import json
+
+    from .producers.conform import rows_json, text
+
+    if as_json:
+        print(json.dumps({**facts, "differences": rows_json(table)}, ensure_ascii=True))
     else:
-        verdict = "conformant" if not len(table) else f"{len(table)} difference(s)"
-        print(f"{inert(streamed, 200)} against {inert(whole, 200)} ({table.attrs['format']}: "
-              f"{counts['streamed']} call(s) streamed, {counts['whole']} whole): {verdict}")
+        print(head)
         if len(table):
             print(text(table))
     return 1 if len(table) else 0
@@ -332,11 +344,8 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     """What did the gateway change: two captures of one turn compared call by call
     (re-indexed, merged, split, dropped, truncated, reordered, arguments, names, ids, text).
     Exit 0 the same (re-chunked or not), 1 differences, 2 usage error."""
-    import json
-
     from .display import inert
     from .errors import CaptureError
-    from .producers.conform import rows_json, text
     from .producers.diff import diff
 
     try:
@@ -345,17 +354,11 @@ def cmd_diff(ns: argparse.Namespace) -> int:
         print(f"{COMMANDS_PROG} diff: error: {e}", file=sys.stderr)
         return 2
     said = table.attrs
-    if ns.as_json:
-        print(json.dumps({"a": ns.a, "b": ns.b, "formats": said["formats"],
-                          "summary": said["summary"], "fragments": said["fragments"],
-                          "same": not len(table), "differences": rows_json(table)},
-                         ensure_ascii=True))
-    else:
-        print(f"a {inert(ns.a, 200)} ({said['formats']['a']}), b {inert(ns.b, 200)} "
-              f"({said['formats']['b']}): {said['summary']}")
-        if len(table):
-            print(text(table))
-    return 1 if len(table) else 0
+    return _differences(table, ns.as_json, {
+        "a": ns.a, "b": ns.b, "formats": said["formats"], "summary": said["summary"],
+        "fragments": said["fragments"], "same": not len(table)},
+        f"a {inert(ns.a, 200)} ({said['formats']['a']}), b {inert(ns.b, 200)} "
+        f"({said['formats']['b']}): {said['summary']}")
 
 
 @command(
