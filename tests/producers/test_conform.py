@@ -222,7 +222,7 @@ def test_the_same_calls_announced_in_another_order_are_one_order_row() -> None:
 
 
 def test_a_call_only_in_the_text_is_missing_from_the_calls_too() -> None:
-    """vllm-mlx#107: the markup streams as content and no call is announced."""
+    """waybarrios/vllm-mlx#107: the markup streams as content and no call is announced."""
     as_text = replace(TURN, quirks=frozenset({"call_in_text"}))
     table = conform(turns.turn_bytes("openai-chat", as_text), whole("openai-chat", TURN))
     assert set(table["aspect"].astype(str)) == {"calls", "stop_reason", "call_in_text"}
