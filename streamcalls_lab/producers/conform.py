@@ -418,11 +418,11 @@ def _markup(turn: SeenTurn, answer: Answer) -> Iterator[Row]:
            + ("has it too" if also else "has none"))
 
 
-def _ending(turn: SeenTurn) -> Iterator[Row]:
-    if turn.problems:
-        at, why = turn.problems[0]
-        more = f" ({len(turn.problems) - 1} more)" if len(turn.problems) > 1 else ""
-        yield "complete", None, why, None, f"at byte {at}: {why}{more}"
+def _ending(turn: SeenTurn, shown: int = 5) -> Iterator[Row]:
+    for at, why in turn.problems[:shown]:  # a lenient load has made each run of one row
+        yield "complete", None, why, None, f"at byte {at}: {why}"
+    if len(turn.problems) > shown:
+        yield "complete", None, None, None, f"{len(turn.problems) - shown} more problems"
     if not turn.ended:
         yield "complete", None, None, None, "the stream ends with no end-of-turn event"
 
@@ -545,9 +545,10 @@ def record_both(url: str, request: bytes | str | Path, out: str | Path, *,
                 timeout: float = 600.0) -> tuple[Path, Path]:
     """Send ``request`` to a server on this machine twice, streamed and whole, and save both
     answers in ``out`` (the stream byte-exact with its timing, the whole one as ``.json``,
-    each with its scrubbed provenance, by ``traffic.record``); gives their paths. A host
-    that is not loopback is refused: this asks local servers only."""
-    from ..traffic.record import record
+    each with its scrubbed provenance, by ``traffic.record``); gives their paths. A stream
+    that breaks off is kept as far as it came (its provenance says so, and conform reads it
+    as incomplete). A host that is not loopback is refused: this asks local servers only."""
+    from ..traffic.record import RecordError, record
     from ..traffic.server import is_loopback
 
     host = urlsplit(url).hostname or ""
@@ -562,7 +563,11 @@ def record_both(url: str, request: bytes | str | Path, out: str | Path, *,
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     paths = (_fresh(folder, f"{stamp}-streamed", _SUFFIX[spec.framing]),
              _fresh(folder, f"{stamp}-whole", ".json"))
-    record(url, streamed, paths[0], key_env=key_env, timeout=timeout)
+    try:
+        record(url, streamed, paths[0], key_env=key_env, timeout=timeout)
+    except RecordError:
+        if not Path(f"{paths[0]}.meta.json").is_file():
+            raise  # nothing saved: no answer to compare
     record(url, plain, paths[1], key_env=key_env, timeout=timeout,
            headers={"accept": "application/json"})
     return paths

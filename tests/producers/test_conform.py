@@ -89,6 +89,9 @@ class _Answers(StreamHandler):
         streamed, answer = owner.cases[body["model"]]
         if body["stream"]:
             self.start_stream(200, "text/event-stream")
+            if body["model"] in owner.broken:  # half the body, and no last chunk
+                self.wfile.write(chunk(streamed[:len(streamed) // 2]))
+                return
             self.wfile.write(chunk(streamed) + chunk(b""))
             return
         self.send_response(200)
@@ -101,7 +104,7 @@ class _Answers(StreamHandler):
 @pytest.fixture(scope="module")
 def server() -> Iterator[LoopbackServer]:
     with LoopbackServer(_Answers, "127.0.0.1", 0) as s:
-        s.cases, s.asked = {}, []  # type: ignore[attr-defined]
+        s.cases, s.asked, s.broken = {}, [], set()  # type: ignore[attr-defined]
         yield s
 
 
@@ -275,6 +278,25 @@ def test_the_request_is_sent_streamed_then_whole_without_stream_only_keys(server
     streamed, plain = server.asked[-2:]
     assert streamed["stream"] is True and streamed["stream_options"] == {"include_usage": True}
     assert plain["stream"] is False and "stream_options" not in plain
+
+
+def test_a_stream_the_server_breaks_off_is_kept_and_read_as_incomplete(server,
+                                                                       tmp_path) -> None:
+    server.broken.add(f"case-{len(server.cases)}")
+    streamed, answer = _ask(server, tmp_path, "anthropic-messages",
+                            turns.turn_bytes("anthropic-messages", TURN),
+                            whole("anthropic-messages", TURN))
+    assert json.loads(Path(f"{streamed}.meta.json").read_text())["cut_off"]
+    table = conform(streamed, answer)
+    assert "the recording broke off here" in " ".join(table["detail"])
+    assert set(table["aspect"].astype(str)) == {"calls", "complete"}  # cut inside call 0
+
+
+def test_a_stream_cut_inside_a_frame_names_the_byte() -> None:
+    body = turns.turn_bytes("openai-chat", TURN)
+    table = conform(body[:-20], whole("openai-chat", TURN))
+    first = table[table["call"].isna()]["detail"].iloc[0]
+    assert first.startswith(f"at byte {body.rindex(b'data:', 0, len(body) - 20)}: ")
 
 
 def test_a_server_off_this_machine_is_never_asked(tmp_path) -> None:
