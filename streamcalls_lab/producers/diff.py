@@ -76,22 +76,29 @@ def _values(text: str) -> list[object] | None:
     return out
 
 
-def _joins(parts: Sequence[SeenCall], whole: SeenCall) -> bool:
-    """Two or more calls, each with arguments, whose arguments together are ``whole``'s."""
-    if len(parts) < 2 or any(not p.args.strip() for p in parts):
-        return False
-    if "".join(p.args for p in parts) == whole.args:
-        return True
-    values = _values(whole.args)
-    return values is not None and len(values) == len(parts) and all(
-        (ok := parsed(p.args))[0] and same(ok[1], v) for p, v in zip(parts, values, strict=True))
+def _run(calls: Sequence[SeenCall], start: int, whole: SeenCall) -> int | None:
+    """Where a run of two or more calls from ``start``, each with arguments, ends when
+    their arguments joined are ``whole``'s (text for text, or value for value), or None."""
+    joined = ""
+    for end in range(start, len(calls)):
+        if not calls[end].args.strip():
+            return None
+        joined += calls[end].args
+        if end > start and _equivalent(joined, whole.args):
+            return end + 1
+        if len(joined) > len(whole.args):
+            break
+    return None
 
 
-def _split_into(parts: Sequence[SeenCall], whole: SeenCall) -> bool:
-    """Two or more calls, each with arguments, whose arguments joined are ``whole``'s."""
-    if len(parts) < 2 or any(not p.args.strip() for p in parts):
-        return False
-    return _equivalent("".join(p.args for p in parts), whole.args)
+def _merged(xs: Sequence[SeenCall], i: int, y: SeenCall) -> int | None:
+    """Where the calls of a that ``y`` holds in one buffer end, from ``i``, or None."""
+    values = _values(y.args)
+    if values is not None and len(values) >= 2 and i + len(values) <= len(xs):
+        each = [parsed(c.args) for c in xs[i:i + len(values)]]
+        if all(ok and same(v, w) for (ok, v), w in zip(each, values, strict=True)):
+            return i + len(values)  # {..}{..}: each value one call's
+    return _run(xs, i, y)
 
 
 def _names(calls: Sequence[SeenCall]) -> str:
@@ -109,6 +116,8 @@ def _pair(x: SeenCall, y: SeenCall, blocks: bool) -> Iterator[Row]:
     if x.call_id != y.call_id:
         yield ("id", n, x.call_id, y.call_id,
                f"call {n} has id {x.call_id!r} in a, {y.call_id!r} in b")
+    if x.complete == y.complete and _equivalent(x.args, y.args):
+        return
     if x.complete != y.complete or _prefix(x.args, y.args):
         cut, other = (y, x) if (len(y.args), y.complete) < (len(x.args), x.complete) else (x, y)
         side = "b" if cut is y else "a"
@@ -119,8 +128,6 @@ def _pair(x: SeenCall, y: SeenCall, blocks: bool) -> Iterator[Row]:
             said = f"never finished (all {len(cut.args)} characters of its arguments came, " \
                    "not its stop)"
         yield "truncated", n, x.args, y.args, f"call {n} in {side} {said}"
-        return
-    if _equivalent(x.args, y.args):
         return
     (ok_x, vx), (ok_y, vy) = parsed(x.args), parsed(y.args)
     if ok_x and ok_y:
@@ -163,46 +170,55 @@ def _calls(a: SeenTurn, b: SeenTurn) -> Iterator[Row]:
         for k in keys_x:  # b's calls in a's order, to compare each with its own
             ys.append(left.pop(next(n for n, c in enumerate(left) if _key(c) == k)))
     blocks = _blocks_comparable(a, b)
+    # Where a gateway keeps the ids, an id says which call is which; else the content does.
+    kept = {c.call_id for c in xs} & {c.call_id for c in ys} - {None}
+
+    def same_id(x: SeenCall, y: SeenCall) -> bool:
+        return x.call_id in kept and x.call_id == y.call_id
+
+    def other_id(x: SeenCall, y: SeenCall) -> bool:
+        return bool(kept) and None not in (x.call_id, y.call_id) and x.call_id != y.call_id
+
+    def one(x: SeenCall, y: SeenCall) -> bool:
+        """The same call, or that call cut short."""
+        return same_id(x, y) or (not other_id(x, y) and _alike(x, y))
+
+    def dropped(x: SeenCall) -> Row:
+        return "dropped", x.number, x.args, None, f"call {x.number} ({x.tool}) of a is not in b"
+
+    def added(y: SeenCall) -> Row:
+        return "added", y.number, None, y.args, f"b has call {y.number} ({y.tool}), a does not"
+
     i = j = 0
-    while i < len(xs) or j < len(ys):
-        if j == len(ys):
-            yield ("dropped", xs[i].number, xs[i].args, None,
-                   f"call {xs[i].number} ({xs[i].tool}) of a is not in b")
-            i += 1
-            continue
-        y = ys[j]
-        if i == len(xs):
-            yield "added", y.number, None, y.args, f"b has call {y.number} ({y.tool}), a does not"
-            j += 1
-            continue
-        x = xs[i]
-        merged = next((k for k in range(i + 2, len(xs) + 1) if _joins(xs[i:k], y)), None)
-        split = next((k for k in range(j + 2, len(ys) + 1) if _split_into(ys[j:k], x)), None)
-        if x.tool == y.tool and _equivalent(x.args, y.args):
+    while i < len(xs) and j < len(ys):
+        x, y = xs[i], ys[j]
+        if not other_id(x, y) and x.tool == y.tool and _equivalent(x.args, y.args):
             yield from _pair(x, y, blocks)
             i, j = i + 1, j + 1
-        elif merged is not None:
+        elif (merged := _merged(xs, i, y)) is not None:
             yield ("merged", x.number, " + ".join(c.args for c in xs[i:merged]), y.args,
                    f"calls {x.number} to {xs[merged - 1].number} of a ({_names(xs[i:merged])}) "
                    f"are one call in b ({y.tool}), their arguments in one buffer")
             i, j = merged, j + 1
-        elif split is not None:
+        elif (split := _run(ys, j, x)) is not None:
             yield ("split", x.number, x.args, " + ".join(c.args for c in ys[j:split]),
                    f"call {x.number} of a ({x.tool}) is {split - j} calls in b "
                    f"({_names(ys[j:split])}), its arguments cut between them")
             i, j = i + 1, split
-        elif _alike(x, y):
+        elif one(x, y):
             yield from _pair(x, y, blocks)
             i, j = i + 1, j + 1
-        elif i + 1 < len(xs) and _alike(xs[i + 1], y):
-            yield "dropped", x.number, x.args, None, f"call {x.number} ({x.tool}) of a is not in b"
+        elif i + 1 < len(xs) and one(xs[i + 1], y):
+            yield dropped(x)
             i += 1
-        elif j + 1 < len(ys) and _alike(x, ys[j + 1]):
-            yield "added", y.number, None, y.args, f"b has call {y.number} ({y.tool}), a does not"
+        elif j + 1 < len(ys) and one(x, ys[j + 1]):
+            yield added(y)
             j += 1
         else:
             yield from _pair(x, y, blocks)
             i, j = i + 1, j + 1
+    yield from (dropped(x) for x in xs[i:])
+    yield from (added(y) for y in ys[j:])
 
 
 def _turn(a: SeenTurn, b: SeenTurn) -> Iterator[Row]:

@@ -143,6 +143,16 @@ def test_a_cut_call_says_how_much_of_it_came() -> None:
         "b's turn ends with no end-of-turn event"]
 
 
+def test_ids_a_gateway_keeps_say_which_call_is_which() -> None:
+    """Each call's arguments moved one call on: by content the first call was dropped and
+    one added, but the ids say every call is there, altered."""
+    counted = _segments(TURN, *(Call("count", f"call_{n}", (f'{{"n": {n}}}',)) for n in range(4)))
+    moved = _segments(TURN, *(Call("count", f"call_{n}", (f'{{"n": {n + 1}}}',))
+                              for n in range(4)))
+    table = diff(turns.turn_bytes("openai-chat", counted), turns.turn_bytes("openai-chat", moved))
+    assert table["kind"].astype(str).tolist() == ["arguments"] * 4
+
+
 def test_a_call_only_b_has_is_added() -> None:
     extra = _segments(TURN, *TURN.segments, Call("get_news", "call_3", ("{}",)))
     assert _kinds(turns.turn_bytes("openai-chat", TURN),
