@@ -278,13 +278,18 @@ def broken_arguments(text: str, meant: Any) -> tuple[str, str]:
     return "arguments_invalid", f"text that does not parse ({why})"
 
 
+def quoted(value: object) -> str:
+    """Captured text quoted in a detail, as it came (made inert where it is shown)."""
+    return f"'{value}'"
+
+
 def _id_trouble(call_id: str | None) -> str | None:
     """What is wrong with an id a call was given, if anything (ids differ between two
     requests, so only their presence and shape are compared)."""
     if call_id is None:
         return "no id"
     if len(call_id) > 256 or not call_id.isprintable() or any(c.isspace() for c in call_id):
-        return f"an id that is not well formed ({inert(call_id, 40)})"
+        return f"an id that is not well formed ({quoted(call_id)})"
     return None
 
 
@@ -340,10 +345,10 @@ def _pairs(streamed: Sequence[SeenCall], whole: Sequence[dict[str, Any]]
         pairs += [(streamed[s0 + k], w0 + k, whole[w0 + k]) for k in range(n)]
         for c in streamed[s0 + n:s1]:
             rows.append(("calls", c.number, c.tool, None, f"the stream has call {c.number} "
-                         f"({inert(c.tool, 40)}); the whole response has no such call"))
+                         f"({quoted(c.tool)}); the whole response has no such call"))
         for k in range(w0 + n, w1):
             rows.append(("calls", k, None, names_w[k], f"the whole response has call {k} "
-                         f"({inert(names_w[k], 40)}); the stream never announced it "
+                         f"({quoted(names_w[k])}); the stream never announced it "
                          f"({len(streamed)} streamed, {len(whole)} whole)"))
     return rows, pairs
 
@@ -352,14 +357,14 @@ def _compare(c: SeenCall, k: int, w: dict[str, Any], ids: dict[str, int]) -> Ite
     """One streamed call against the whole response's call ``k``."""
     if c.tool != w["tool"]:
         yield ("name", c.number, c.tool, w["tool"],
-               f"call {c.number} is named {inert(c.tool, 40)!r} in the stream, "
-               f"{inert(w['tool'], 40)!r} in the whole response")
+               f"call {c.number} is named {quoted(c.tool)} in the stream, "
+               f"{quoted(w['tool'])} in the whole response")
     given = present(w["call_id"]) or None
     said, meant = _id_trouble(c.call_id), _id_trouble(given)
     if said != meant:
         yield ("id", c.number, c.call_id, given,
-               f"the stream gives call {c.number} {said or inert(c.call_id, 40)}, the whole "
-               f"response {meant or inert(given, 40)}")
+               f"the stream gives call {c.number} {said or quoted(c.call_id)}, the whole response "
+               f"{meant or quoted(given)}")
     elif c.call_id is not None and c.call_id in ids:
         yield ("id", c.number, c.call_id, w["call_id"],
                f"call {c.number} has the id the stream gave call {ids[c.call_id]}")
@@ -367,7 +372,7 @@ def _compare(c: SeenCall, k: int, w: dict[str, Any], ids: dict[str, int]) -> Ite
         ids.setdefault(c.call_id, c.number)
     if not c.complete:
         yield ("complete", c.number, c.args, None, f"call {c.number} "
-               f"({inert(c.tool, 40)}) never finished: the stream stops after "
+               f"({quoted(c.tool)}) never finished: the stream stops after "
                f"{len(c.args)} characters of its arguments")
         return
     ok_s, value_s = parsed(c.args)
@@ -402,7 +407,7 @@ def _stop(turn: SeenTurn, answer: Answer) -> Iterator[Row]:
 
 
 def _told(reason: str | None) -> str:
-    return "no stop reason" if reason is None else repr(inert(reason, 40))
+    return "no stop reason" if reason is None else quoted(reason)
 
 
 def _markup(turn: SeenTurn, answer: Answer) -> Iterator[Row]:

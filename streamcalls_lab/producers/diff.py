@@ -27,6 +27,7 @@ from .conform import (
     difference,
     frame,
     parsed,
+    quoted,
     read_turn,
     same,
 )
@@ -112,10 +113,11 @@ def _pair(x: SeenCall, y: SeenCall, blocks: bool) -> Iterator[Row]:
         yield ("reindexed", n, _text(x.block), _text(y.block),
                f"call {n} is at block {x.block} in a, {y.block} in b")
     if x.tool != y.tool:
-        yield "name", n, x.tool, y.tool, f"call {n} is named {x.tool!r} in a, {y.tool!r} in b"
+        yield ("name", n, x.tool, y.tool,
+               f"call {n} is named {quoted(x.tool)} in a, {quoted(y.tool)} in b")
     if x.call_id != y.call_id:
         yield ("id", n, x.call_id, y.call_id,
-               f"call {n} has id {x.call_id!r} in a, {y.call_id!r} in b")
+               f"call {n} has id {quoted(x.call_id)} in a, {quoted(y.call_id)} in b")
     if x.complete == y.complete and _equivalent(x.args, y.args):
         return
     if x.complete != y.complete or _prefix(x.args, y.args):

@@ -407,7 +407,8 @@ def test_the_command_shows_captured_text_inert(tmp_path, capsys) -> None:
     args = _files(tmp_path, turns.turn_bytes("openai-chat", hostile), whole("openai-chat", TURN))
     assert cli.main(["conform", *args]) == 1
     out = capsys.readouterr().out
-    assert "\x1b" not in out and "get\\x1b[2Jtime" in out
+    assert "\x1b" not in out
+    assert "is named 'get\\x1b[2Jtime' in the stream" in out  # escaped once, not twice
 
 
 def test_the_command_gives_json_for_machines(tmp_path, capsys) -> None:

@@ -210,6 +210,14 @@ def test_the_command_exits_1_with_a_table_of_differences(tmp_path, capsys) -> No
                               "in", "a,", "'get_clock'", "in", "b"]
 
 
+def test_the_command_shows_captured_text_inert(tmp_path, capsys) -> None:
+    args = _pair(tmp_path, turns.turn_bytes("openai-chat", TURN),
+                 turns.turn_bytes("openai-chat", _call(TURN, 0, fragments=("\u202eevil",))))
+    assert cli.main(["diff", *args]) == 1
+    out = capsys.readouterr().out
+    assert "\u202e" not in out and "b: \\u202eevil" in out
+
+
 def test_the_command_gives_json_for_machines(tmp_path, capsys) -> None:
     args = _pair(tmp_path, turns.turn_bytes("openai-responses", TURN),
                  turns.turn_bytes("openai-responses", merge(TURN)))
