@@ -173,7 +173,7 @@ def _calls(a: SeenTurn, b: SeenTurn) -> Iterator[Row]:
             ys.append(left.pop(next(n for n, c in enumerate(left) if _key(c) == k)))
     blocks = _blocks_comparable(a, b)
     # Where a gateway keeps the ids, an id says which call is which; else the content does.
-    kept = {c.call_id for c in xs} & {c.call_id for c in ys} - {None}
+    kept = ({c.call_id for c in xs} & {c.call_id for c in ys}) - {None}
 
     def same_id(x: SeenCall, y: SeenCall) -> bool:
         return x.call_id in kept and x.call_id == y.call_id
