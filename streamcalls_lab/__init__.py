@@ -21,12 +21,13 @@ from .errors import CaptureError
 from .faults import FAULTS
 from .loader import frames, load
 from .prefixes import prefix_parses, prefix_summary, where_it_bites
-from .producers import anomalies
+from .producers import anomalies, diff
 from .stepper import Step, Stepper
 
 __all__ = [
     "FAULTS", "Accumulator", "CaptureError", "Step", "Stepper", "anomalies", "calls",
-    "check_handler", "frames", "load", "prefix_parses", "prefix_summary", "where_it_bites",
+    "check_handler", "diff", "frames", "load", "prefix_parses", "prefix_summary",
+    "where_it_bites",
 ]
 
 MOVED: dict[str, tuple[str, ...]] = {

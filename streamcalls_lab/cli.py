@@ -13,7 +13,10 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Run = Callable[[argparse.Namespace], int]
 
@@ -263,6 +266,99 @@ def cmd_inspect(ns: argparse.Namespace) -> int:
             troubled |= bool(turn.problems)
             print(json.dumps(turn.as_dict(), ensure_ascii=True) if ns.as_json else turn.text())
     return 1 if troubled else 0
+
+
+@command(
+    arg("--streamed", metavar="S", help="a streamed capture (.sse, .ndjson, ...)"),
+    arg("--whole", metavar="W", help="the whole (non-streamed) answer to the same request"),
+    arg("--url", help="instead: ask a server on this machine both ways, e.g. "
+                      "http://127.0.0.1:8000/v1/chat/completions"),
+    arg("--request", metavar="BODY", help="with --url: the request body (a JSON file)"),
+    arg("--out", default=None,
+        help="with --url: folder for both answers (default: a new temporary one)"),
+    arg("--format", default=None,
+        help="with --url: the request's wire format, where the URL's path does not say"),
+    arg("--key-env", default=None,
+        help="with --url: environment variable holding a key the server asks for"),
+    arg("--timeout", type=float, default=600.0, help="with --url: seconds to wait for a read"),
+    arg("--json", action="store_true", dest="as_json", help="the differences as JSON"),
+)
+def cmd_conform(ns: argparse.Namespace) -> int:
+    """Is this server's streaming right: a streamed answer held to the whole answer to the
+    same request (calls, names, ids, parsed arguments, stop reason, no call in the text, a
+    complete stream). Exit 0 conformant, 1 differences, 2 usage error."""
+    import tempfile
+    from pathlib import Path
+
+    from .display import inert
+    from .errors import CaptureError
+    from .producers.conform import conform, record_both
+    from .traffic.record import RecordError
+
+    files, asked = (ns.streamed, ns.whole), (ns.url, ns.request)
+    if any(files) == any(asked) or not all(files if any(files) else asked):
+        print(f"{COMMANDS_PROG} conform: error: give --streamed S --whole W, or --url URL "
+              "--request BODY", file=sys.stderr)
+        return 2
+    streamed, whole = files
+    try:
+        if ns.url:
+            out = ns.out or tempfile.mkdtemp(prefix="streamcalls-conform-")
+            streamed, whole = record_both(ns.url, Path(ns.request), out, format=ns.format,
+                                          key_env=ns.key_env, timeout=ns.timeout)
+        table = conform(streamed, whole)
+    except (ValueError, OSError, CaptureError, RecordError) as e:
+        print(f"{COMMANDS_PROG} conform: error: {e}", file=sys.stderr)
+        return 2
+    counts = table.attrs["calls"]
+    verdict = "conformant" if not len(table) else f"{len(table)} difference(s)"
+    return _differences(table, ns.as_json, {
+        "streamed": str(streamed), "whole": str(whole), "format": table.attrs["format"],
+        "calls": counts, "conformant": not len(table)},
+        f"{inert(streamed, 200)} against {inert(whole, 200)} ({table.attrs['format']}: "
+        f"{counts['streamed']} call(s) streamed, {counts['whole']} whole): {verdict}")
+
+
+def _differences(table: pd.DataFrame, as_json: bool, facts: dict[str, Any], head: str) -> int:
+    """A table of differences on stdout: as JSON (``facts`` and its rows), or ``head`` and
+    its readable lines; the exit status, 1 when it has any."""
+    import json
+
+    from .producers.conform import rows_json, text
+
+    if as_json:
+        print(json.dumps({**facts, "differences": rows_json(table)}, ensure_ascii=True))
+    else:
+        print(head)
+        if len(table):
+            print(text(table))
+    return 1 if len(table) else 0
+
+
+@command(
+    arg("a", help="a capture of the turn (before the gateway, say)"),
+    arg("b", help="another capture of the same turn (after it)"),
+    arg("--json", action="store_true", dest="as_json", help="the differences as JSON"),
+)
+def cmd_diff(ns: argparse.Namespace) -> int:
+    """What did the gateway change: two captures of one turn compared call by call
+    (re-indexed, merged, split, dropped, truncated, reordered, arguments, names, ids, text).
+    Exit 0 the same (re-chunked or not), 1 differences, 2 usage error."""
+    from .display import inert
+    from .errors import CaptureError
+    from .producers.diff import diff
+
+    try:
+        table = diff(ns.a, ns.b)
+    except (ValueError, OSError, CaptureError) as e:
+        print(f"{COMMANDS_PROG} diff: error: {e}", file=sys.stderr)
+        return 2
+    said = table.attrs
+    return _differences(table, ns.as_json, {
+        "a": ns.a, "b": ns.b, "formats": said["formats"], "summary": said["summary"],
+        "fragments": said["fragments"], "same": not len(table)},
+        f"a {inert(ns.a, 200)} ({said['formats']['a']}), b {inert(ns.b, 200)} "
+        f"({said['formats']['b']}): {said['summary']}")
 
 
 @command(

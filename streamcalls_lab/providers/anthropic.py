@@ -48,7 +48,7 @@ from ..turns import (
 )
 from .as_written import object_after, object_text, wire_length
 from .recognise import ByType
-from .spec import Answer, Envelope, Fields, WireFormat
+from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
 _TYPES = frozenset(
     (
@@ -345,6 +345,7 @@ FORMAT = WireFormat(
     quirks=QUIRKS,
     keepalive=PING,
     whole=whole,
+    streaming=Streaming("stream"),
     call_ids=("toolu_01", 22),
     tool_stop=frozenset(("tool_use",)),
     server_ids=("srvtoolu_", "mcptoolu_"),

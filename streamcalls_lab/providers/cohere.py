@@ -29,7 +29,7 @@ from ..turns import (
 )
 from .as_written import wire_length
 from .recognise import ByType
-from .spec import Answer, Envelope, Fields, WireFormat
+from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
 TYPES = frozenset(
     (
@@ -238,4 +238,5 @@ FORMAT = WireFormat(
     tool_stop=frozenset(("TOOL_CALL",)),
     counts_calls=True,
     whole=whole,
+    streaming=Streaming("stream"),
 )

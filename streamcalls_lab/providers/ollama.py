@@ -19,7 +19,7 @@ from ..events import Ev, array, fragment_row, maybe_text, obj, stated, text
 from ..turns import Script, Text, WireFrame, json_object, raw, raw_json
 from .as_written import exact_span, object_after, object_text, wire_length
 from .recognise import ByKeys
-from .spec import Answer, Envelope, Fields, WireFormat
+from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
 
 class Ollama:
@@ -149,4 +149,5 @@ FORMAT = WireFormat(
     quirks=dict.fromkeys(("call_in_text", "line_separator_in_data")),
     calls_whole=True,
     whole=whole,
+    streaming=Streaming("stream"),
 )

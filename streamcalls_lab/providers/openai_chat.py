@@ -43,7 +43,7 @@ from ..turns import (
     with_gaps,
 )
 from .as_written import wire_length, wire_lengths
-from .spec import Answer, Envelope, Fields, WireFormat
+from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
 EVENT = "chat.completion.chunk"
 
@@ -582,5 +582,6 @@ FORMAT = WireFormat(
     tool_stop=frozenset(("tool_calls", "function_call")),
     counts_calls=True,
     whole=whole,
+    streaming=Streaming("stream", only=("stream_options",)),
     aliases=("openai-compatible", "chat-completions"),
 )

@@ -43,7 +43,7 @@ from ..turns import (
     snapshots,
 )
 from .as_written import wire_length
-from .spec import Answer, Envelope, Fields, WireFormat
+from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
 _TURN_STOPS = frozenset(("response.completed", "response.incomplete", "response.failed"))
 _DELTA_KINDS: dict[str, Kind] = {  # read by normalize and by the fast path's _hot_rows
@@ -191,6 +191,12 @@ class OpenAIResponses:
             err = payload["error"] if isinstance(payload.get("error"), dict) else payload
             return [Ev.provider_error(kind, err.get("message"))]
         return [Ev(kind, "other", block)]
+
+
+def _whole_terms(reason: str) -> str:
+    """A streamed turn's reason (``status: why``, from :func:`_status`) as :func:`whole`
+    states it: the why where there is one, else the status."""
+    return reason.partition(": ")[2] or reason
 
 
 def whole(payload: Any, data: str) -> Answer | None:
@@ -445,4 +451,6 @@ FORMAT = WireFormat(
     quirks=QUIRKS,
     server_ids=("mcp_",),
     whole=whole,
+    streaming=Streaming("stream", only=("stream_options",)),
+    stop_terms=_whole_terms,
 )

@@ -93,6 +93,19 @@ class Answer:
     """The message's text."""
 
 
+@dataclass(frozen=True)
+class Streaming:
+    """How a request's body asks for a streamed answer or a whole one (``conform --url``
+    sends one request both ways)."""
+
+    switch: str
+    """The body's key that turns streaming on (true) and off (false); always sent, as a
+    body without it streams on some servers (Ollama's ``/api/chat``) and not on others."""
+    only: tuple[str, ...] = ()
+    """Keys a body may carry only when it streams (``stream_options``): the whole request
+    goes without them, as servers refuse them there."""
+
+
 class Writer(Protocol):
     """Writes a turn in this format: the frames a producer sends, each tagged with its role."""
 
@@ -129,6 +142,12 @@ class WireFormat:
     whole: Callable[[Any, str], Answer | None] | None = None
     """Reads a whole, non-streamed response of this format (its payload and raw text), or
     gives None when the payload is not one (``conform``; the diagnosis of unknown streams)."""
+    streaming: Streaming | None = None
+    """How a request body turns streaming on and off (None: the URL decides, as Gemini's
+    and Bedrock's do)."""
+    stop_terms: Callable[[str], str] | None = None
+    """A stop reason as the stream states it (the ``reason`` column), in the terms the
+    ``whole`` reader states it (``Answer.stop``); None: the same words."""
     tool_stop: frozenset[str] | None = None
     """The stop reasons that say the model asked for tools (None: the format has none, or
     always says the same; ``stop_reason_mismatch`` is found against this)."""
