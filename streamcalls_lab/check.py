@@ -20,7 +20,6 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
-from itertools import zip_longest
 from typing import Any
 
 import pandas as pd
@@ -42,9 +41,8 @@ from .faults import (
     summary,
     symptoms,
 )
-from .framing.sse import DONE_DATA, json_data, sse_body, sse_frame
 from .producers.quirks import QUIRKS, with_implied
-from .providers import FORMATS, INTERLEAVING
+from .providers import FORMATS, INTERLEAVING, openai_chat
 from .turns import Call, Segment, Text
 
 Handler = type | Callable[[list[dict[str, Any]]], list[Mapping[str, Any]]]
@@ -171,31 +169,11 @@ def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
 
 def two_choice_turn(choices: Sequence[Segment | Sequence[Segment]]) -> bytes:
     """A Chat turn with ``n`` = ``len(choices)`` choices, each a call (or its own segments:
-    prose and calls, its calls numbered from 0): each choice's chunks (text deltas, its calls
-    announced and their fragments, its own ``finish_reason`` chunk) alternate with the other
-    choices', then ``[DONE]``. Chat's turn writer writes one choice; this is the suite's
-    until it takes ``n``."""
-    def chunk(choice: int, delta: dict[str, Any], finish: str | None = None) -> str:
-        return sse_frame(json_data({"id": "chatcmpl-check", "object": "chat.completion.chunk",
-                                    "choices": [{"index": choice, "delta": delta,
-                                                 "finish_reason": finish}]}))
-    per_choice = []
-    for n, segments in enumerate(_per_choice(choices)):
-        frames = [chunk(n, {"role": "assistant", "content": ""})]
-        index = 0  # each choice numbers its calls from 0
-        for seg in segments:
-            if isinstance(seg, Text):
-                frames += [chunk(n, {"content": f}) for f in seg.fragments]
-                continue
-            frames.append(chunk(n, {"tool_calls": [{
-                "index": index, "id": seg.call_id, "type": "function",
-                "function": {"name": seg.tool, "arguments": ""}}]}))
-            frames += [chunk(n, {"tool_calls": [{"index": index, "function": {"arguments": f}}]})
-                       for f in seg.fragments]
-            index += 1
-        per_choice.append([*frames, chunk(n, {}, "tool_calls" if index else "stop")])
-    mixed = [f for group in zip_longest(*per_choice) for f in group if f is not None]
-    return sse_body([*mixed, sse_frame(DONE_DATA)])
+    prose and calls, its calls numbered from 0), written by Chat's writer one choice at a
+    time and sent alongside one another (``openai_chat.alongside``), then ``[DONE]``."""
+    per_choice = [turns.write("openai-chat", turns.script(segments))
+                  for segments in _per_choice(choices)]
+    return turns.body("openai-chat", openai_chat.alongside(per_choice))
 
 
 def _per_choice(choices: Sequence[Segment | Sequence[Segment]]) -> list[list[Segment]]:

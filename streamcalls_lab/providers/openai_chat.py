@@ -10,6 +10,9 @@ servers (Mistral, OpenRouter, Groq, vLLM) speak this format too.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+from itertools import zip_longest
 from typing import Any
 
 import msgspec
@@ -412,6 +415,21 @@ def write(turn: Script) -> list[WireFrame]:
 
 
 # -- the quirks a Chat producer can send, each written into a turn's frames ----------------
+def alongside(per_choice: Sequence[list[WireFrame]]) -> list[WireFrame]:
+    """Several choices' turns as one response with ``n`` = ``len(per_choice)``: each choice's
+    frames (as :func:`write` writes one) carry its ``index`` and take turns with the
+    others', each choice's ``finish_reason`` in its own chunk; one ``[DONE]`` ends them."""
+    def as_choice(n: int, f: WireFrame) -> WireFrame:
+        if f.data is not None:  # data written out already cannot be renumbered
+            raise ValueError("alongside renumbers payloads; this frame's data is fixed text")
+        return replace(f, payload={**f.payload, "choices": [
+            {**c, "index": n} for c in f.payload["choices"]]})
+    tagged = [[as_choice(n, f) for f in frames if f.payload is not DONE]
+              for n, frames in enumerate(per_choice)]
+    mixed = [f for group in zip_longest(*tagged) for f in group if f is not None]
+    return [*mixed, WireFrame(DONE, None, "end")]
+
+
 def _entry(f: WireFrame) -> dict[str, Any]:
     """The ``tool_calls`` entry a call frame carries."""
     return f.payload["choices"][0]["delta"]["tool_calls"][0]
