@@ -59,11 +59,11 @@ def _command(cmd: str | Sequence[str]) -> list[str]:
     return parts
 
 
-Runner = Callable[[WireCase], Run]
+_Runner = Callable[[WireCase], Run]
 
 
 @contextmanager
-def _runner(argv: list[str], timeout: float, loop: bool, jobs: int) -> Iterator[Runner]:
+def _runner(argv: list[str], timeout: float, loop: bool, jobs: int) -> Iterator[_Runner]:
     """Run one case: a process of its own, or (loop) whichever of ``jobs`` looping
     processes is free."""
     if not loop:
