@@ -89,7 +89,7 @@ def _read(body: bytes) -> _Read:
 
 def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
     """The failures of one run, each put down to one class (the fewest that explain the
-    run, as ``check_handler`` chooses them over a whole suite), and what it was tolerated."""
+    run, as ``check_handler`` chooses them over a whole suite), and what was tolerated."""
     got, parsed = _got(run)
     want = [(i, t, json_value(a) if parsed else a) for i, t, a in case.expected]
     read = _read(case.body)
