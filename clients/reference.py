@@ -2,7 +2,11 @@
 an SSE line parser written to the spec, over the straightforward accumulator.
 
 ``--bug NAME`` makes it one of the deliberately broken clients the harness's tests
-catch: ``decode_chunks`` here (each read decoded on its own), the others in accumulator.py.
+catch: the transport's here (``decode_chunks``: each read decoded on its own, and its
+silent form ``decode_chunks_replace``, with ``errors="replace"``; ``content_encoding``: asks
+for gzip and reads the bytes as they come), the others in accumulator.py.
+``--accept-encoding VALUE`` is what it asks for (default ``gzip``; ``identity``: never
+gzip). It runs in both of the harness's modes (loop.py).
 
     python -m streamcalls_lab torture --client "python clients/reference.py"
 """
@@ -14,10 +18,12 @@ import http.client
 import json
 import os
 import re
+import sys
 import urllib.parse
 import zlib
 
 from accumulator import Accumulator, bug_from_argv
+from loop import each_case
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -53,26 +59,39 @@ class SSEParser:
                 self.data.append(value[1:] if value.startswith(" ") else value)
 
 
+# The transport's bugs, here rather than in the accumulator: how each read is decoded.
+READ_ERRORS = {"decode_chunks": "strict", "decode_chunks_replace": "replace"}
+TRANSPORT_BUGS = (*READ_ERRORS, "content_encoding")
+
+
+def _option(name: str, default: str) -> str:
+    args = sys.argv[1:]
+    return args[args.index(name) + 1] if name in args else default
+
+
 def main() -> None:
     bug = bug_from_argv()
     fmt = os.environ["STREAMCALLS_FORMAT"]
     base = urllib.parse.urlsplit(os.environ["STREAMCALLS_BASE_URL"])
-    acc = Accumulator(fmt, None if bug == "decode_chunks" else bug)
+    acc = Accumulator(fmt, None if bug in TRANSPORT_BUGS else bug)
     conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
     conn.request("POST", os.environ["STREAMCALLS_PATH"], body=json.dumps({"stream": True}),
-                 headers={"content-type": "application/json", "accept-encoding": "gzip"})
+                 headers={"content-type": "application/json",
+                          "accept-encoding": _option("--accept-encoding", "gzip")})
     resp = conn.getresponse()
-    gunzip = zlib.decompressobj(wbits=31) if resp.getheader("content-encoding") == "gzip" \
-        else None
+    gunzip = zlib.decompressobj(wbits=31) if (resp.getheader("content-encoding") == "gzip"
+                                              and bug != "content_encoding") else None
     decoder = codecs.getincrementaldecoder("utf-8")()
     parser = SSEParser(acc.event)
     while chunk := resp.read1(65536):
         if gunzip is not None:
             chunk = gunzip.decompress(chunk)
-        parser.feed(chunk.decode("utf-8") if bug == "decode_chunks" else decoder.decode(chunk))
+        parser.feed(chunk.decode("utf-8", READ_ERRORS[bug]) if bug in READ_ERRORS
+                    else decoder.decode(chunk))
     parser.feed(decoder.decode(b"", final=True))
     acc.end()
+    conn.close()
 
 
 if __name__ == "__main__":
-    main()
+    each_case(main)

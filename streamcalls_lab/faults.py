@@ -521,6 +521,9 @@ class Symptom:
     quirks: frozenset[str] = frozenset()
     """The producer quirks the stream was written with (``producers.QUIRKS`` names them): a
     class of what clients assume about producers is recognised only on such a stream."""
+    content_encoding: str = ""
+    """The content-encoding the body was served with because the client asked for it
+    (``gzip``), or empty: the bytes came as they are."""
 
     @cached_property
     def matched(self) -> tuple[tuple[tuple[Seen, Seen], ...], tuple[Seen, ...], tuple[Seen, ...]]:
@@ -551,7 +554,8 @@ def symptoms(*, sent: Sequence[Sent], expected: Sequence[Seen], got: Sequence[Se
              parsed: bool = False, error: str = "", hung: bool = False,
              message: str | None = None, text: str = "", ends_early: bool = False,
              escape_cut: bool = False, reads_cut: bool = False,
-             quirks: frozenset[str] = frozenset()) -> list[Symptom]:
+             quirks: frozenset[str] = frozenset(),
+             content_encoding: str = "") -> list[Symptom]:
     """What went wrong in one run, one :class:`Symptom` per part (none: nothing did).
 
     An error counts unless the stream was cut (a client that exits non-zero after a cut
@@ -559,7 +563,8 @@ def symptoms(*, sent: Sequence[Sent], expected: Sequence[Seen], got: Sequence[Se
     handed on, the calls are not judged as well. Calls are compared in any order.
     """
     base = Symptom(CALLS, tuple(sent), tuple(expected), tuple(got), parsed, error, hung,
-                   message, text, ends_early, escape_cut, reads_cut, frozenset(quirks))
+                   message, text, ends_early, escape_cut, reads_cut, frozenset(quirks),
+                   content_encoding)
     same = tuple(got) == tuple(expected) or _order_free(got) == _order_free(expected)
     out = []
     failed = hung or bool(error and not ends_early and (not got or same))
@@ -763,9 +768,52 @@ def _args_on_surface(s: Symptom) -> bool:
     return s.message is not None and any(c.args[:6] in s.message for c in s.sent if c.args)
 
 
+def split_characters_lost(sent: str, got: str) -> bool:
+    """``got`` is ``sent`` with some multi-byte characters each replaced by a run of U+FFFD
+    or dropped: what decoding each read on its own with ``errors="replace"`` (or
+    ``"ignore"``) makes of a character a read boundary cut."""
+    if got == sent:
+        return False
+    j = 0
+    for c in sent:
+        if j < len(got) and got[j] == c:
+            j += 1
+        elif c.isascii():  # one byte in UTF-8: no read can cut it
+            return False
+        else:
+            start = j
+            while j < len(got) and got[j] == "\ufffd":
+                j += 1
+            if j == start and c in SEPARATORS:
+                return False  # a line end to str.splitlines() gone: splitlines, not a read
+    return j == len(got)
+
+
+def _as_text(value: Any, parsed: bool) -> str | None:
+    if parsed:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return value if isinstance(value, str) else None
+
+
 def _decode_chunks(s: Symptom) -> bool:
-    return (s.aspect == ERROR and not s.hung and not s.got and s.reads_cut
-            and "UnicodeDecodeError" in s.error)
+    if s.content_encoding or not s.reads_cut:
+        return False  # a body served compressed fails for that reason: content_encoding
+    if s.aspect == ERROR:
+        return not s.hung and not s.got and "UnicodeDecodeError" in s.error
+    if s.aspect != CALLS:
+        return False
+    # the silent form: every difference is a call whose split characters came out as U+FFFD
+    pairs, missing, extra = s.matched
+    differ = [(w, h) for w, h in pairs if w != h]
+    return bool(differ) and not missing and not extra and all(
+        h[1] == w[1] and (a := _as_text(w[2], s.parsed)) is not None
+        and (b := _as_text(h[2], s.parsed)) is not None and split_characters_lost(a, b)
+        for w, h in differ)
+
+
+def _content_encoding(s: Symptom) -> bool:
+    return bool(s.content_encoding) and (s.aspect == ERROR or (s.aspect == CALLS
+                                                              and bool(s.missing)))
 
 
 def _key_by_id(s: Symptom) -> bool:
@@ -1099,8 +1147,8 @@ _set([
     BugClass(
         "decode_chunks",
         "Decoded each socket read as UTF-8 on its own, so a read ending inside a multi-byte "
-        "character raised; decode with an incremental decoder (codecs."
-        "getincrementaldecoder) or split lines as bytes.",
+        "character raised, or (errors=\"replace\") silently became U+FFFD; decode with an "
+        "incremental decoder (codecs.getincrementaldecoder) or split lines as bytes.",
         ("vllm-project/vllm PR #38732", "jawah/urllib3.future#349", "mpetazzoni/sseclient#8"),
         _decode_chunks,
         DecodeChunks,
@@ -1227,11 +1275,20 @@ _set([
         client=True),
     BugClass(
         "lost_on_truncation",
-        "Handed calls on only at the stream's end marker, so a stream that stopped early "
-        "lost calls whose stop had come; hand each call on at its own stop, and say when "
-        "the stream was cut.",
+        "Handed calls on only at the stream's end marker ([DONE], message_stop), so a turn "
+        "whose stop reason came but whose end marker did not lost calls whose stop had come; "
+        "hand each call on at its own stop (Chat: at finish_reason), and say when the stream "
+        "was cut.",
         ("Lingtai-AI/lingtai-kernel#753", "CommandCodeAI/command-code#785"),
         lambda s: s.aspect == CALLS and s.ends_early and bool(s.missing),
+        client=True),
+    BugClass(
+        "content_encoding",
+        "Asked for gzip (Accept-Encoding) but did not read the gzip-encoded stream it got; "
+        "decompress as the bytes arrive (zlib.decompressobj(wbits=31)), or do not ask for "
+        "gzip.",
+        ("btubbs/sseclient#36", "btubbs/sseclient#27", "phymbert/xk6-sse#21"),
+        _content_encoding,
         client=True),
     BugClass(
         "crash",
@@ -1239,7 +1296,8 @@ _set([
         "block with no data; skip what carries no data, and never let one odd event end "
         "the turn.",
         ("openai/openai-python#2722", "florimondmanca/httpx-sse#35"),
-        lambda s: s.aspect == ERROR and not s.hung and not _decode_chunks(s)),
+        lambda s: s.aspect == ERROR and not s.hung and not _decode_chunks(s)
+        and not s.content_encoding),
     BugClass(
         "identity",
         "Handed the right arguments on under another id or tool name; take the id and name "

@@ -53,6 +53,8 @@ class WireCase:
     reads: tuple[bytes, ...]
     """The body, one server write (and so, as near as TCP allows, one client read) each."""
     gzip: bool = False
+    """Served gzip-encoded, flushed after every read, to a client whose ``Accept-Encoding``
+    allows it (plain to the others, noted as a tolerance)."""
     chunk_sizes: tuple[int, ...] | None = None
     """Re-frame the body as HTTP chunks of these sizes (cycled), written a few bytes at a time."""
     ends_early: bool = False

@@ -1,25 +1,32 @@
-"""Judging one run: what went wrong, put down to one class each, and the report.
+"""Judging one run: what went wrong, put down to one class each, what was tolerated, and
+the report.
 
 What a client did is described as :class:`~streamcalls_lab.faults.Symptom` records, the
 same as ``check_handler`` builds, and each is put down to a class by the specs in
-:mod:`streamcalls_lab.faults`: the rules are theirs, not this module's.
+:mod:`streamcalls_lab.faults`: the rules are theirs, not this module's. What the calls of a
+cut stream must be is read from the stream itself: a turn whose stop reason never came may
+keep every call back, and may hand on those its format finished; a call handed on before
+its format finished it, with its arguments whole, is a :class:`Tolerance`, not a failure.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import pandas as pd
 
 from ..accumulate import present
 from ..calls import calls
-from ..check import report_frame
+from ..check import DOCUMENTS, report_frame
 from ..faults import CLASSES as CLASSES  # what a failure is put down to, in report order
 from ..faults import Seen, Sent, classify, cover, describe, json_value, symptoms
+from ..loader import load
 from .cases import WireCase
-from .run import Run
+from .run import GZIP, IDENTITY, Run
 
 
 # -- judging -------------------------------------------------------------------------------
@@ -30,6 +37,19 @@ class Finding:
     expected: str
     got: str
     detail: str
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Something a client did on a case that is not a failure, but worth knowing."""
+
+    case: WireCase
+    note: str
+
+
+EARLY = ("handed on a call before any stop for it came (a later call starting is not one), "
+         "its arguments whole: early, not wrong")
+SERVED_IDENTITY = "served identity: the client did not accept gzip"
 
 
 def _got(run: Run) -> tuple[list[Seen], bool]:
@@ -44,43 +64,120 @@ def _tail(text: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
+@dataclass(frozen=True)
+class _Read:
+    """A body as the kit's own reader finds it."""
+
+    sent: tuple[Sent, ...]
+    """Every call it sends (a cut one too)."""
+    finished: frozenset[Any]
+    """The ids of the calls its format says finished (a stop or done event came)."""
+    stopped: bool
+    """The turn's stop reason came (Chat's finish_reason, Anthropic's stop_reason, a
+    Responses status): a turn without one never finished."""
+
+
 @lru_cache(maxsize=1024)  # a suite judges each body once per client
-def _sent(body: bytes) -> tuple[Sent, ...]:
-    """Every call the body sends, as the kit's own reader finds it (a cut one too)."""
-    table = calls(body, strict=False)
-    return tuple(Sent(present(r.call_id), present(r.tool), r.args, present(r.block),
-                      present(r.choice)) for r in table.itertuples())
+def _read(body: bytes) -> _Read:
+    deltas = load(body, strict=False)
+    table = calls(deltas)
+    return _Read(tuple(Sent(present(r.call_id), present(r.tool), r.args, present(r.block),
+                            present(r.choice)) for r in table.itertuples()),
+                 frozenset(present(r.call_id) for r in table.itertuples() if r.complete),
+                 bool(deltas["reason"].notna().any()))
 
 
-def judge(case: WireCase, run: Run) -> list[Finding]:
+def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
     """The failures of one run, each put down to one class (the fewest that explain the
-    run, as ``check_handler`` chooses them over a whole suite)."""
+    run, as ``check_handler`` chooses them over a whole suite), and what was tolerated."""
     got, parsed = _got(run)
     want = [(i, t, json_value(a) if parsed else a) for i, t, a in case.expected]
+    read = _read(case.body)
+    notes = []
+    if case.gzip and run.encoding == IDENTITY:
+        notes.append(SERVED_IDENTITY)
+    if case.ends_early and not read.stopped:
+        # A turn that never finished: keeping all its calls back is right in every format,
+        # and so is handing on what the format finished; judged are the calls handed on.
+        handed = {g[0] for g in got}
+        want = [w for w in want if w[0] in handed]
+        if any(w[0] not in read.finished and w in got for w in want):
+            notes.append(EARLY)
     if run.timed_out:
         error = run.stderr
     else:
         error = f"exited {run.returncode}: {_tail(run.stderr)}" if run.returncode else ""
-    found = symptoms(sent=_sent(case.body), expected=want, got=got, parsed=parsed,
+    found = symptoms(sent=read.sent, expected=want, got=got, parsed=parsed,
                      error=error, hung=run.timed_out, ends_early=case.ends_early,
-                     escape_cut=case.escape_cut, reads_cut=True)  # a socket cuts anywhere
+                     escape_cut=case.escape_cut, reads_cut=True,  # a socket cuts anywhere
+                     content_encoding=GZIP if run.encoding == GZIP else "")
     out = []
     for cls, mine in cover([(s, classify(s)) for s in found], lambda f: f[1]).items():
         out += [Finding(case, cls, *describe(s)) for s, _ in mine]
-    return out
+    return out, [Tolerance(case, note) for note in notes]
 
 
-def report(findings: Sequence[Finding], n_cases: int, seconds: float) -> pd.DataFrame:
-    """One row per class: the smallest failing example, and how many failures it has."""
+def judge(case: WireCase, run: Run) -> list[Finding]:
+    """The failures of one run (:func:`verdict` without the tolerances)."""
+    return verdict(case, run)[0]
+
+
+def _smallest(items: Sequence[Finding] | Sequence[Tolerance]) -> Any:
+    return min(items, key=lambda f: (f.case.size, len(f.case.example)))
+
+
+def report(findings: Sequence[Finding], n_cases: int, seconds: float,
+           tolerances: Sequence[Tolerance] = ()) -> pd.DataFrame:
+    """One row per class: the smallest failing example, and how many failures it has.
+    ``attrs["tolerances"]``: one record per note (``note``, ``format``, ``family``,
+    ``example`` of its smallest case, ``cases``), not failures."""
     best = []
     for cls in CLASSES:
         mine = [f for f in findings if f.cls == cls]
         if mine:
-            best.append((cls, min(mine, key=lambda f: (f.case.size, len(f.case.example))),
-                         len(mine)))
+            best.append((cls, _smallest(mine), len(mine)))
     out = report_frame(best)
-    out.attrs.update(cases=n_cases, seconds=round(seconds, 2))
+    noted = []
+    for note in dict.fromkeys(t.note for t in tolerances):
+        mine = [t for t in tolerances if t.note == note]
+        case = _smallest(mine).case
+        noted.append({"note": note, "format": case.format, "family": case.family,
+                      "example": case.example, "cases": len(mine)})
+    out.attrs.update(cases=n_cases, seconds=round(seconds, 2), tolerances=noted)
     return out
+
+
+TOLERANCE_COLUMNS = ("note", "format", "family", "example", "cases")
+
+
+def tolerated(table: pd.DataFrame) -> pd.DataFrame:
+    """A report's tolerances (``attrs["tolerances"]``) as a table, one row per note."""
+    return pd.DataFrame(table.attrs.get("tolerances") or [], columns=list(TOLERANCE_COLUMNS))
+
+
+_NUMBERS = re.compile(r"\d+")
+
+
+def not_started(cases: Sequence[WireCase], runs: Sequence[Run]) -> str | None:
+    """Why a client did not start, when it failed the same way on every case before reading
+    anything, else None: no case handed anything on, and no request reached the server on
+    any, or every one failed (exited non-zero or hung) with the same last line of stderr, a
+    plain argument document's case among them (a client that fails only on odd streams,
+    however alike, has bugs: it started)."""
+    if not runs or any(r.calls for r in runs):
+        return None
+    tails = {_NUMBERS.sub("N", _tail(r.stderr)) for r in runs}  # ports, pids, timings
+    same = len(tails) == 1
+    if all(r.requests == 0 for r in runs):
+        first = runs[0]
+        if first.timed_out:
+            return f"{first.stderr}, and no request reached the server"
+        return _tail(first.stderr) or (f"exited {first.returncode} before any request "
+                                       "reached the server")
+    if same and all(r.returncode != 0 for r in runs) and any(
+            c.family in DOCUMENTS for c in cases):
+        return _tail(runs[0].stderr) or runs[0].stderr
+    return None
 
 
 _VERBATIM = frozenset({"example", "expected", "got"})

@@ -1,10 +1,12 @@
-"""The torture harness: real HTTP on loopback, a client process per case, each bug named.
+"""The torture harness: real HTTP on loopback, a client process per case or looping over
+them, each bug named.
 
 The clients under ``clients/`` are run as processes: the reference one must pass every
 case in all three formats, and each deliberately broken one (``--bug NAME``, one per spec
-with ``client=True``) must be caught under its own class, and only that, in all three. The
-real SDK adapters run on a few families where their package installs, and must fail
-exactly as docs/clients.md says.
+with ``client=True``) must be caught under its own class, and only that, in every format
+that can show it. Loop mode (one process serving many cases) must report exactly what a
+process per case does. The real SDK adapters run on a few families where their package
+installs, and must fail exactly as docs/clients.md says.
 """
 
 from __future__ import annotations
@@ -23,12 +25,41 @@ import streamcalls_lab as scl
 from streamcalls_lab.check import REPORT_COLUMNS, TURN_FORMATS
 from streamcalls_lab.cli import main
 from streamcalls_lab.faults import SPECS
-from streamcalls_lab.torture import CLASSES, Run, cases, check_client, judge, markdown
+from streamcalls_lab.torture import (
+    CLASSES,
+    Run,
+    accepts_gzip,
+    cases,
+    check_client,
+    judge,
+    markdown,
+    not_started,
+    tolerated,
+    verdict,
+)
+from streamcalls_lab.torture.judge import EARLY, SERVED_IDENTITY
 from streamcalls_lab.torture.run import _writes, client_env
 
 CLIENTS = Path(__file__).resolve().parents[2] / "clients"
 REFERENCE = [sys.executable, str(CLIENTS / "reference.py")]
 BUGS = tuple(name for name, spec in SPECS.items() if spec.client)
+# Where a class cannot show: Responses' only turn stop is its end marker (response.completed),
+# so a client that hands calls on only there keeps back the calls of a turn that never
+# finished, which is right.
+SHOWS = {"lost_on_truncation": {"openai-chat", "anthropic-messages"}}
+
+
+def _python(tmp_path: Path, name: str, source: str) -> list[str]:
+    script = tmp_path / name
+    script.write_text(source, encoding="utf-8")
+    return [sys.executable, str(script)]
+
+
+def _same(a, b) -> None:
+    """Two reports agree in everything but their wall time."""
+    assert a.to_dict("records") == b.to_dict("records")
+    assert {k: v for k, v in a.attrs.items() if k != "seconds"} == {
+        k: v for k, v in b.attrs.items() if k != "seconds"}
 
 
 def _case(family: str, fmt: str = "openai-chat"):
@@ -81,6 +112,103 @@ def test_a_unicode_error_on_split_reads_is_decode_chunks() -> None:
     assert [f.cls for f in judge(_case("utf8_read_split"), run)] == ["decode_chunks"]
 
 
+def _with_args(case, change) -> Run:
+    return Run(0, calls=[{"call_id": i, "tool": t, "args": change(a)}
+                         for i, t, a in case.expected])
+
+
+@pytest.mark.parametrize("change", [
+    lambda a: a.replace("é", "\ufffd\ufffd"),  # errors="replace": a split é
+    lambda a: a.replace("ï", "\ufffd"),
+    lambda a: a.replace("👍", ""),  # errors="ignore": its bytes dropped
+], ids=["replaced", "replaced-once", "dropped"])
+def test_split_characters_replaced_or_dropped_are_decode_chunks(change) -> None:
+    case = _case("utf8_read_split")
+    assert change(case.expected[0][2]) != case.expected[0][2]
+    assert [f.cls for f in judge(case, _with_args(case, change))] == ["decode_chunks"]
+
+
+def test_a_changed_character_that_no_read_can_cut_is_not_decode_chunks() -> None:
+    case = _case("utf8_read_split")
+    found = judge(case, _with_args(case, lambda a: a.replace("Zürich", "Zurich")))
+    assert [f.cls for f in found] == ["other"]
+    found = judge(case, _with_args(case, lambda a: a.replace('"city"', '"c\ufffdty"')))
+    assert [f.cls for f in found] == ["other"]
+
+
+def test_gzip_is_served_only_where_accept_encoding_allows_it() -> None:
+    for header in ("gzip", "gzip, deflate, br", "br;q=1, GZIP;q=0.5", "*", "x-gzip",
+                   "identity;q=0, *"):
+        assert accepts_gzip(header), header
+    for header in (None, "", "identity", "gzip;q=0", "deflate, br", "*;q=0", "gzip;q=0, *",
+                   "gzip;q=nope"):
+        assert not accepts_gzip(header), header
+
+
+def test_a_gzip_case_served_identity_is_a_tolerance_and_a_gzip_failure_its_own_class(
+        ) -> None:
+    case = _case("gzip")
+    whole = _with_args(case, str)
+    whole.encoding = "identity"
+    assert verdict(case, whole) == ([], verdict(case, whole)[1])
+    assert [t.note for t in verdict(case, whole)[1]] == [SERVED_IDENTITY]
+    broken = Run(1, stderr="zlib.error: Error -3 while decompressing data", encoding="gzip")
+    assert [f.cls for f in judge(case, broken)] == ["content_encoding"]
+    nothing = Run(0, encoding="gzip")
+    assert [f.cls for f in judge(case, nothing)] == ["content_encoding"]
+    broken.encoding = "identity"  # not gzip's fault: the bytes came plain
+    assert [f.cls for f in judge(case, broken)] == ["crash"]
+
+
+# -- a cut turn: what may be kept back, what is early ----------------------------------------
+def _calls(case, n: int | None = None) -> Run:
+    return Run(0, calls=[{"call_id": i, "tool": t, "args": a}
+                         for i, t, a in case.expected[:n]])
+
+
+@pytest.mark.parametrize("fmt", TURN_FORMATS)
+def test_a_turn_that_never_finished_may_keep_every_call_back(fmt: str) -> None:
+    for family in ("cut_after_a_call", "truncated"):
+        assert verdict(_case(family, fmt), Run(0)) == ([], [])
+    if fmt == "openai-responses":  # its turn stop is its end marker: a cut before it
+        assert verdict(_case("no_terminal", fmt), Run(0)) == ([], [])
+
+
+@pytest.mark.parametrize("fmt", ["anthropic-messages", "openai-responses"])
+def test_a_call_the_format_finished_may_be_handed_on_from_a_cut_turn(fmt: str) -> None:
+    case = _case("cut_after_a_call", fmt)
+    assert len(case.expected) == 1 and verdict(case, _calls(case)) == ([], [])
+
+
+def test_a_chat_call_handed_on_before_finish_reason_is_a_tolerance() -> None:
+    case = _case("cut_after_a_call", "openai-chat")
+    found, noted = verdict(case, _calls(case))
+    assert found == [] and [t.note for t in noted] == [EARLY]
+    trimmed = Run(0, calls=[{"call_id": i, "tool": t, "args": a.replace(" ", "")}
+                            for i, t, a in case.expected])
+    assert [f.cls for f in judge(case, trimmed)] == ["trim"]  # early, and wrong: judged
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "anthropic-messages"])
+def test_calls_kept_back_after_the_stop_reason_came_are_lost_on_truncation(fmt: str) -> None:
+    case = _case("no_terminal", fmt)
+    assert [f.cls for f in judge(case, Run(0))] == ["lost_on_truncation"]
+    assert verdict(case, _calls(case)) == ([], [])
+
+
+# -- a client that did not start -------------------------------------------------------------
+def test_a_client_failing_alike_on_every_case_before_any_request_did_not_start() -> None:
+    todo = cases(["openai-chat"], families=["retry_field", "ids_and_keepalive"])
+    died = Run(1, stderr="Traceback ...\nModuleNotFoundError: No module named 'openai'")
+    assert not_started(todo, [died, died]) == "ModuleNotFoundError: No module named 'openai'"
+    # a request made, the same crash on odd streams only: bugs, not a client that never ran
+    crashed = Run(1, stderr="JSONDecodeError: Expecting value", requests=1)
+    assert not_started(todo, [crashed, crashed]) is None
+    plain = [*todo, _case("spaces")]
+    assert not_started(plain, [crashed] * 3) == "JSONDecodeError: Expecting value"
+    assert not_started(plain, [crashed, crashed, _calls(_case("spaces"))]) is None
+
+
 def test_parsed_input_is_compared_by_value_and_the_report_says_so() -> None:
     case = _case("escapes")
     (call_id, tool, args), = case.expected
@@ -92,8 +220,8 @@ def test_parsed_input_is_compared_by_value_and_the_report_says_so() -> None:
 
 
 def test_a_client_that_never_exits_is_reported_not_waited_for() -> None:
-    found, = judge(_case("spaces"), Run(None, stderr="no exit within 5 s"))
-    assert found.cls == "other" and "no exit" in found.detail
+    found, = judge(_case("spaces"), Run(None, stderr="did not finish within 5 s"))
+    assert found.cls == "other" and "did not finish" in found.detail
 
 
 def test_raising_after_a_cut_is_fine_but_raising_on_a_whole_stream_is_a_crash() -> None:
@@ -114,24 +242,116 @@ def test_markdown_keeps_captured_text_in_code_spans_with_pipes_escaped() -> None
 
 # -- real processes ------------------------------------------------------------------------
 def test_the_reference_client_passes_every_case_in_all_three_formats() -> None:
-    report = check_client(REFERENCE, progress=False, jobs=16)
+    report = check_client(REFERENCE, progress=False, jobs=8, loop=True)
     assert report.empty, report.to_dict("records")
     assert report.attrs["cases"] == len(cases()) and report.attrs["seconds"] > 0
     assert tuple(report.columns) == REPORT_COLUMNS
+    assert report.attrs["not_started"] is None
+    # its accumulator hands on a Chat call a later one has followed, when the stream is cut
+    assert list(tolerated(report)[["note", "format"]].itertuples(index=False, name=None)) == [
+        (EARLY, "openai-chat")]
 
 
-@pytest.mark.parametrize("bug", BUGS)
-def test_each_broken_client_is_caught_under_its_own_class_in_all_three_formats(bug: str
-                                                                                ) -> None:
+def _caught(cmd: list[str], **kw) -> tuple[list[str], dict[str, set[str]]]:
     seen: dict[str, set[str]] = {}
 
     def note(case, run, found) -> None:
         for f in found:
             seen.setdefault(f.cls, set()).add(case.format)
 
-    report = check_client([*REFERENCE, "--bug", bug], progress=False, jobs=16, on_case=note)
-    assert list(report["class"]) == [bug]
-    assert seen == {bug: set(TURN_FORMATS)}
+    report = check_client(cmd, progress=False, jobs=8, loop=True, on_case=note, **kw)
+    return list(report["class"]), seen
+
+
+@pytest.mark.parametrize("bug", BUGS)
+def test_each_broken_client_is_caught_under_its_own_class_in_every_format_it_shows_in(
+        bug: str) -> None:
+    assert _caught([*REFERENCE, "--bug", bug]) == ([bug], {bug: SHOWS.get(bug,
+                                                                          set(TURN_FORMATS))})
+
+
+def test_a_client_decoding_each_read_with_errors_replace_is_decode_chunks() -> None:
+    families = ["utf8_read_split", "one_byte_reads", "odd_chunks", "spaces"]
+    assert _caught([*REFERENCE, "--bug", "decode_chunks_replace"], families=families) == (
+        ["decode_chunks"], {"decode_chunks": set(TURN_FORMATS)})
+
+
+def test_a_client_that_does_not_accept_gzip_is_served_identity_and_told_so() -> None:
+    report = check_client([*REFERENCE, "--accept-encoding", "identity"], families=["gzip"],
+                          progress=False, loop=True)
+    assert report.empty
+    assert list(tolerated(report)[["note", "cases"]].itertuples(index=False, name=None)) == [
+        (SERVED_IDENTITY, 3)]
+
+
+# -- loop mode -------------------------------------------------------------------------------
+# Enough families that every broken client below fails somewhere, and the tolerances show.
+LOOP_FAMILIES = ["spaces", "escapes", "utf8_read_split", "gzip", "cut_after_a_call",
+                 "no_terminal", "interleaved", "index_reuse"]
+
+
+@pytest.mark.parametrize("bug", [None, "trim", "decode_chunks", "key_by_last",
+                                 "lost_on_truncation", "content_encoding", "merged_calls"])
+def test_loop_mode_reports_exactly_what_a_process_per_case_does(bug: str | None) -> None:
+    cmd = REFERENCE + (["--bug", bug] if bug else [])
+    each = check_client(cmd, families=LOOP_FAMILIES, progress=False, jobs=4)
+    looped = check_client(cmd, families=LOOP_FAMILIES, progress=False, jobs=3, loop=True)
+    _same(each, looped)
+    assert bool(bug) == (not each.empty)
+
+
+# A client of the loop protocol in a few lines, with no help from clients/: it dies on its
+# second case, and never ends the one of one format.
+LOOPER = """
+import json, os, sys, urllib.request
+for n, line in enumerate(sys.stdin):
+    case = json.loads(line)
+    if n == 1:
+        os._exit(3)
+    if case["format"] == "openai-responses":
+        sys.stdin.readline()  # stuck
+    urllib.request.urlopen(case["base_url"] + case["path"]).read()
+    print(json.dumps({"end": case["case"]}), flush=True)
+"""
+
+
+def test_a_looping_client_that_dies_or_hangs_costs_only_that_case(tmp_path: Path) -> None:
+    ran: list[tuple[str, str]] = []
+
+    def note(case, run, found) -> None:
+        ran.append((case.format, f"{run.returncode}:{run.stderr}:{run.requests}"))
+
+    cmd = _python(tmp_path, "looper.py", LOOPER)
+    report = check_client(cmd, families=["truncated"], jobs=1, timeout=2, loop=True,
+                          progress=False, on_case=note)
+    assert sorted(ran) == [("anthropic-messages", "0::1"), ("openai-chat", "3::0"),
+                           ("openai-responses", "None:did not finish within 4 s:0")]
+    assert list(report["class"]) == ["other"]  # a death after a cut is no failure; a hang is
+
+
+NOT_STARTING = {
+    "missing module": ("import no_such_module_for_torture\n",
+                       "ModuleNotFoundError: No module named 'no_such_module_for_torture'"),
+    "syntax error": ("def broken(:\n", "SyntaxError: invalid syntax"),
+}
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["per-case", "loop"])
+@pytest.mark.parametrize("why", list(NOT_STARTING))
+def test_a_client_that_cannot_start_is_said_so_once_with_no_bug_classes(
+        tmp_path: Path, why: str, loop: bool) -> None:
+    source, reason = NOT_STARTING[why]
+    report = check_client(_python(tmp_path, "client.py", source), ["openai-chat"],
+                          progress=False, loop=loop)
+    assert report.empty and report.attrs["not_started"] == reason
+
+
+def test_the_cli_says_a_client_did_not_start_and_exits_2(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture) -> None:
+    base = ["torture", "--format", "openai-chat", "--family", "spaces"]
+    assert main([*base, "--client", str(tmp_path / "no-such-client")]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("the client did not start: cannot run ") and "| class" not in out
 
 
 def test_the_harness_reports_in_the_specs_classes_and_order() -> None:
@@ -155,16 +375,21 @@ def test_cli_exit_codes_are_0_clean_1_failures_2_usage(tmp_path: Path,
     base = ["torture", "--format", "openai-chat", "--family", "spaces"]
     assert main([*base, "--client", client]) == 0
     out = tmp_path / "report.md"
-    assert main([*base, "--client", client + " --bug trim", "--report", str(out)]) == 1
-    assert out.read_text("utf-8").startswith("| class |")
+    assert main([*base, "--client", client + " --bug trim", "--report", str(out),
+                 "--loop"]) == 1
+    text = out.read_text("utf-8")
+    assert text.startswith("| class |") and SPECS["trim"].summary in text
     assert main(["torture", "--client", client, "--format", "nope"]) == 2
     assert main(["torture", "--client", "", "--format", "openai-chat"]) == 2
     assert "1 cases" in capsys.readouterr().out
+    assert main([*base[:-1], "gzip", "--client", client + " --accept-encoding identity"]) == 0
+    printed = capsys.readouterr().out
+    assert "Tolerated, not failures:" in printed and SERVED_IDENTITY in printed
 
 
 # -- the real clients, where they install ----------------------------------------------------
 # What docs/clients.md reports on these families (see its findings); a change here means the
-# table is stale or the client changed. LangChain is slow to import: one family each.
+# table is stale or the client changed. Loop mode: each imports its SDK once per job.
 FAMILIES = ["interleaved", "index_reuse", "retry_field", "truncated", "no_event_lines"]
 REAL = {
     "openai_chat_stream.py": ("openai", ["openai-chat"], FAMILIES,
@@ -178,10 +403,10 @@ REAL = {
     "anthropic_iter.py": ("anthropic", ["anthropic-messages"], FAMILIES, {"missing_call"}),
     "httpx_sse_client.py": ("httpx_sse", list(TURN_FORMATS), FAMILIES, {"crash"}),
     "sseclient_client.py": ("sseclient", list(TURN_FORMATS), FAMILIES, set()),
-    "langchain_openai_client.py": ("langchain_openai", ["openai-chat"], ["retry_field"],
-                                   {"crash"}),
-    "langchain_anthropic_client.py": ("langchain_anthropic", ["anthropic-messages"],
-                                      ["retry_field"], set()),
+    "langchain_openai_client.py": ("langchain_openai", ["openai-chat"], FAMILIES,
+                                   {"parse_to_finish", "crash", "other"}),
+    "langchain_anthropic_client.py": ("langchain_anthropic", ["anthropic-messages"], FAMILIES,
+                                      {"parse_to_finish", "crash", "other"}),
 }
 
 
@@ -191,7 +416,7 @@ def test_a_real_client_fails_as_the_table_says(script: str) -> None:
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"{module} is not installed")
     report = check_client([sys.executable, str(CLIENTS / script)], formats,
-                          families=families, progress=False, jobs=8)
+                          families=families, progress=False, jobs=4, loop=True)
     assert set(report["class"]) == classes, report.to_dict("records")
 
 
@@ -200,5 +425,5 @@ def test_the_vercel_ai_sdk_fails_as_the_table_says() -> None:
     if shutil.which("node") is None or not (vercel / "node_modules").is_dir():
         pytest.skip("node or the Vercel AI SDK (npm ci in clients/vercel) is not installed")
     report = check_client(["node", str(vercel / "client.mjs")], TURN_FORMATS, families=FAMILIES,
-                          progress=False, jobs=8)
+                          progress=False, jobs=4, loop=True)
     assert set(report["class"]) == {"parse_to_finish", "other"}, report.to_dict("records")
