@@ -248,17 +248,19 @@ def producer_families(fmt: str) -> tuple[str, ...]:
                  if not QUIRKS[q].destroys and q != "interleaved_calls")
 
 
+def producer_calls(k: int) -> list[Call]:
+    """The two calls every producer family sends (to different tools, one document with
+    non-ASCII text and one with escapes), each cut into two fragments at ``k``."""
+    docs = (DOCUMENTS["non_ascii"], DOCUMENTS["escapes"])
+    return [Call(tool, f"call_{n}", (doc[:k], doc[k:]))
+            for n, (tool, doc) in enumerate(zip(PARALLEL_TOOLS, docs, strict=True), 1)]
+
+
 def producer_cases(fmt: str) -> list[Case]:
     """Two calls written with each producer quirk ``fmt`` can carry, cut a few ways: what
     clients assume about producers, at the event level."""
-    out = []
-    for quirk in producer_families(fmt):
-        for k in PRODUCER_SPLITS:
-            calls = [Call(tool, f"call_{n}", (doc[:k], doc[k:])) for n, (tool, doc) in
-                     enumerate(zip(PARALLEL_TOOLS, (DOCUMENTS["non_ascii"],
-                                                    DOCUMENTS["escapes"]), strict=True), 1)]
-            out.append(_case(quirk, fmt, calls, quirks=frozenset({quirk})))
-    return out
+    return [_case(quirk, fmt, producer_calls(k), quirks=frozenset({quirk}))
+            for quirk in producer_families(fmt) for k in PRODUCER_SPLITS]
 
 
 @cache

@@ -819,10 +819,16 @@ def _content_encoding(s: Symptom) -> bool:
 def _key_by_id(s: Symptom) -> bool:
     if s.aspect != CALLS or s.parsed or any(_blank(c.call_id) for c in s.sent):
         return False
+    held = {i: a for i, _, a in s.got if not _blank(i) and isinstance(a, str)}
+    # what came with a call's id (arguments on its announcement) stays under it; the rest
+    # of its arguments went to the nameless buffer
+    rest = [c.args[len(held.get(c.call_id, "")):] if c.args.startswith(
+        held.get(c.call_id, "")) else c.args for c in s.sent if c.args]
     sent = [c.args for c in s.sent if c.args]
     nameless = [a for i, _, a in s.got if _blank(i) and isinstance(a, str) and a]
-    return any(t in sent or any(t.startswith(a + b) or interleaves(t, a, b)
-                                for a, b in pairwise(sent)) for t in nameless)
+    return any(t in sent or t in rest or any(t.startswith(a + b) or interleaves(t, a, b)
+                                             for w in (sent, rest) for a, b in pairwise(w))
+               for t in nameless)
 
 
 def _anything(s: Symptom) -> bool:
@@ -853,6 +859,8 @@ def _name_repeated(s: Symptom) -> bool:
 
 
 def _raised_index(s: Symptom) -> bool:
+    """The run raised an index error: a call's index taken for a list position (indices
+    skip on a gateway's stream, and Anthropic's count the text blocks too)."""
     return s.aspect == ERROR and not s.hung and (
         "IndexError" in s.error or "list index out of range" in s.error)
 

@@ -40,6 +40,7 @@ from .judge import (
     markdown,
     not_started,
     report,
+    settle,
     tolerated,
     verdict,
 )
@@ -48,7 +49,7 @@ from .run import LoopClient, Run, accepts_gzip, case_env, client_env, run_case
 __all__ = [
     "CLASSES", "PATHS", "SUITES", "CallTuple", "Finding", "LoopClient", "Run", "Tolerance",
     "WireCase", "accepts_gzip", "case_env", "cases", "check_client", "client_env", "judge",
-    "markdown", "not_started", "report", "run_case", "tolerated", "verdict",
+    "markdown", "not_started", "report", "run_case", "settle", "tolerated", "verdict",
 ]
 
 

@@ -23,10 +23,13 @@ from ..check import (
     BYTES_TEXT,
     DOCUMENTS,
     ESCAPE,
+    PRODUCER_SPLITS,
     TRUNCATED,
     TURN_FORMATS,
     TWO_CALLS,
     in_escape,
+    producer_calls,
+    producer_families,
 )
 from ..events import DONE
 from ..framing.sse import Newline, sse_frame
@@ -62,6 +65,9 @@ class WireCase:
     escape_cut: bool = False
     mixed: str = ""
     """For interleaved calls: every fragment joined in arrival order, what one buffer gets."""
+    quirks: frozenset[str] = frozenset()
+    """The producer quirks the turn was written with (``producers.QUIRKS``): a class only a
+    quirk exposes is named only where it was sent."""
 
     @property
     def body(self) -> bytes:
@@ -101,7 +107,7 @@ def _event_case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = 
         turn.interleave) else ""
     return WireCase(family, fmt, example + (" then the stream ends" if cut else ""), expected,
                     tuple(c.args for c in turn.calls), (b"".join(_framed(frames)),),
-                    ends_early=cut, escape_cut=escape_cut, mixed=mixed)
+                    ends_early=cut, escape_cut=escape_cut, mixed=mixed, quirks=turn.quirks)
 
 
 def _split_points(doc: str, quick: int, n: int) -> list[int]:
@@ -146,15 +152,23 @@ def _stream_cases(fmt: str, full: bool) -> Iterator[WireCase]:
     yield _event_case("interleaved", fmt, pair, interleave=True,
                       shown="two calls announced, then their fragments alternating: "
                       f"{list(weather.fragments)!r} with {list(clock.fragments)!r}")
-    yield _event_case("index_reuse", fmt, pair, quirks=frozenset({"index_reuse"}),
-                      shown="a second call (new id, other tool) sent under the first call's "
-                      "index after it finished")
     frames, expected = _written(fmt, turns.script(pair))
     last = frames[-1]
     name = "[DONE]" if last.payload is DONE else str(last.event or last.payload.get("type"))
     yield WireCase("no_terminal", fmt, "every call finished, then the stream ends without "
                    + name, expected, (weather.args, clock.args),
                    (b"".join(_framed(frames[:-1])),), ends_early=True)
+
+
+def _producer_cases(fmt: str, full: bool) -> Iterator[WireCase]:
+    """What servers send that a correct client survives: each quirk the format can carry
+    (``check.producer_families``), written into two calls, as its own family."""
+    for quirk in producer_families(fmt):
+        for k in PRODUCER_SPLITS if full else PRODUCER_SPLITS[1:2]:
+            calls = producer_calls(k)
+            shown = " + ".join(repr(list(c.fragments)) for c in calls)
+            yield _event_case(quirk, fmt, calls, quirks=frozenset({quirk}),
+                              shown=f"{shown}, the server sending {quirk}")
 
 
 def _inside_characters(body: bytes) -> list[int]:
@@ -240,7 +254,8 @@ def cases(formats: Sequence[str] = TURN_FORMATS, suite: str = "quick",
     if unknown:
         raise ValueError(f"unknown format {unknown[0]!r}: one of {', '.join(TURN_FORMATS)}")
     full = suite == "full"
-    out = [c for fmt in formats for make in (_document_cases, _stream_cases, _transport_cases)
+    out = [c for fmt in formats for make in (_document_cases, _stream_cases,
+                                               _producer_cases, _transport_cases)
            for c in make(fmt, full)]
     if families is None:
         return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -25,6 +25,7 @@ from ..check import DOCUMENTS, report_frame
 from ..faults import CLASSES as CLASSES  # what a failure is put down to, in report order
 from ..faults import Seen, Sent, classify, cover, describe, json_value, symptoms
 from ..loader import load
+from ..producers.quirks import with_implied
 from .cases import WireCase
 from .run import GZIP, IDENTITY, Run
 
@@ -37,6 +38,9 @@ class Finding:
     expected: str
     got: str
     detail: str
+    could: frozenset[str] = frozenset()
+    """Every class that could explain it (``cls`` is the one chosen): :func:`settle`
+    chooses again over a whole suite."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,7 @@ def _read(body: bytes) -> _Read:
 
 def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
     """The failures of one run, each put down to one class (the fewest that explain the
-    run, as ``check_handler`` chooses them over a whole suite), and what was tolerated."""
+    run; :func:`settle` chooses over a whole suite), and what was tolerated."""
     got, parsed = _got(run)
     want = [(i, t, json_value(a) if parsed else a) for i, t, a in case.expected]
     read = _read(case.body)
@@ -110,11 +114,21 @@ def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
     found = symptoms(sent=read.sent, expected=want, got=got, parsed=parsed,
                      error=error, hung=run.timed_out, ends_early=case.ends_early,
                      escape_cut=case.escape_cut, reads_cut=True,  # a socket cuts anywhere
-                     content_encoding=GZIP if run.encoding == GZIP else "")
+                     content_encoding=GZIP if run.encoding == GZIP else "",
+                     quirks=with_implied(case.quirks))
     out = []
     for cls, mine in cover([(s, classify(s)) for s in found], lambda f: f[1]).items():
-        out += [Finding(case, cls, *describe(s)) for s, _ in mine]
+        out += [Finding(case, cls, *describe(s), could) for s, could in mine]
     return out, [Tolerance(case, note) for note in notes]
+
+
+def settle(findings: Sequence[Finding]) -> list[Finding]:
+    """``findings`` each put down to the fewest classes that explain the whole suite, as
+    ``check_handler`` chooses them: a run alone cannot tell a client keyed by id from one
+    that takes an empty id for a new call, a suite can."""
+    chosen = cover(findings, lambda f: f.could or frozenset({f.cls}))
+    cls = {id(f): c for c, mine in chosen.items() for f in mine}
+    return [replace(f, cls=cls[id(f)]) for f in findings]
 
 
 def judge(case: WireCase, run: Run) -> list[Finding]:
@@ -128,9 +142,11 @@ def _smallest(items: Sequence[Finding] | Sequence[Tolerance]) -> Any:
 
 def report(findings: Sequence[Finding], n_cases: int, seconds: float,
            tolerances: Sequence[Tolerance] = ()) -> pd.DataFrame:
-    """One row per class: the smallest failing example, and how many failures it has.
+    """One row per class (chosen over all ``findings``: :func:`settle`): the smallest
+    failing example, and how many failures it has.
     ``attrs["tolerances"]``: one record per note (``note``, ``format``, ``family``,
     ``example`` of its smallest case, ``cases``), not failures."""
+    findings = settle(findings)
     best = []
     for cls in CLASSES:
         mine = [f for f in findings if f.cls == cls]
