@@ -205,6 +205,11 @@ class Accumulator:
                     call.get("id"))
                 started = announced and self.start(call["index"], call["id"] or "",
                                                    fn.get("name") or "")
+                old = self.by_index.get(call["index"])
+                if self.bug == "blank_identity_copied" and not announced and old is not None:
+                    # every key a fragment has copied onto the call, "" and null too
+                    old.call_id = call.get("id", old.call_id)
+                    old.tool = fn.get("name", old.tool)
                 if fn.get("arguments") and not (started
                                                 and self.bug == "announcement_args_dropped"):
                     self.fragment(call["index"], fn["arguments"], call.get("id"))
@@ -241,10 +246,14 @@ class Accumulator:
                 self.hand_on(buf)
 
 
-def emit(call_id: str, tool: str, *, args: str | None = None, input: Any = None) -> None:
-    """One finished call, as the harness reads it: the exact ``args``, else parsed ``input``."""
+_UNSET: Any = object()
+
+
+def emit(call_id: str, tool: str, *, args: str | None = _UNSET, input: Any = None) -> None:
+    """One finished call, as the harness reads it: the exact ``args`` (null too, when the
+    library gives None), else parsed ``input``."""
     out = {"call_id": call_id, "tool": tool}
-    out.update({"args": args} if args is not None else {"input": input})
+    out.update({"args": args} if args is not _UNSET else {"input": input})
     print(json.dumps(out, ensure_ascii=False), flush=True)
 
 

@@ -683,6 +683,10 @@ def parses(text: str) -> bool:
     return True
 
 
+NO_ARGS: tuple[Any, ...] = ("", {}, None)
+"""A call handed on with no arguments: as text, parsed, or null."""
+
+
 def _blank(call_id: Any) -> bool:
     return call_id is None or call_id == ""
 
@@ -841,21 +845,53 @@ def _on(quirk: str, s: Symptom) -> bool:
 
 
 def _split_by_blank_id(s: Symptom) -> bool:
-    """A call of blank id handed on, on a stream whose follow-on fragments had blank ids."""
-    return (s.aspect == CALLS and _on("blank_identity", s)
-            and any(_blank(i) and isinstance(a, str) and a for i, _, a in s.got))
+    """A call of blank id handed on besides the calls sent, on a stream whose follow-on
+    fragments had blank ids: one call split in two."""
+    return (s.aspect == CALLS and _on("blank_identity", s) and len(s.got) > len(s.expected)
+            and any(_blank(i) and a not in NO_ARGS for i, _, a in s.got))
+
+
+def _repeated(have: Any, want: Any) -> bool:
+    """``have`` is ``want`` itself, or the text ``want`` run together more than once."""
+    if have == want:
+        return True
+    return (isinstance(have, str) and isinstance(want, str) and bool(want)
+            and len(have) % len(want) == 0 and have == want * (len(have) // len(want)))
+
+
+def _paired(s: Symptom, fits: Callable[[Seen, Seen], bool]) -> list[tuple[Seen, Seen]] | None:
+    """Each call expected paired with one handed on that ``fits`` it (``fits(want, have)``),
+    one to one and nothing left over; None when they do not pair so."""
+    if s.aspect != CALLS or len(s.got) != len(s.expected):
+        return None
+    left, pairs = list(s.got), []
+    for w in s.expected:
+        h = next((h for h in left if fits(w, h)), None)
+        if h is None:
+            return None
+        left.remove(h)
+        pairs.append((w, h))
+    return pairs
 
 
 def _name_repeated(s: Symptom) -> bool:
-    """Every call that differs came out under its own id with its arguments, its tool name
-    the announced one repeated."""
-    if s.aspect != CALLS or s.parsed:
+    """Every call came out with its arguments, its tool name (and maybe its id) the
+    announced one run together once per fragment that repeated it."""
+    pairs = _paired(s, lambda w, h: h[2] == w[2] and _repeated(h[0], w[0])
+                    and _repeated(h[1], w[1]))
+    return pairs is not None and any(h[1] != w[1] for w, h in pairs)
+
+
+def _blank_copied(s: Symptom) -> bool:
+    """On a stream whose follow-on fragments have a blank identity: the run raised, or every
+    call came out with its arguments, its id or name blanked."""
+    if not _on("blank_identity", s) or s.hung:
         return False
-    pairs, missing, extra = s.matched
-    differ = [(w, h) for w, h in pairs if w != h]
-    return bool(differ) and not missing and not extra and all(
-        h[2] == w[2] and isinstance(h[1], str) and isinstance(w[1], str) and w[1]
-        and h[1] != w[1] and h[1] == w[1] * (len(h[1]) // len(w[1])) for w, h in differ)
+    if s.aspect == ERROR or (s.aspect == CALLS and s.error):
+        return True  # a correct client survives the stream: the blank value broke it
+    pairs = _paired(s, lambda w, h: h[2] == w[2] and (h[0] == w[0] or _blank(h[0]))
+                    and (h[1] == w[1] or _blank(h[1])))
+    return pairs is not None and any(h[:2] != w[:2] for w, h in pairs)
 
 
 def _raised_index(s: Symptom) -> bool:
@@ -893,6 +929,40 @@ def _cut_at_separator(s: Symptom) -> bool:
     lost = [str(w[2]) for w, h in pairs if w != h and not any(c in str(h[2]) for c in SEPARATORS)]
     lost += [str(m[2]) for m in missing]
     return any(c in args for args in lost for c in SEPARATORS)
+
+
+def _null_arguments(s: Symptom) -> bool:
+    """Every difference is a call with no argument text handed on with null arguments."""
+    if s.aspect != CALLS:
+        return False
+    pairs, missing, extra = s.matched
+    differ = [(w, h) for w, h in pairs if w != h]
+    return bool(differ) and not missing and not extra and all(
+        h[:2] == w[:2] and h[2] is None and w[2] in ("", {}) for w, h in differ)
+
+
+def _no_args_from_done(s: Symptom) -> bool:
+    """On a stream whose arguments came only in the done event: every call that differs
+    came out under its own id with no arguments (as text or parsed)."""
+    if s.aspect != CALLS or not _on("args_only_in_done", s):
+        return False
+    pairs, missing, extra = s.matched
+    differ = [(w, h) for w, h in pairs if w != h]
+    return bool(differ) and not missing and not extra and all(
+        h[1] == w[1] and w[2] not in NO_ARGS and h[2] in NO_ARGS for w, h in differ)
+
+
+def _merged_parsed(s: Symptom) -> bool:
+    """Compared parsed, on a stream that reused an index: the later call came out empty, as
+    the earlier one, or not at all (its text went into the earlier call's buffer, which a
+    partial parse reads as the earlier call alone), and nothing else differs."""
+    if s.aspect != CALLS or not s.parsed or not _on("index_reuse", s):
+        return False
+    pairs, missing, extra = s.matched
+    values = [w[2] for w in s.expected]
+    differ = [h for w, h in pairs if w != h]
+    return (bool(differ or missing) and all(h[2] in NO_ARGS or h[2] in values for h in differ)
+            and all(h[2] in values for h in extra))
 
 
 def _no_parse_no_call(s: Symptom) -> bool:
@@ -1115,6 +1185,15 @@ _set([
          "provider": "openai-chat", "quirks": ("blank_identity",), "only": ("openai-chat",)},
         client=True),
     BugClass(
+        "blank_identity_copied",
+        "Copied a call's id, type or name from every fragment that has the key, so a "
+        "follow-on fragment's \"\" or null replaced the announced one (a call to tool \"\", "
+        "or a crash on its type); treat an empty or null identity field as absent.",
+        ("xintaofei/deepseek-acp#4", "lmstudio-ai/lmstudio-bug-tracker#649",
+         "0xPlaygrounds/rig PR #423"),
+        _blank_copied,
+        client=True),
+    BugClass(
         "key_by_id",
         "Looked buffers up by the call's id, which only the announcement carries (follow-on "
         "fragments have none, an empty one or a shared one); key by block and take the id "
@@ -1178,9 +1257,9 @@ _set([
          "before": "Let me open a ticket.", "after": " Done."}),
     BugClass(
         "name_concatenated",
-        "Appended the tool name from every fragment that carries one, so a server that "
-        "repeats it on each fragment got final_resultfinal_result; take the name from the "
-        "announcement, once.",
+        "Appended the tool name (and the id) from every fragment that carries one, so a "
+        "server that repeats them on each fragment got final_resultfinal_result; take the "
+        "name and id from the announcement, once.",
         ("ggml-org/llama.cpp#13774", "weicj/vLLM-2080Ti-Definitive#127"),
         _name_repeated,
         NameConcatenated,
@@ -1234,6 +1313,13 @@ _set([
          "quirks": ("empty_arguments",)},
         client=True),
     BugClass(
+        "null_arguments",
+        "Handed a call with no argument text on with its arguments null (None), as a "
+        "server that sends \"arguments\": null wrote them, where callers expect a string; "
+        "hand a no-argument call on with \"\" (input {}), never null.",
+        ("pydantic/pydantic-ai#1654", FOUND_BY_THE_KIT),
+        _null_arguments),
+    BugClass(
         "one_call_per_chunk",
         "Read one call from each chunk, so a producer that sends several whole calls in one "
         "chunk lost all but one; every entry of a chunk's tool_calls is a call.",
@@ -1250,7 +1336,7 @@ _set([
         "the done event got calls with no arguments; where no delta came, the done event's "
         "string is the arguments.",
         ("BerriAI/litellm#27144", "BerriAI/litellm#20711"),
-        lambda s: _on("args_only_in_done", s) and _each_call(s, lambda a, b: not b and a),
+        _no_args_from_done,
         DeltaOnly,
         # gpt-5.3-codex-spark: no delta, the arguments in .done.
         {"args": '{"location": "San Francisco"}', "tool": "weather",
@@ -1274,8 +1360,8 @@ _set([
         "or let two calls of different tools share one; start a new call at every "
         "announcement.",
         ("ollama/ollama#15457", "langchain-ai/langchain#34807", "comet-ml/opik#8362"),
-        lambda s: any(a.tool != b.tool or _same_key(a, b)
-                      for a, b, _ in _held_together(s, "run")),
+        lambda s: _merged_parsed(s) or any(a.tool != b.tool or _same_key(a, b)
+                                           for a, b, _ in _held_together(s, "run")),
         MergeOnReuse,
         # Cerebras' shape: the second call sent under the first call's index.
         {"args": '{"b": 2}', "split": 4, "tool": "g", "earlier": '{"a": 1}', "earlier_tool": "f",
@@ -1304,8 +1390,9 @@ _set([
         "block with no data; skip what carries no data, and never let one odd event end "
         "the turn.",
         ("openai/openai-python#2722", "florimondmanca/httpx-sse#35"),
+        # not an error whose own words name a class (a split character, a list index)
         lambda s: s.aspect == ERROR and not s.hung and not _decode_chunks(s)
-        and not s.content_encoding),
+        and not s.content_encoding and not _raised_index(s)),
     BugClass(
         "identity",
         "Handed the right arguments on under another id or tool name; take the id and name "

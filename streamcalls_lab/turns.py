@@ -276,6 +276,20 @@ def renumbered(set_block: Callable[[WireFrame, int], None],
     return apply
 
 
+def shared(set_block: Callable[[WireFrame, int], None],
+           set_fragment: Callable[[WireFrame, str], None]) -> dict[str, Transform | None]:
+    """The quirks every format whose fragments name their call carries, written the same way
+    given how to reach its payload's block and fragment (None: only the content changes)."""
+    return {
+        "snapshot_deltas": snapshots(set_fragment),
+        "call_in_text": None,
+        "invalid_arguments": None,
+        "line_separator_in_data": None,
+        "interleaved_calls": interleave,
+        "index_reuse": renumbered(set_block, reuse_first),
+    }
+
+
 def reuse_first(k: int, block: int, first: int) -> int:
     """Quirk ``index_reuse``: every call at the first call's block."""
     return first

@@ -18,11 +18,14 @@ from streamcalls_lab.check import (
     two_choice_turn,
 )
 from streamcalls_lab.faults import (
+    Sent,
     bubble_text,
+    classify,
     deleted_only,
     interleaves,
     lenient_value,
     partly_decoded,
+    symptoms,
     unescape_fragment,
 )
 
@@ -281,3 +284,64 @@ def test_deleted_only_accepts_removed_spaces_only() -> None:
 def test_partly_decoded_accepts_some_escapes_as_characters() -> None:
     assert partly_decoded('"caf\\u00e9 \\n"', '"café \\n"')
     assert not partly_decoded('"caf\\u00e9"', '"cafe"')
+
+
+# -- recognisers for what a client made of a producer's quirk -------------------------------
+def _classes(expected, got, **kw) -> list[frozenset[str]]:
+    sent = [Sent(i, t, a) for i, t, a in expected]
+    return [classify(s) for s in symptoms(sent=sent, expected=expected, got=got, **kw)]
+
+
+def test_a_name_run_together_once_per_repeat_is_name_concatenated_with_or_without_the_id(
+        ) -> None:
+    want = [("call_1", "final_result", '{"a": 1}')]
+    assert _classes(want, [("call_1", "final_resultfinal_result", '{"a": 1}')]) == [
+        {"name_concatenated"}]
+    assert _classes(want, [("call_1call_1", "final_resultfinal_result", '{"a": 1}')]) == [
+        {"name_concatenated"}]  # the openai helper appends the repeated id as well
+    assert _classes(want, [("call_1call_1", "final_result", '{"a": 1}')]) == [{"identity"}]
+    assert _classes(want, [("call_1", "final_resultfinal", '{"a": 1}')]) == [{"identity"}]
+
+
+def test_a_no_argument_call_handed_on_with_null_arguments_is_null_arguments() -> None:
+    want = [("call_1", "llm_version", "")]
+    assert _classes(want, [("call_1", "llm_version", None)]) == [{"null_arguments"}]
+    assert _classes(want, [("call_1", "llm_version", "{}")]) != [{"null_arguments"}]
+
+
+def test_a_blank_identity_copied_over_the_announced_one_is_blank_identity_copied() -> None:
+    want = [("call_1", "get_weather", '{"a": 1}'), ("call_2", "get_time", '{"b": 2}')]
+    blanked = [("", "", '{"a": 1}'), (None, None, '{"b": 2}')]
+    on = {"quirks": frozenset({"blank_identity"})}
+    # one run alone: a client keyed by id could have made it too (the suite tells them apart)
+    assert _classes(want, blanked, **on) == [{"blank_identity_copied", "key_by_id"}]
+    assert _classes(want, [], error="AssertionError", **on) == [
+        {"blank_identity_copied", "crash"}]  # crash too: the suite says which
+    assert "blank_identity_copied" not in _classes(want, blanked)[0]  # none was sent blank
+
+
+def test_a_call_split_at_a_blank_id_is_blank_id_new_call_as_text_or_parsed() -> None:
+    on = {"quirks": frozenset({"blank_identity"})}
+    want = [("call_1", "f", '{"a": 1}')]
+    assert _classes(want, [("call_1", "f", ""), ("", "", '{"a": 1}')], **on) == [
+        {"blank_id_new_call", "key_by_id"}]  # alike in one run, told apart over the suite
+    assert _classes([("call_1", "f", {"a": 1})], [("call_1", "f", {}), (None, "", {"a": 1})],
+                    parsed=True, **on) == [{"blank_id_new_call"}]
+
+
+def test_no_arguments_where_they_came_only_in_done_is_delta_only_as_text_or_parsed() -> None:
+    on = {"quirks": frozenset({"args_only_in_done"})}
+    assert _classes([("call_1", "f", '{"a": 1}')], [("call_1", "f", "")], **on) == [
+        {"delta_only"}]
+    assert _classes([("call_1", "f", {"a": 1})], [("call_1", "f", {})], parsed=True,
+                    **on) == [{"delta_only"}]
+
+
+def test_a_reused_index_compared_parsed_is_merged_calls_when_the_later_call_is_lost() -> None:
+    on = {"quirks": frozenset({"index_reuse"})}
+    want = [("call_1", "f", {"a": 1}), ("call_2", "g", {"b": 2})]
+    for got in ([("call_1", "f", {"a": 1}), ("call_2", "g", {})],
+                [("call_1", "f", {"a": 1}), ("call_1", "f", {"a": 1})]):
+        assert _classes(want, got, parsed=True, **on) == [{"merged_calls"}]
+    assert _classes(want, [("call_1", "f", {"a": 1}), ("call_2", "g", {"b": 3})], parsed=True,
+                    **on) != [{"merged_calls"}]  # other arguments: something else

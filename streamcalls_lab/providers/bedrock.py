@@ -27,10 +27,7 @@ from ..turns import (
     Script,
     Transform,
     WireFrame,
-    interleave,
-    renumbered,
-    reuse_first,
-    snapshots,
+    shared,
     transformed,
 )
 from .anthropic import FORMAT as ANTHROPIC
@@ -297,12 +294,7 @@ def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFra
 QUIRKS: dict[str, Transform | None] = {
     "empty_arguments": None,
     "stop_reason_mismatch": _stop_reason_mismatch,
-    "snapshot_deltas": snapshots(_set_fragment),
-    "call_in_text": None,
-    "invalid_arguments": None,
-    "line_separator_in_data": None,
-    "interleaved_calls": interleave,
-    "index_reuse": renumbered(_set_block, reuse_first),
+    **shared(_set_block, _set_fragment),
 }
 """What a ConverseStream producer can send, and how each is written."""
 _ENVELOPE = frozenset(("start", "toolUse", "delta", "usage", "metrics", "messageStart",

@@ -21,10 +21,8 @@ from ..turns import (
     Text,
     Transform,
     WireFrame,
-    interleave,
     renumbered,
-    reuse_first,
-    snapshots,
+    shared,
     with_gaps,
 )
 from .as_written import wire_length
@@ -198,12 +196,7 @@ QUIRKS: dict[str, Transform | None] = {
     "empty_arguments": None,
     "stop_reason_mismatch": _stop_reason_mismatch,
     "index_gap": renumbered(_set_block, with_gaps),
-    "snapshot_deltas": snapshots(_set_fragment),
-    "call_in_text": None,
-    "invalid_arguments": None,
-    "line_separator_in_data": None,
-    "interleaved_calls": interleave,
-    "index_reuse": renumbered(_set_block, reuse_first),
+    **shared(_set_block, _set_fragment),
 }
 """What a Cohere producer can send, and how each is written."""
 

@@ -27,13 +27,10 @@ from ..turns import (
     Text,
     Transform,
     WireFrame,
-    interleave,
     json_object,
     raw,
     raw_json,
-    renumbered,
-    reuse_first,
-    snapshots,
+    shared,
 )
 from .as_written import object_text, wire_length
 from .recognise import ByType
@@ -176,12 +173,7 @@ QUIRKS: dict[str, Transform | None] = {
     "args_in_announcement": _args_in_announcement,
     "empty_arguments": None,
     "stop_reason_mismatch": _stop_reason_mismatch,
-    "snapshot_deltas": snapshots(_set_fragment),
-    "call_in_text": None,
-    "invalid_arguments": None,
-    "line_separator_in_data": None,
-    "interleaved_calls": interleave,
-    "index_reuse": renumbered(_set_block, reuse_first),
+    **shared(_set_block, _set_fragment),
 }
 """What an Interactions producer can send, and how each is written."""
 

@@ -39,10 +39,8 @@ from ..turns import (
     Text,
     Transform,
     WireFrame,
-    interleave,
     renumbered,
-    reuse_first,
-    snapshots,
+    shared,
     with_gaps,
 )
 from .as_written import wire_length, wire_lengths
@@ -452,13 +450,15 @@ def _follow_ons(frames: list[WireFrame], turn: Script) -> list[tuple[int, WireFr
 
 
 def _blank_identity(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """Follow-on fragments with a blank identity: ``""`` on the first call's (DashScope, LM
-    Studio), ``null`` id, type and name on the second's (Together's DeepSeek)."""
+    """Follow-on fragments with a blank identity, as servers send it: ``"id": ""`` and
+    ``"name": ""`` under ``"type": "function"`` on the first call's (DashScope, LM Studio:
+    lmstudio-ai/lmstudio-bug-tracker#649), ``null`` id, type and name on the second's (an
+    OpenAI-compatible upstream in xintaofei/deepseek-acp#4)."""
     for k, f in _follow_ons(frames, turn):
-        blank = "" if k % 2 == 0 else None
+        blank, kind = ("", "function") if k % 2 == 0 else (None, None)
         entry = _entry(f)
         f.payload["choices"][0]["delta"]["tool_calls"][0] = {
-            "index": entry["index"], "id": blank, "type": blank,
+            "index": entry["index"], "id": blank, "type": kind,
             "function": {"name": blank, "arguments": entry["function"]["arguments"]}}
     return frames
 
@@ -560,12 +560,7 @@ QUIRKS: dict[str, Transform | None] = {
     "empty_choices": _empty_choices,
     "index_gap": renumbered(_set_block, with_gaps),
     "whole_calls_in_one_chunk": _whole_calls_in_one_chunk,
-    "snapshot_deltas": snapshots(_set_fragment),
-    "call_in_text": None,
-    "invalid_arguments": None,
-    "line_separator_in_data": None,
-    "interleaved_calls": interleave,
-    "index_reuse": renumbered(_set_block, reuse_first),
+    **shared(_set_block, _set_fragment),
 }
 """What a Chat producer can send, and how each is written (None: only the content changes)."""
 

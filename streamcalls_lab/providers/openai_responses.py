@@ -37,10 +37,7 @@ from ..turns import (
     Text,
     Transform,
     WireFrame,
-    interleave,
-    renumbered,
-    reuse_first,
-    snapshots,
+    shared,
 )
 from .as_written import wire_length
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
@@ -404,12 +401,7 @@ QUIRKS: dict[str, Transform | None] = {
     "args_in_announcement": _args_in_announcement,
     "empty_arguments": None,
     "args_only_in_done": _args_only_in_done,
-    "snapshot_deltas": snapshots(_set_fragment),
-    "call_in_text": None,
-    "invalid_arguments": None,
-    "line_separator_in_data": None,
-    "interleaved_calls": interleave,
-    "index_reuse": renumbered(_set_block, reuse_first),
+    **shared(_set_block, _set_fragment),
 }
 """What a Responses producer can send, and how each is written (None: only the content)."""
 

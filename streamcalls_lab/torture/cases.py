@@ -259,9 +259,19 @@ def cases(formats: Sequence[str] = TURN_FORMATS, suite: str = "quick",
            for c in make(fmt, full)]
     if families is None:
         return out
-    unknown = sorted(set(families) - {c.family for c in out})
-    if unknown:
-        raise ValueError(f"unknown family {unknown[0]!r}")
-    return [c for c in out if c.family in families]
+    kept = [c for c in out if c.family in families]
+    if not kept or set(families) - {c.family for c in out}:
+        # a producer family is served only in the formats that can carry its quirk
+        everywhere = {c.family: c.format for fmt in TURN_FORMATS if fmt not in formats
+                      for make in (_document_cases, _stream_cases, _producer_cases,
+                                   _transport_cases) for c in make(fmt, False)}
+        unknown = sorted(set(families) - {c.family for c in out} - set(everywhere))
+        if unknown:
+            raise ValueError(f"unknown family {unknown[0]!r}")
+        if not kept:
+            raise ValueError(f"no case of {', '.join(sorted(families))} in "
+                             f"{', '.join(formats)}: a producer family is served only where "
+                             "its format can carry the quirk")
+    return kept
 
 

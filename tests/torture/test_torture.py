@@ -49,9 +49,10 @@ REFERENCE = [sys.executable, str(CLIENTS / "reference.py")]
 BUGS = tuple(name for name, spec in SPECS.items() if spec.client)
 # Where a class cannot show beyond what its preset says: Responses' only turn stop is its end
 # marker (response.completed), so a client that hands calls on only there keeps back the
-# calls of a turn that never finished, which is right; only Chat chunks have choices.
+# calls of a turn that never finished, which is right; only Chat chunks have choices, and
+# only Chat's follow-on fragments carry an id and a name to copy (Responses' blank an item_id).
 SHOWS = {"lost_on_truncation": {"openai-chat", "anthropic-messages"},
-         "choices_index0": {"openai-chat"}}
+         "choices_index0": {"openai-chat"}, "blank_identity_copied": {"openai-chat"}}
 
 
 def _shows(bug: str) -> set[str]:
@@ -110,6 +111,16 @@ def test_every_family_is_in_all_three_formats_and_each_producer_quirk_where_it_c
     for fmt in TURN_FORMATS:
         assert set(producer_families(fmt)) <= by_format[fmt]
         assert {c.family for c in cases([fmt]) if c.quirks} == set(producer_families(fmt))
+
+
+def test_a_producer_family_is_asked_for_only_where_its_format_can_carry_it() -> None:
+    assert {c.family for c in cases(["openai-chat"], families=["args_only_in_done",
+                                                               "interleaved"])} == {
+        "interleaved"}
+    with pytest.raises(ValueError, match="no case of args_only_in_done in openai-chat"):
+        cases(["openai-chat"], families=["args_only_in_done"])
+    with pytest.raises(ValueError, match="unknown family 'nope'"):
+        cases(["openai-chat"], families=["interleaved", "nope"])
 
 
 @pytest.mark.parametrize("family", ["odd_chunks", "gzip", "one_byte_reads"])
@@ -237,6 +248,16 @@ def test_parsed_input_is_compared_by_value_and_the_report_says_so() -> None:
     wrong = Run(0, calls=[{"call_id": call_id, "tool": tool, "input": {"text": "x"}}])
     found, = judge(case, wrong)
     assert found.cls == "other" and "parsed input" in found.detail
+
+
+def test_a_call_with_no_argument_text_is_the_empty_object_when_compared_parsed() -> None:
+    case = _case("empty_arguments")
+    assert any(args == "" for _, _, args in case.expected)
+    given = [{"call_id": i, "tool": t, "input": json.loads(a) if a else {}}
+             for i, t, a in case.expected]
+    assert judge(case, Run(0, calls=given)) == []
+    nulled = [{**c, "input": None} if c["input"] == {} else c for c in given]
+    assert [f.cls for f in judge(case, Run(0, calls=nulled))] == ["null_arguments"]
 
 
 def test_a_client_that_never_exits_is_reported_not_waited_for() -> None:
@@ -419,23 +440,27 @@ def test_cli_exit_codes_are_0_clean_1_failures_2_usage(tmp_path: Path,
 # -- the real clients, where they install ----------------------------------------------------
 # What docs/clients.md reports on these families (see its findings); a change here means the
 # table is stale or the client changed. Loop mode: each imports its SDK once per job.
-FAMILIES = ["interleaved", "index_reuse", "retry_field", "truncated", "no_event_lines"]
+FAMILIES = ["interleaved", "index_reuse", "retry_field", "truncated", "no_event_lines",
+            "blank_identity", "repeated_identity", "index_gap", "empty_arguments",
+            "args_only_in_done"]
 REAL = {
     "openai_chat_stream.py": ("openai", ["openai-chat"], FAMILIES,
-                              {"parse_to_finish", "merged_calls", "crash"}),
+                              {"parse_to_finish", "blank_identity_copied", "name_concatenated",
+                               "index_as_position", "null_arguments", "merged_calls", "crash"}),
     "openai_chat_iter.py": ("openai", ["openai-chat"], FAMILIES, {"crash"}),
     "openai_responses_stream.py": ("openai", ["openai-responses"], FAMILIES,
-                                   {"crash", "missing_call"}),
+                                   {"delta_only", "crash", "missing_call"}),
     "openai_responses_iter.py": ("openai", ["openai-responses"], FAMILIES, {"crash"}),
     "anthropic_stream.py": ("anthropic", ["anthropic-messages"], FAMILIES,
-                            {"missing_call", "other"}),
+                            {"merged_calls", "missing_call"}),
     "anthropic_iter.py": ("anthropic", ["anthropic-messages"], FAMILIES, {"missing_call"}),
     "httpx_sse_client.py": ("httpx_sse", list(TURN_FORMATS), FAMILIES, {"crash"}),
     "sseclient_client.py": ("sseclient", list(TURN_FORMATS), FAMILIES, set()),
     "langchain_openai_client.py": ("langchain_openai", ["openai-chat"], FAMILIES,
-                                   {"parse_to_finish", "crash", "other"}),
+                                   {"parse_to_finish", "name_concatenated", "merged_calls",
+                                    "crash"}),
     "langchain_anthropic_client.py": ("langchain_anthropic", ["anthropic-messages"], FAMILIES,
-                                      {"parse_to_finish", "crash", "other"}),
+                                      {"parse_to_finish", "merged_calls", "crash"}),
 }
 
 
@@ -455,4 +480,4 @@ def test_the_vercel_ai_sdk_fails_as_the_table_says() -> None:
         pytest.skip("node or the Vercel AI SDK (npm ci in clients/vercel) is not installed")
     report = check_client(["node", str(vercel / "client.mjs")], TURN_FORMATS, families=FAMILIES,
                           progress=False, jobs=4, loop=True)
-    assert set(report["class"]) == {"parse_to_finish", "other"}, report.to_dict("records")
+    assert set(report["class"]) == {"parse_to_finish", "merged_calls"}, report.to_dict("records")
