@@ -52,11 +52,11 @@ FORMATS: dict[str, WireFormat] = {
 """Every wire format the kit reads, by the name the ``provider`` column shows."""
 READERS: dict[str, type[Reader]] = {name: f.reader for name, f in FORMATS.items()}
 """Every format's reader, by name."""
-INTERLEAVING = ("openai-chat", "openai-responses")
-"""The formats in which parallel calls' fragments may interleave: Chat keys each fragment by
-its ``index``, Responses by ``output_index`` / ``item_id``. Anthropic's content blocks are
-sequential (each block's stop comes before the next block's start), though its SDK keys
-deltas by ``index`` too."""
+INTERLEAVING = tuple(name for name, f in FORMATS.items() if f.interleaves)
+"""The formats in which parallel calls' fragments may interleave (``WireFormat.interleaves``):
+Chat keys each fragment by its ``index``, Responses by ``output_index`` / ``item_id``.
+Anthropic's content blocks are sequential (each block's stop comes before the next block's
+start), though its SDK keys deltas by ``index`` too."""
 
 
 def sniff(event: str, payload: Any) -> str | None:

@@ -570,6 +570,7 @@ FORMAT = WireFormat(
     reader=OpenAIChat,
     framing="sse",
     docs="https://platform.openai.com/docs/api-reference/chat-streaming",
+    interleaves=True,
     path="/v1/chat/completions",
     events={
         "call_start": (EVENT, "chat.completion"),

@@ -411,6 +411,7 @@ FORMAT = WireFormat(
     reader=OpenAIResponses,
     framing="sse",
     docs="https://platform.openai.com/docs/api-reference/responses-streaming",
+    interleaves=True,
     path="/v1/responses",
     events={
         "call_start": ("response.output_item.added",),

@@ -151,6 +151,10 @@ class WireFormat:
     tool_stop: frozenset[str] | None = None
     """The stop reasons that say the model asked for tools (None: the format has none, or
     always says the same; ``stop_reason_mismatch`` is found against this)."""
+    interleaves: bool = False
+    """Its fragments name their call, so parallel calls' fragments may interleave by the
+    format's own rules (Chat's ``index``, Responses' ``output_index``); an interleaved turn is
+    then a normal one, not a gateway's quirk (``providers.INTERLEAVING`` lists these)."""
     counts_calls: bool = False
     """The block is the producer's count of calls (Chat's ``tool_calls[].index``), not a
     position among content blocks: indices are expected to run 0, 1, 2 ..."""
