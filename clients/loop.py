@@ -33,7 +33,7 @@ def _failed(main: Callable[[], object]) -> dict[str, Any]:
     except Exception as e:
         text = "".join(traceback.format_exception(e))
         print(text, end="", file=sys.stderr, flush=True)
-        return {"exit": 1, "error": text.strip().splitlines()[-1]}
+        return {"exit": 1, "error": text.strip().split("\n")[-1]}  # LF only: U+2028 is text
     return {}
 
 

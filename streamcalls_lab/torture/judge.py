@@ -64,7 +64,7 @@ def _got(run: Run) -> tuple[list[Seen], bool]:
 
 
 def _tail(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
+    lines = [line for line in text.strip().split("\n") if line.strip()]  # LF only: U+2028 is text
     return lines[-1][:200] if lines else ""
 
 

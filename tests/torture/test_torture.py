@@ -337,7 +337,7 @@ def test_a_client_that_does_not_accept_gzip_is_served_identity_and_told_so() -> 
 # -- loop mode -------------------------------------------------------------------------------
 # Enough families that every broken client below fails somewhere, and the tolerances show.
 LOOP_FAMILIES = ["spaces", "escapes", "utf8_read_split", "gzip", "cut_after_a_call",
-                 "no_terminal", "interleaved", "index_reuse"]
+                 "no_terminal", "interleaved", "index_reuse", "line_separator_in_data"]
 
 
 @pytest.mark.parametrize("bug", [None, "trim", "decode_chunks", "key_by_last",
@@ -363,6 +363,26 @@ for n, line in enumerate(sys.stdin):
     urllib.request.urlopen(case["base_url"] + case["path"]).read()
     print(json.dumps({"end": case["case"]}), flush=True)
 """
+
+
+@pytest.mark.parametrize("loop", [False, True])
+def test_a_call_printed_with_a_line_separator_raw_in_its_text_is_one_call(
+        tmp_path: Path, loop: bool) -> None:
+    # what a client prints is cut at LF only: str.splitlines() would cut it at U+2028 too
+    case = _case("line_separator_in_data")
+    printed = [{"call_id": i, "tool": t, "args": a} for i, t, a in case.expected]
+    assert any("\u2028" in c["args"] for c in printed)
+    source = ("import json, sys\n"
+              "sys.path.insert(0, %r)\n"
+              "from loop import each_case\n"
+              "def main():\n"
+              "    for c in %r:\n"
+              "        print(json.dumps(c, ensure_ascii=False), flush=True)\n"
+              "each_case(main)\n") % (str(CLIENTS), printed)
+    cmd = _python(tmp_path, "prints.py", source)
+    report = check_client(cmd, families=["line_separator_in_data"], formats=[case.format],
+                          suite="quick", progress=False, loop=loop)
+    assert report.empty, report.to_dict("records")
 
 
 def test_a_looping_client_that_dies_or_hangs_costs_only_that_case(tmp_path: Path) -> None:
