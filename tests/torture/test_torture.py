@@ -373,12 +373,12 @@ def test_a_call_printed_with_a_line_separator_raw_in_its_text_is_one_call(
     printed = [{"call_id": i, "tool": t, "args": a} for i, t, a in case.expected]
     assert any("\u2028" in c["args"] for c in printed)
     source = ("import json, sys\n"
-              "sys.path.insert(0, %r)\n"
+              f"sys.path.insert(0, {str(CLIENTS)!r})\n"
               "from loop import each_case\n"
               "def main():\n"
-              "    for c in %r:\n"
+              f"    for c in {printed!r}:\n"
               "        print(json.dumps(c, ensure_ascii=False), flush=True)\n"
-              "each_case(main)\n") % (str(CLIENTS), printed)
+              "each_case(main)\n")
     cmd = _python(tmp_path, "prints.py", source)
     report = check_client(cmd, families=["line_separator_in_data"], formats=[case.format],
                           suite="quick", progress=False, loop=loop)
