@@ -845,10 +845,15 @@ def _on(quirk: str, s: Symptom) -> bool:
 
 
 def _split_by_blank_id(s: Symptom) -> bool:
-    """A call of blank id handed on besides the calls sent, on a stream whose follow-on
-    fragments had blank ids: one call split in two."""
-    return (s.aspect == CALLS and _on("blank_identity", s) and len(s.got) > len(s.expected)
-            and any(_blank(i) and a not in NO_ARGS for i, _, a in s.got))
+    """On a stream whose follow-on fragments had blank ids: a call of blank id handed on
+    besides the calls sent (one call split in two), or in place of one, holding the end of
+    its arguments (the call started again at each blank id)."""
+    if s.aspect != CALLS or not _on("blank_identity", s):
+        return False
+    blank = [a for i, _, a in s.got if _blank(i) and a not in NO_ARGS]
+    return bool(blank) and (len(s.got) > len(s.expected) or any(
+        isinstance(a, str) and c.args != a and c.args.endswith(a) for a in blank
+        for c in s.sent))
 
 
 def _repeated(have: Any, want: Any) -> bool:
@@ -950,6 +955,13 @@ def _no_args_from_done(s: Symptom) -> bool:
     differ = [(w, h) for w, h in pairs if w != h]
     return bool(differ) and not missing and not extra and all(
         h[1] == w[1] and w[2] not in NO_ARGS and h[2] in NO_ARGS for w, h in differ)
+
+
+def _merged(s: Symptom) -> bool:
+    """Two calls of different tools, or at one block, handed on as one call holding both
+    calls' arguments one after the other (or, compared parsed, the later call lost)."""
+    return _merged_parsed(s) or any(a.tool != b.tool or _same_key(a, b)
+                                    for a, b, _ in _held_together(s, "run"))
 
 
 def _merged_parsed(s: Symptom) -> bool:
@@ -1289,18 +1301,6 @@ _set([
         lambda s: s.aspect == ERROR and not s.hung and _on("empty_choices", s),
         client=True),
     BugClass(
-        "index_as_position",
-        "Took a call's index for its position in a list of calls, so an index that does not "
-        "start at 0 (or skips) raised or landed in the wrong slot; key calls by the index "
-        "they are sent under.",
-        ("BerriAI/litellm#5231", "openai/openai-python#2806"),
-        _raised_index,
-        IndexAsPosition,
-        # Anthropic's block index forwarded as Chat's: the first call at index 1.
-        {"args": '{"order_id": "A-4471"}', "split": 9, "tool": "lookup_order",
-         "provider": "openai-chat", "quirks": ("index_gap",)},
-        client=True),
-    BugClass(
         "empty_args_dropped",
         "Waited for a call's arguments to parse before handing it on, so a call that takes "
         "no arguments (\"\", null or none) never came out; a finished call with no "
@@ -1360,12 +1360,23 @@ _set([
         "or let two calls of different tools share one; start a new call at every "
         "announcement.",
         ("ollama/ollama#15457", "langchain-ai/langchain#34807", "comet-ml/opik#8362"),
-        lambda s: _merged_parsed(s) or any(a.tool != b.tool or _same_key(a, b)
-                                           for a, b, _ in _held_together(s, "run")),
+        _merged,
         MergeOnReuse,
         # Cerebras' shape: the second call sent under the first call's index.
         {"args": '{"b": 2}', "split": 4, "tool": "g", "earlier": '{"a": 1}', "earlier_tool": "f",
          "provider": "openai-chat", "quirks": ("index_reuse",)},
+        client=True),
+    BugClass(
+        "index_as_position",
+        "Took a call's index for its position in a list of calls, so an index that does not "
+        "start at 0 (or skips) raised or landed in the wrong slot; key calls by the index "
+        "they are sent under (a reused index: the later call landed in the earlier's slot).",
+        ("BerriAI/litellm#5231", "openai/openai-python#2806"),
+        lambda s: _raised_index(s) or (_on("index_reuse", s) and _merged(s)),
+        IndexAsPosition,
+        # Anthropic's block index forwarded as Chat's: the first call at index 1.
+        {"args": '{"order_id": "A-4471"}', "split": 9, "tool": "lookup_order",
+         "provider": "openai-chat", "quirks": ("index_gap",)},
         client=True),
     BugClass(
         "lost_on_truncation",

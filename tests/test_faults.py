@@ -342,6 +342,7 @@ def test_a_reused_index_compared_parsed_is_merged_calls_when_the_later_call_is_l
     want = [("call_1", "f", {"a": 1}), ("call_2", "g", {"b": 2})]
     for got in ([("call_1", "f", {"a": 1}), ("call_2", "g", {})],
                 [("call_1", "f", {"a": 1}), ("call_1", "f", {"a": 1})]):
-        assert _classes(want, got, parsed=True, **on) == [{"merged_calls"}]
+        # a list read at the index lands the later call in the earlier's slot just so
+        assert _classes(want, got, parsed=True, **on) == [{"merged_calls", "index_as_position"}]
     assert _classes(want, [("call_1", "f", {"a": 1}), ("call_2", "g", {"b": 3})], parsed=True,
                     **on) != [{"merged_calls"}]  # other arguments: something else

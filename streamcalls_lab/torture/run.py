@@ -253,18 +253,21 @@ class LoopClient:
         """Serve ``case`` and hand it to the process; what it printed until its end line."""
         self.n += 1
         with _CaseServer(case) as server:
+            # what a process writes to stderr from its start counts for its first case: it
+            # may die of an import error before the case is handed to it
+            mark = len(self.stderr)
             try:
                 if self.proc is None or self.proc.poll() is not None:
                     self._start()
+                    mark = 0
             except OSError as e:
                 return _cannot_run(self.cmd, e)
-            run = self._case(self.n, server)
+            run = self._case(self.n, server, mark)
         run.requests, run.encoding = server.requests, server.encoding
         return run
 
-    def _case(self, n: int, server: _CaseServer) -> Run:
+    def _case(self, n: int, server: _CaseServer, mark: int) -> Run:
         assert self.proc is not None and self.proc.stdin is not None
-        mark = len(self.stderr)
         env = case_env(server.base_url, server.case.format)
         line = {"case": n, "base_url": server.base_url, "format": server.case.format,
                 "path": env["STREAMCALLS_PATH"], "env": env}

@@ -334,6 +334,24 @@ def test_a_client_that_does_not_accept_gzip_is_served_identity_and_told_so() -> 
         (SERVED_IDENTITY, 3)]
 
 
+# A Chat client written apart from clients/, correct or with one of the
+# assumptions issue #20 lists (tests/support/outside_chat.py): each must be named for what
+# it assumed, and only that.
+OUTSIDE = [sys.executable, str(Path(__file__).parents[1] / "support" / "outside_chat.py")]
+ASSUMED = {None: [], "name_joined": ["name_concatenated"],
+           "blank_id_is_new": ["blank_id_new_call"], "finish_is_tool_calls": ["finish_gate"],
+           "choices_0": ["choices_index0"], "splitlines": ["splitlines"],
+           "index_is_position": ["index_as_position"],
+           "announcement_args_skipped": ["announcement_args_dropped"]}
+
+
+@pytest.mark.parametrize("assumption", list(ASSUMED))
+def test_a_client_written_elsewhere_is_named_for_what_it_assumed(assumption: str | None) -> None:
+    cmd = OUTSIDE + ([assumption] if assumption else [])
+    report = check_client(cmd, ["openai-chat"], progress=False, jobs=4, loop=True)
+    assert list(report["class"]) == ASSUMED[assumption], report.to_dict("records")
+
+
 # -- loop mode -------------------------------------------------------------------------------
 # Enough families that every broken client below fails somewhere, and the tolerances show.
 LOOP_FAMILIES = ["spaces", "escapes", "utf8_read_split", "gzip", "cut_after_a_call",
@@ -466,7 +484,7 @@ FAMILIES = ["interleaved", "index_reuse", "retry_field", "truncated", "no_event_
 REAL = {
     "openai_chat_stream.py": ("openai", ["openai-chat"], FAMILIES,
                               {"parse_to_finish", "blank_identity_copied", "name_concatenated",
-                               "index_as_position", "null_arguments", "merged_calls", "crash"}),
+                               "index_as_position", "null_arguments", "crash"}),
     "openai_chat_iter.py": ("openai", ["openai-chat"], FAMILIES, {"crash"}),
     "openai_responses_stream.py": ("openai", ["openai-responses"], FAMILIES,
                                    {"delta_only", "crash", "missing_call"}),
