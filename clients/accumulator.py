@@ -240,6 +240,10 @@ class Accumulator:
         """The connection closed. Chat has no per-call stop: a call is finished once a later
         one starts, so all but the last announced are handed on when the stream is cut (and
         key_by_id's nameless buffer, which no announcement started)."""
+        if self.bug == "eof_as_stop":
+            for buf in self.order:  # every call still open counts as stopped
+                self.hand_on(buf)
+            return
         if self.fmt == "openai-chat" and self.bug not in ("lost_on_truncation", "finish_gate"):
             announced = [buf for buf in self.order if buf.call_id]
             for buf in [*announced[:-1], *(buf for buf in self.order if not buf.call_id)]:

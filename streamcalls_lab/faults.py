@@ -89,6 +89,23 @@ class DecodeEach(Accumulator):
         buf.parts.append(unescape_fragment(fragment))
 
 
+class EofAsStop(Accumulator):
+    """eof_as_stop: the end of the stream is taken for every call's stop.
+
+    Every call still open when the connection closes is handed on, so a stream cut inside a
+    call's arguments dispatches it with what came so far (or, parsed, with what a repair
+    makes of it). Right on every stream that finishes, which is almost every stream. The
+    Vercel AI SDK's ``StreamingToolCallTracker.flush()`` does it (the kit's torture harness
+    found it: docs/clients.md); earendil-works/pi#5964: a stream that stopped mid-arguments
+    ran a tool with side effects on the repaired object.
+    """
+
+    def finish(self) -> list[dict[str, Any]]:
+        for event in self.close_bytes():
+            self.feed(event)
+        return [buf.result() for buf in self.calls]
+
+
 class ParseToFinish(Accumulator):
     """parse_to_finish: "the buffer parses strictly" is taken to mean "the call is finished".
 
@@ -1144,6 +1161,17 @@ _set([
         # llama.cpp's first delta: the name with the opening brace.
         {"args": '{"database": "metrics"}', "split": 1, "tool": "list_metrics",
          "provider": "openai-chat", "quirks": ("args_in_announcement",)},
+        client=True),
+    BugClass(
+        "eof_as_stop",
+        "Took the end of the stream for the stop of every call still open, so a stream cut "
+        "inside a call's arguments dispatched it half-written; hand a call on only at its "
+        "stop (Chat: the finish_reason, or the next call's start), never at the close.",
+        ("earendil-works/pi#5964", FOUND_BY_THE_KIT),
+        lambda s: s.ends_early and _early(s) is not None,
+        EofAsStop,
+        # The stream cut inside the arguments, with no stop: what came so far is handed on.
+        {"args": '{"limit": 20, "status": "refunded"}', "split": 11, "cut_off": True},
         client=True),
     BugClass(
         "parse_to_finish",

@@ -495,10 +495,10 @@ REAL = {
     "httpx_sse_client.py": ("httpx_sse", list(TURN_FORMATS), FAMILIES, {"crash"}),
     "sseclient_client.py": ("sseclient", list(TURN_FORMATS), FAMILIES, set()),
     "langchain_openai_client.py": ("langchain_openai", ["openai-chat"], FAMILIES,
-                                   {"parse_to_finish", "name_concatenated", "merged_calls",
+                                   {"eof_as_stop", "name_concatenated", "merged_calls",
                                     "crash"}),
     "langchain_anthropic_client.py": ("langchain_anthropic", ["anthropic-messages"], FAMILIES,
-                                      {"parse_to_finish", "merged_calls", "crash"}),
+                                      {"eof_as_stop", "merged_calls", "crash"}),
 }
 
 
@@ -518,4 +518,4 @@ def test_the_vercel_ai_sdk_fails_as_the_table_says() -> None:
         pytest.skip("node or the Vercel AI SDK (npm ci in clients/vercel) is not installed")
     report = check_client(["node", str(vercel / "client.mjs")], TURN_FORMATS, families=FAMILIES,
                           progress=False, jobs=4, loop=True)
-    assert set(report["class"]) == {"parse_to_finish", "merged_calls"}, report.to_dict("records")
+    assert set(report["class"]) == {"eof_as_stop", "merged_calls"}, report.to_dict("records")
