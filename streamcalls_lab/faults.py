@@ -103,7 +103,9 @@ class EofAsStop(Accumulator):
     def finish(self) -> list[dict[str, Any]]:
         for event in self.close_bytes():
             self.feed(event)
-        return [buf.result() for buf in self.calls]
+        for buf in self.calls:
+            buf.complete = True  # the close taken for every open call's stop
+        return super().finish()
 
 
 class ParseToFinish(Accumulator):
