@@ -714,16 +714,21 @@ def _same_key(a: Sent, b: Sent) -> bool:
     return a.block is not None and (a.choice, a.block) == (b.choice, b.block)
 
 
-def _each_call(s: Symptom, test: Callable[[str, str], bool]) -> bool:
-    """Every difference is a call handed on with the right identity, its arguments (as sent)
-    changed as ``test(sent, got)`` allows; nothing missing, nothing extra."""
-    if s.aspect != CALLS or s.parsed:
+def _every_difference(s: Symptom, fits: Callable[[Seen, Seen], bool]) -> bool:
+    """Some call differs, and every call that differs came out under its own id as
+    ``fits(want, have)`` allows; nothing missing, nothing extra."""
+    if s.aspect != CALLS:
         return False
     pairs, missing, extra = s.matched
     differ = [(w, h) for w, h in pairs if w != h]
-    return (bool(differ) and not missing and not extra
-            and all(h[1] == w[1] and isinstance(h[2], str) and test(w[2], h[2])
-                    for w, h in differ))
+    return bool(differ) and not missing and not extra and all(fits(w, h) for w, h in differ)
+
+
+def _each_call(s: Symptom, test: Callable[[str, str], bool]) -> bool:
+    """Every difference is a call handed on with the right identity, its arguments (as sent)
+    changed as ``test(sent, got)`` allows; nothing missing, nothing extra."""
+    return not s.parsed and _every_difference(
+        s, lambda w, h: h[1] == w[1] and isinstance(h[2], str) and test(w[2], h[2]))
 
 
 def _early(s: Symptom) -> list[Any] | None:
@@ -826,12 +831,11 @@ def _decode_chunks(s: Symptom) -> bool:
     if s.aspect != CALLS:
         return False
     # the silent form: every difference is a call whose split characters came out as U+FFFD
-    pairs, missing, extra = s.matched
-    differ = [(w, h) for w, h in pairs if w != h]
-    return bool(differ) and not missing and not extra and all(
-        h[1] == w[1] and (a := _as_text(w[2], s.parsed)) is not None
-        and (b := _as_text(h[2], s.parsed)) is not None and split_characters_lost(a, b)
-        for w, h in differ)
+    def lost(w: Seen, h: Seen) -> bool:
+        a, b = _as_text(w[2], s.parsed), _as_text(h[2], s.parsed)
+        return h[1] == w[1] and a is not None and b is not None and split_characters_lost(a, b)
+
+    return _every_difference(s, lost)
 
 
 def _content_encoding(s: Symptom) -> bool:
@@ -957,23 +961,15 @@ def _cut_at_separator(s: Symptom) -> bool:
 
 def _null_arguments(s: Symptom) -> bool:
     """Every difference is a call with no argument text handed on with null arguments."""
-    if s.aspect != CALLS:
-        return False
-    pairs, missing, extra = s.matched
-    differ = [(w, h) for w, h in pairs if w != h]
-    return bool(differ) and not missing and not extra and all(
-        h[:2] == w[:2] and h[2] is None and w[2] in ("", {}) for w, h in differ)
+    return _every_difference(s, lambda w, h: h[:2] == w[:2] and h[2] is None
+                             and w[2] in ("", {}))
 
 
 def _no_args_from_done(s: Symptom) -> bool:
     """On a stream whose arguments came only in the done event: every call that differs
     came out under its own id with no arguments (as text or parsed)."""
-    if s.aspect != CALLS or not _on("args_only_in_done", s):
-        return False
-    pairs, missing, extra = s.matched
-    differ = [(w, h) for w, h in pairs if w != h]
-    return bool(differ) and not missing and not extra and all(
-        h[1] == w[1] and w[2] not in NO_ARGS and h[2] in NO_ARGS for w, h in differ)
+    return _on("args_only_in_done", s) and _every_difference(
+        s, lambda w, h: h[1] == w[1] and w[2] not in NO_ARGS and h[2] in NO_ARGS)
 
 
 def _merged(s: Symptom) -> bool:
