@@ -68,8 +68,8 @@ node:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq nodejs npm >/dev/null; }
 	npm ci --prefix clients/vercel --no-audit --no-fund --silent
 
-## clients: run the torture harness on every real client, rewrite docs/clients.md
-## (CLIENTS_SUITE=full: every case, about 2.5 times as many; tens of minutes on 2 cores)
+## clients: run the torture harness on every real client (loop mode), rewrite docs/clients.md
+## (CLIENTS_SUITE=full: every case, about 2.5 times as many)
 CLIENTS_SUITE ?= quick
 clients: $(VENV)/.test node
 	$(BIN)/python scripts/torture_clients.py --suite $(CLIENTS_SUITE)
@@ -78,10 +78,12 @@ clients: $(VENV)/.test node
 data: $(VENV)/.lab
 	$(BIN)/python scripts/make_data.py
 
-## bench: load throughput and memory against peers, as ratios in one run; check_handler's pace; serve under 200 clients
+## bench: load throughput and memory against peers, as ratios in one run; check_handler's pace;
+## the torture harness's cases/s, a process per case against loop mode; serve under 200 clients
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_load.py
 	$(BIN)/python benchmarks/bench_check.py
+	$(BIN)/python benchmarks/bench_torture.py
 	$(BIN)/python benchmarks/bench_serve.py
 	$(BIN)/python benchmarks/bench_proxy.py
 

@@ -13,9 +13,10 @@ slow spell of the machine hits them all alike.
    over the real recordings of the three formats (each copy a turn of its own; nothing is
    written into the repository).
 2. Throughput, every contender reading the same files: ``load()``; ``load()`` of the base
-   commit (``--base``, df4b24f: exported with ``git archive`` into a temporary directory
+   commit (``--base``, 456f426: exported with ``git archive`` into a temporary directory
    and imported as ``streamcalls_lab_base``), so before and after are measured in one run;
    ``load()`` with its fast path turned off (every frame through the incremental decoder);
+   ``scl.anomalies`` of the table ``load()`` returns (it must cost at most half a load);
    the official ``anthropic`` SDK's ``SSEDecoder.iter_bytes`` + ``json.loads``;
    ``sseclient-py`` + ``json.loads`` when installed; and a bare bound that only splits
    frames on blank lines and ``orjson.loads`` each data line, building nothing. Each peer
@@ -270,7 +271,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5, help="interleaved rounds (default 5)")
     ap.add_argument("--max-calls", type=int, default=1_000_000, help="end of the curve")
     ap.add_argument("--no-dask", action="store_true", help="skip the LocalCluster run")
-    ap.add_argument("--base", default="df4b24f",
+    ap.add_argument("--base", default="456f426",
                     help="commit whose load() runs beside today's ('' to skip)")
     ap.add_argument("--long-mb", type=float, default=50, help="the single long capture's size")
     opts = ap.parse_args()
@@ -295,6 +296,8 @@ def main() -> None:
         before = base_load(opts.base, Path(base_dir)) if opts.base else None
         if before is not None:
             contenders[f"load() at {opts.base}"] = lambda: before(root)
+        table = scl.load(root)  # what anomalies() reads: timed beside the load that made it
+        contenders["anomalies() of load()'s table"] = lambda: scl.anomalies(table)
         contenders["load(), incremental decoder only"] = lambda: load_captures(
             resolve(root), bulk=False)
         for name, fn in peers.items():
@@ -312,6 +315,9 @@ def main() -> None:
             print(f"  load() vs load() at {opts.base}: {then / ours:5.2f}x (above 1: faster now)")
         print(f"  fast path vs incremental decoder: "
               f"{seconds['load(), incremental decoder only'] / ours:5.2f}x")
+        scan = seconds["anomalies() of load()'s table"]
+        print(f"  anomalies() costs {scan / ours:4.2f}x a load() of the same corpus "
+              "(target: at most 0.5x)")
 
         print("\n== memory ==")
         gc.collect()

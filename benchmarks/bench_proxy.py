@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from streamcalls_lab.loopback import LoopbackServer, StreamHandler, chunk
-from streamcalls_lab.proxy import RecordingProxy
+from streamcalls_lab.traffic.proxy import RecordingProxy
+from streamcalls_lab.traffic.server import LoopbackServer, StreamHandler, chunk
 
 READS = 40  # reads per stamped stream
 GAP = 0.002  # seconds between them: far enough apart that TCP does not merge them

@@ -14,8 +14,8 @@ import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from streamcalls_lab import serve as serve_module
-from streamcalls_lab.serve import SSEServer
+from streamcalls_lab.traffic import serve as serve_module
+from streamcalls_lab.traffic.serve import SSEServer
 
 FRAME = b'data: {"type": "ping"}\n\n'
 BODY = FRAME * 4

@@ -5,20 +5,21 @@ test); it prints one JSON line per finished call, as the torture harness expects
 ``{"call_id", "tool", "args"}`` with ``args`` the fragments joined, byte-exact.
 
 ``bug`` switches on one classic mistake, so the harness's own tests have a broken
-client per class (the correct client is ``bug=None``): each is one decision changed.
+client per class (the correct client is ``bug=None``): each is one decision changed. Which
+classes have one is said by their specs (``client=True`` in ``streamcalls_lab.faults``);
+only a broken client imports the kit, to check the name it was given.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-BUGS = ("trim", "decode_each", "key_by_name", "key_by_last", "parse_to_finish",
-        "lost_on_truncation", "merged_calls")
 _ESCAPE = re.compile(r'(?:\\u[0-9a-fA-F]{4})+|\\["\\/bfnrt]')
 
 
@@ -31,6 +32,17 @@ class Buffer:
     """How many parts the buffer had when it was last handed on (-1: never)."""
 
 
+def client_bugs() -> tuple[str, ...]:
+    """Every class with a deliberately broken client, from the specs (``decode_chunks`` is
+    reference.py's: it is in the transport, not here). The torture harness passes the
+    names in ``STREAMCALLS_BUGS``; run by hand, a broken client reads the specs itself."""
+    if names := os.environ.get("STREAMCALLS_BUGS"):
+        return tuple(names.split(","))
+    from streamcalls_lab.faults import SPECS  # the kit's venv (pandas: seconds per case)
+
+    return tuple(name for name, spec in SPECS.items() if spec.client)
+
+
 def _decode_escapes(fragment: str) -> str:
     """The decode_each bug: a fragment's escapes decoded on their own (a cut one raises)."""
     if re.search(r'\\(u[0-9a-fA-F]{0,3})?$', _ESCAPE.sub("", fragment)):
@@ -40,30 +52,58 @@ def _decode_escapes(fragment: str) -> str:
 
 class Accumulator:
     def __init__(self, fmt: str, bug: str | None = None) -> None:
-        if bug is not None and bug not in BUGS:
-            raise SystemExit(f"unknown bug {bug!r}: one of {', '.join(BUGS)}")
+        if bug is not None and bug not in (bugs := client_bugs()):
+            raise SystemExit(f"unknown bug {bug!r}: one of {', '.join(bugs)}")
         self.fmt, self.bug = fmt, bug
         self.by_index: dict[int, Buffer] = {}
+        self.by_id: dict[str, Buffer] = {}
         self.order: list[Buffer] = []
+        self.raw: str | None = None
+        self.fragmented: set[int] = set()
+        """The indices some argument fragment came for."""
+        """The event's data as it came, when the library under test gives it."""
 
     # -- what the formats share ------------------------------------------------------------
-    def start(self, index: int, call_id: str, tool: str) -> None:
+    def start(self, index: int, call_id: str, tool: str) -> bool:
+        """An announcement; True when it started a call (not one repeated or merged)."""
         old = self.by_index.get(index)
         if self.bug == "merged_calls" and old is not None:
-            return  # keyed by index alone: a reused index keeps appending to the old call
+            return False  # keyed by index alone: a reused index keeps appending to the old call
         if self.bug == "key_by_name":
             same = next((b for b in self.order if b.tool == tool), None)
             if same is not None:
                 self.by_index[index] = same
-                return
+                return False
+        if self.bug == "index_as_position" and self.fmt == "openai-chat" and (
+                old is None or old.call_id != call_id) and index != len(self.order):
+            raise IndexError("list index out of range")  # calls[index] of a list of calls
         if old is not None and old.call_id == call_id:
-            return  # some servers repeat the id on every chunk
+            if self.bug == "name_concatenated":
+                old.tool += tool  # the name appended from every chunk that repeats it
+            return False  # some servers repeat the id (and name) on every chunk
         buf = Buffer(call_id, tool)
         self.by_index[index] = buf
+        self.by_id[call_id] = buf
         self.order.append(buf)
+        return True
 
-    def fragment(self, index: int, text: str) -> None:
-        buf = self.order[-1] if self.bug == "key_by_last" else self.by_index[index]
+    def buffer(self, index: int, call_id: str | None, new: bool = False) -> Buffer | None:
+        """The call an event is for: by its index, or (key_by_id) by the id it carries.
+        After the announcement that is none, so fragments all go to one nameless buffer
+        (made by the first, when ``new``)."""
+        if self.bug != "key_by_id":
+            return self.by_index[index]
+        key = call_id or ""
+        if new and key not in self.by_id:
+            self.by_id[key] = buf = Buffer(key, "")
+            self.order.append(buf)
+        return self.by_id.get(key)
+
+    def fragment(self, index: int, text: str, call_id: str | None = None) -> None:
+        self.fragmented.add(index)
+        buf = self.order[-1] if self.bug == "key_by_last" else self.buffer(index, call_id,
+                                                                          new=True)
+        assert buf is not None
         if self.bug == "trim":
             text = text.strip()
         elif self.bug == "decode_each":
@@ -76,8 +116,8 @@ class Accumulator:
                 return
             self.hand_on(buf)
 
-    def stop(self, buf: Buffer) -> None:
-        if self.bug != "lost_on_truncation":
+    def stop(self, buf: Buffer | None) -> None:
+        if buf is not None and self.bug != "lost_on_truncation":
             self.hand_on(buf)
 
     def terminal(self) -> None:
@@ -87,6 +127,8 @@ class Accumulator:
                 self.hand_on(buf)
 
     def hand_on(self, buf: Buffer) -> None:
+        if self.bug == "empty_args_dropped" and not "".join(buf.parts):
+            return  # waits for arguments that parse; a no-argument call has none
         # Once per call; the buggy keyings hand a buffer on again when it grew since.
         if buf.handed_on >= 0 and (self.bug not in ("merged_calls", "key_by_name")
                                    or buf.handed_on == len(buf.parts)):
@@ -99,7 +141,33 @@ class Accumulator:
         if data.strip() == "[DONE]":
             self.terminal()
             return
-        self.payload(json.loads(data))
+        self.raw = data
+        try:
+            self.payload(json.loads(data))
+        finally:
+            self.raw = None
+
+    def as_sent(self, key: str, value: Any) -> str:
+        """A call's arguments sent as a JSON object (``key`` in the event), as the text the
+        server wrote when the event's data is at hand (the arguments byte-exact), else as
+        the parsed value written back."""
+        decoder = json.JSONDecoder()
+        for m in re.finditer(rf'"{re.escape(key)}"\s*:\s*', self.raw or ""):
+            try:
+                got, end = decoder.raw_decode(self.raw or "", m.end())
+            except ValueError:
+                continue
+            if got == value:
+                return (self.raw or "")[m.end():end]
+        return json.dumps(value, ensure_ascii=False)
+
+    def done_arguments(self, index: int, args: Any) -> None:
+        """A done event's arguments: the call's text when no fragment came (some servers
+        send them only there)."""
+        buf = self.by_index.get(index)
+        if (self.bug != "delta_only" and isinstance(args, str) and args and buf is not None
+                and index not in self.fragmented):
+            self.fragment(index, args)
 
     def payload(self, p: dict[str, Any]) -> None:
         """One event's parsed data (what an SDK's plain iteration yields, as a dict)."""
@@ -110,22 +178,43 @@ class Accumulator:
         if kind == "content_block_start" and p["content_block"]["type"] == "tool_use":
             block = p["content_block"]
             self.start(p["index"], block["id"], block["name"])
+            if block.get("input") and self.bug != "announcement_args_dropped":
+                # the input sent whole with the announcement: the call's first fragment
+                self.fragment(p["index"], self.as_sent("input", block["input"]))
         elif kind == "content_block_delta" and p["delta"]["type"] == "input_json_delta":
             self.fragment(p["index"], p["delta"]["partial_json"])
         elif kind == "content_block_stop" and p["index"] in self.by_index:
-            self.stop(self.by_index[p["index"]])
+            if self.bug != "finish_gate":
+                self.stop(self.buffer(p["index"], None))
+        elif kind == "message_delta" and self.bug == "finish_gate":
+            if (p.get("delta") or {}).get("stop_reason") == "tool_use":
+                for buf in self.order:
+                    self.stop(buf)
         elif kind == "message_stop":
             self.terminal()
 
     def _openai_chat(self, p: dict[str, Any]) -> None:
-        for choice in p.get("choices") or []:
-            for call in (choice.get("delta") or {}).get("tool_calls") or []:
+        # every choice a chunk has (a usage chunk has none); a choice may have no delta
+        choices = [p["choices"][0]] if self.bug == "choices_index0" else p.get("choices") or []
+        for choice in choices:
+            calls = (choice.get("delta") or {}).get("tool_calls") or []
+            for call in calls[:1] if self.bug == "one_call_per_chunk" else calls:
                 fn = call.get("function") or {}
-                if call.get("id"):
-                    self.start(call["index"], call["id"], fn.get("name", ""))
-                if fn.get("arguments"):
-                    self.fragment(call["index"], fn["arguments"])
-            if choice.get("finish_reason"):
+                # an empty or null id on a later fragment continues the call at its index
+                announced = "id" in call if self.bug == "blank_id_new_call" else bool(
+                    call.get("id"))
+                started = announced and self.start(call["index"], call["id"] or "",
+                                                   fn.get("name") or "")
+                old = self.by_index.get(call["index"])
+                if self.bug == "blank_identity_copied" and not announced and old is not None:
+                    # every key a fragment has copied onto the call, "" and null too
+                    old.call_id = call.get("id", old.call_id)
+                    old.tool = fn.get("name", old.tool)
+                if fn.get("arguments") and not (started
+                                                and self.bug == "announcement_args_dropped"):
+                    self.fragment(call["index"], fn["arguments"], call.get("id"))
+            finish = choice.get("finish_reason")
+            if finish and (self.bug != "finish_gate" or finish == "tool_calls"):
                 for buf in self.order:
                     self.stop(buf)
 
@@ -134,25 +223,41 @@ class Accumulator:
         item = p.get("item") or {}
         if kind == "response.output_item.added" and item.get("type") == "function_call":
             self.start(p["output_index"], item["call_id"], item["name"])
+            if item.get("arguments") and self.bug != "announcement_args_dropped":
+                self.fragment(p["output_index"], item["arguments"], item["call_id"])
         elif kind == "response.function_call_arguments.delta":
-            self.fragment(p["output_index"], p["delta"])
-        elif kind == "response.output_item.done" and item.get("type") == "function_call":
-            self.stop(self.by_index[p["output_index"]])
+            self.fragment(p["output_index"], p["delta"], p.get("call_id"))
+        elif kind == "response.function_call_arguments.done" or (
+                kind == "response.output_item.done" and item.get("type") == "function_call"):
+            done = p.get("arguments") if kind.endswith("arguments.done") else item.get(
+                "arguments")
+            self.done_arguments(p["output_index"], done)
+            self.stop(self.buffer(p["output_index"], item.get("call_id")))
         elif kind == "response.completed":
             self.terminal()
 
     def end(self) -> None:
         """The connection closed. Chat has no per-call stop: a call is finished once a later
-        one starts, so all but the last are handed on when the stream is cut."""
-        if self.fmt == "openai-chat" and self.bug != "lost_on_truncation":
-            for buf in self.order[:-1]:
+        one starts, so all but the last announced are handed on when the stream is cut (and
+        key_by_id's nameless buffer, which no announcement started)."""
+        if self.bug == "eof_as_stop":
+            for buf in self.order:  # every call still open counts as stopped
+                self.hand_on(buf)
+            return
+        if self.fmt == "openai-chat" and self.bug not in ("lost_on_truncation", "finish_gate"):
+            announced = [buf for buf in self.order if buf.call_id]
+            for buf in [*announced[:-1], *(buf for buf in self.order if not buf.call_id)]:
                 self.hand_on(buf)
 
 
-def emit(call_id: str, tool: str, *, args: str | None = None, input: Any = None) -> None:
-    """One finished call, as the harness reads it: the exact ``args``, else parsed ``input``."""
+_UNSET: Any = object()
+
+
+def emit(call_id: str, tool: str, *, args: str | None = _UNSET, input: Any = None) -> None:
+    """One finished call, as the harness reads it: the exact ``args`` (null too, when the
+    library gives None), else parsed ``input``."""
     out = {"call_id": call_id, "tool": tool}
-    out.update({"args": args} if args is not None else {"input": input})
+    out.update({"args": args} if args is not _UNSET else {"input": input})
     print(json.dumps(out, ensure_ascii=False), flush=True)
 
 

@@ -2,7 +2,12 @@
 an SSE line parser written to the spec, over the straightforward accumulator.
 
 ``--bug NAME`` makes it one of the deliberately broken clients the harness's tests
-catch: ``decode_chunks`` here (each read decoded on its own), the others in accumulator.py.
+catch: the transport's here (``decode_chunks``: each read decoded on its own, and its
+silent form ``decode_chunks_replace``, with ``errors="replace"``; ``content_encoding``: asks
+for gzip and reads the bytes as they come; ``splitlines``: lines cut by ``str.splitlines()``),
+the others in accumulator.py.
+``--accept-encoding VALUE`` is what it asks for (default ``gzip``; ``identity``: never
+gzip). It runs in both of the harness's modes (loop.py).
 
     python -m streamcalls_lab torture --client "python clients/reference.py"
 """
@@ -14,10 +19,12 @@ import http.client
 import json
 import os
 import re
+import sys
 import urllib.parse
 import zlib
 
 from accumulator import Accumulator, bug_from_argv
+from loop import each_case
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -25,8 +32,9 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 class SSEParser:
     """Lines end at CRLF, CR or LF (a CR at the end of a read may be half of a CRLF)."""
 
-    def __init__(self, on_data) -> None:
+    def __init__(self, on_data, splitlines: bool = False) -> None:
         self.on_data = on_data
+        self.splitlines = splitlines
         self.rest = ""
         self.after_cr = False
         self.data: list[str] = []
@@ -36,6 +44,14 @@ class SSEParser:
             text = text[1:]
         self.after_cr = False
         joined = self.rest + text
+        if self.splitlines:  # the bug: str.splitlines() also ends lines at U+2028 and more
+            pieces = joined.splitlines(keepends=True)
+            ended = [piece for piece in pieces if piece.splitlines()[0] != piece]
+            self.rest = "" if len(ended) == len(pieces) else pieces[-1]
+            self.after_cr = joined.endswith("\r")
+            for piece in ended:
+                self.line(piece.splitlines()[0])
+            return
         lines = _LINE_END.split(joined)
         self.rest = lines.pop()
         self.after_cr = joined.endswith("\r")
@@ -53,26 +69,39 @@ class SSEParser:
                 self.data.append(value[1:] if value.startswith(" ") else value)
 
 
+# The transport's bugs, here rather than in the accumulator: how each read is decoded.
+READ_ERRORS = {"decode_chunks": "strict", "decode_chunks_replace": "replace"}
+TRANSPORT_BUGS = (*READ_ERRORS, "content_encoding", "splitlines")
+
+
+def _option(name: str, default: str) -> str:
+    args = sys.argv[1:]
+    return args[args.index(name) + 1] if name in args else default
+
+
 def main() -> None:
     bug = bug_from_argv()
     fmt = os.environ["STREAMCALLS_FORMAT"]
     base = urllib.parse.urlsplit(os.environ["STREAMCALLS_BASE_URL"])
-    acc = Accumulator(fmt, None if bug == "decode_chunks" else bug)
+    acc = Accumulator(fmt, None if bug in TRANSPORT_BUGS else bug)
     conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
     conn.request("POST", os.environ["STREAMCALLS_PATH"], body=json.dumps({"stream": True}),
-                 headers={"content-type": "application/json", "accept-encoding": "gzip"})
+                 headers={"content-type": "application/json",
+                          "accept-encoding": _option("--accept-encoding", "gzip")})
     resp = conn.getresponse()
-    gunzip = zlib.decompressobj(wbits=31) if resp.getheader("content-encoding") == "gzip" \
-        else None
+    gunzip = zlib.decompressobj(wbits=31) if (resp.getheader("content-encoding") == "gzip"
+                                              and bug != "content_encoding") else None
     decoder = codecs.getincrementaldecoder("utf-8")()
-    parser = SSEParser(acc.event)
+    parser = SSEParser(acc.event, splitlines=bug == "splitlines")
     while chunk := resp.read1(65536):
         if gunzip is not None:
             chunk = gunzip.decompress(chunk)
-        parser.feed(chunk.decode("utf-8") if bug == "decode_chunks" else decoder.decode(chunk))
+        parser.feed(chunk.decode("utf-8", READ_ERRORS[bug]) if bug in READ_ERRORS
+                    else decoder.decode(chunk))
     parser.feed(decoder.decode(b"", final=True))
     acc.end()
+    conn.close()
 
 
 if __name__ == "__main__":
-    main()
+    each_case(main)

@@ -652,7 +652,7 @@ def jsonl_crosscheck(root: Path, fmt: str) -> dict:
     aligner = WireAligner()
     arg_lens, txt_lens, n_calls, n_files, files_calls = [], [], 0, 0, 0
     for path in sorted((root / fmt).glob("*.jsonl")):
-        lines = path.read_bytes().decode("utf-8").splitlines()
+        lines = path.read_bytes().decode("utf-8").split("\n")  # LF only: JSON may hold U+2028 raw
         events = [(line, obj) for line, obj in _json_values(lines) if isinstance(obj, dict)]
         n_files += 1
         calls, texts, _ = EXTRACTORS[fmt](events, aligner)
@@ -690,7 +690,7 @@ def timing_survey(root: Path) -> dict:
         for path in sorted((root / fmt).glob("*.sse")) + sorted((root / fmt).glob("*.jsonl")):
             text = path.read_bytes().decode("utf-8")
             datas = (
-                [d for _e, d in sse_payloads(text)] if path.suffix == ".sse" else text.splitlines()
+                [d for _e, d in sse_payloads(text)] if path.suffix == ".sse" else text.split("\n")
             )
             created = set()
             for _d, o in _json_values(datas):

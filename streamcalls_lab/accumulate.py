@@ -1,4 +1,4 @@
-"""The correct accumulator: concatenate, key by block, finish only on the stop event.
+"""The correct accumulator: concatenate, key by (choice, block), finish only on the stop event.
 
 It consumes the normalised events of :func:`streamcalls_lab.load` (mappings
 with at least ``kind``, ``block``, ``call_id``, ``tool``, ``fragment``), so one
@@ -16,7 +16,7 @@ import json
 import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from .decode import Decoded, EventDecoder
@@ -39,6 +39,21 @@ except ImportError:  # pragma: no cover
     _NA = object()
 
 
+class CallKey(NamedTuple):
+    """Which call an event belongs to: its block within its choice.
+
+    Each of a Chat response's ``n`` choices (and each Gemini candidate) numbers its calls
+    from 0, so the block alone does not tell two choices' calls apart. Shown as the block,
+    with the choice when there is more than the first.
+    """
+
+    choice: int | None
+    block: int | None
+
+    def __str__(self) -> str:
+        return f"{self.block}" if not self.choice else f"{self.block} of choice {self.choice}"
+
+
 @dataclass
 class CallBuffer:
     """Everything known about one call so far."""
@@ -55,10 +70,15 @@ class CallBuffer:
     """Escaped length on the wire, summed over the fragments (when events carry it)."""
     dispatched: tuple[str, Any] | None = None
     """``(args, value)`` as handed on before the stop arrived: only a faulty handler sets it."""
+    choice: int | None = None
+    """Which of the response's choices (or candidates) the call belongs to; None: the only one."""
+    done_only: bool = False
+    """No fragment came: the arguments are the done event's (``args_only_in_done``)."""
 
     @property
     def args(self) -> str:
-        return "".join(self.parts)
+        joined = "".join(self.parts)
+        return self.final if self.done_only and not joined and self.final else joined
 
     @property
     def n_deltas(self) -> int:
@@ -75,12 +95,16 @@ class CallBuffer:
             error = None
         else:
             args = self.args
-            try:
-                value, error = json.loads(args), None
-            except ValueError as e:
-                value, error = None, str(e)
+            if not args.strip():  # no argument text at all: a call that takes none
+                value, error = {}, None
+            else:
+                try:
+                    value, error = json.loads(args), None
+                except ValueError as e:
+                    value, error = None, str(e)
         return {
             "block": self.block,
+            "choice": self.choice,
             "call_id": self.call_id,
             "tool": self.tool,
             "args": args,
@@ -94,13 +118,20 @@ class Snapshot:
     """What a handler holds after some events: plain values, safe to keep and compare."""
 
     buffers: dict[Hashable, str]
-    """Each key's current argument buffer (the block index, for the kit's handlers)."""
+    """Each key's current argument buffer (a :class:`CallKey`, for the correct handler)."""
     message: str
     """The message surface."""
     finished: tuple[dict[str, Any], ...]
-    """What ``finish()`` would hand on now: ``block``, ``call_id``, ``tool``, ``args``."""
+    """What ``finish()`` would hand on now: ``block``, ``choice``, ``call_id``, ``tool``,
+    ``args``."""
     events: int
     """Events fed so far."""
+
+
+def _buffer(event: Mapping[str, Any]) -> CallBuffer:
+    """A new, empty buffer for the call an event names."""
+    return CallBuffer(_get(event, "block"), _get(event, "call_id"), _get(event, "tool"),
+                      choice=_get(event, "choice"))
 
 
 def event_dict(decoded: Decoded) -> dict[str, Any]:
@@ -111,7 +142,7 @@ def event_dict(decoded: Decoded) -> dict[str, Any]:
         "choice": ev.choice,
         "call_id": ev.call_id, "tool": ev.tool, "fragment": ev.fragment,
         "wire_chars": ev.wire_chars, "final": ev.final, "problem": ev.problem,
-        "offset": decoded.frame.offset, "frame": decoded.n,
+        "reason": ev.reason, "offset": decoded.frame.offset, "frame": decoded.n,
     }
 
 
@@ -123,8 +154,12 @@ class Accumulator:
         """The current buffer for each key; a re-used key starts a new call."""
         self.calls: list[CallBuffer] = []
         """Every call in announcement order, finished or not."""
-        self.message_parts: list[str] = []
+        self.texts: dict[int | None, list[str]] = {}
+        """The text deltas, by choice (each of ``n`` choices is its own message)."""
         self.stopped = False
+        self.said: dict[int | None, str] = {}
+        """The stop reason each choice's message ended with, as the wire said it (a turn's
+        own end, Responses' status, is not a message's)."""
         self.problems: list[str] = []
         self.events_seen = 0
         self._decoder: EventDecoder | None = None
@@ -139,15 +174,18 @@ class Accumulator:
             fragment = _get(event, "fragment")
             if fragment is not None:
                 buf = self.buffer_for(event)
+                self.identify(buf, event)
                 self.add_fragment(buf, fragment)
                 buf.wire_chars += _get(event, "wire_chars") or 0
                 self.after_fragment(buf)
         elif kind == "text_delta":
-            self.add_text(_get(event, "fragment") or "")
+            self.add_text(_get(event, "fragment") or "", _get(event, "choice"))
         elif kind in ("block_stop", "args_done"):
             self.stop(event)
         elif kind == "turn_stop":
             self.stopped = True
+        if kind != "turn_stop" and (reason := _get(event, "reason")) is not None:
+            self.said[_get(event, "choice")] = reason
 
     def finish(self) -> list[dict[str, Any]]:
         """Only calls whose stop event arrived; a cut-off call is never handed on."""
@@ -180,11 +218,12 @@ class Accumulator:
 
     # -- one decision each: what a fault variant overrides ---------------------
     def key(self, event: Mapping[str, Any]) -> Hashable:
-        """Which buffer an event belongs to: the block index, never the tool name."""
-        return _get(event, "block")
+        """Which buffer an event belongs to: its block within its choice, never the tool
+        name or the id (only the announcement carries those)."""
+        return CallKey(_get(event, "choice"), _get(event, "block"))
 
     def start_call(self, event: Mapping[str, Any]) -> None:
-        buf = CallBuffer(_get(event, "block"), _get(event, "call_id"), _get(event, "tool"))
+        buf = _buffer(event)
         self.by_key[self.key(event)] = buf
         self.calls.append(buf)
 
@@ -193,11 +232,15 @@ class Accumulator:
         buf = self.by_key.get(key)
         if buf is None:
             # A fragment for a call never announced: keep it, and say so.
-            buf = CallBuffer(_get(event, "block"), _get(event, "call_id"), _get(event, "tool"))
+            buf = _buffer(event)
             buf.problems.append("argument fragment for a call that was never announced")
             self.by_key[key] = buf
             self.calls.append(buf)
         return buf
+
+    def identify(self, buf: CallBuffer, event: Mapping[str, Any]) -> None:
+        """Nothing: an id or name a fragment repeats (or sends blank) names nothing new;
+        the announcement named the call."""
 
     def add_fragment(self, buf: CallBuffer, fragment: str) -> None:
         """Append the fragment exactly as sent: no trim, no decode, no parse."""
@@ -206,15 +249,21 @@ class Accumulator:
     def after_fragment(self, buf: CallBuffer) -> None:
         """Nothing: a fragment never says anything about completion."""
 
-    def add_text(self, fragment: str) -> None:
-        self.message_parts.append(fragment)
+    def add_text(self, fragment: str, choice: int | None = None) -> None:
+        parts = self.texts.get(choice)
+        if parts is None:
+            parts = self.texts[choice] = []
+        parts.append(fragment)
 
     def stop(self, event: Mapping[str, Any]) -> None:
         """The stop (or done) event is the only statement that a call is complete."""
         if _get(event, "block") is None:
-            # Chat's finish_reason ends the message: every call still open is done,
-            # including one whose key a later call took over.
-            targets = [buf for buf in self.calls if not buf.complete]
+            # Chat's finish_reason ends its choice's message: every call of that choice
+            # still open is done, including one whose key a later call took over. The
+            # other choices go on (a stop naming no choice ends them all).
+            choice = _get(event, "choice")
+            targets = [buf for buf in self.calls if not buf.complete
+                       and (choice is None or buf.choice == choice)]
         else:
             buf = self.by_key.get(self.key(event))
             targets = [buf] if buf is not None else []
@@ -223,8 +272,15 @@ class Accumulator:
             buf.complete = True
             if final is not None:
                 buf.final = final
-                if final != buf.args:
+                if not buf.n_deltas and final:
+                    self.from_done(buf)
+                elif final != buf.args:
                     buf.problems.append("the done event's arguments differ from the fragments")
+
+    def from_done(self, buf: CallBuffer) -> None:
+        """No fragment came, and the done event repeats the arguments: they are the call's
+        (a producer that sends them only there: litellm#27144)."""
+        buf.done_only = True
 
     def is_finished(self, buf: CallBuffer) -> bool:
         return buf.complete
@@ -236,8 +292,9 @@ class Accumulator:
     # -- views ------------------------------------------------------------------
     @property
     def message(self) -> str:
-        """The message surface: text deltas only, never argument fragments."""
-        return "".join(self.message_parts)
+        """The message surface: text deltas only, never argument fragments; with ``n``
+        choices, each choice's message after the one before (never interleaved)."""
+        return "".join(part for parts in self.texts.values() for part in parts)
 
     def buffers(self) -> dict[Hashable, str]:
         """Each key's current argument buffer, keyed as this handler keys them."""
@@ -246,8 +303,8 @@ class Accumulator:
     def snapshot(self) -> Snapshot:
         """The state now, as plain values (the stepper keeps one per event)."""
         finished = tuple(
-            {"block": buf.block, "call_id": buf.call_id, "tool": buf.tool,
-             "args": buf.handed_on()}
+            {"block": buf.block, "choice": buf.choice, "call_id": buf.call_id,
+             "tool": buf.tool, "args": buf.handed_on()}
             for buf in self.calls if self.is_finished(buf)
         )
         return Snapshot(self.buffers(), self.message, finished, self.events_seen)

@@ -1,8 +1,9 @@
 """Break a stream on purpose: one argument document, cut where you say, through every handler.
 
 A :class:`Setup` describes one small turn: the argument text of a call, where its fragment
-boundaries fall, the wire format, optional prose around it, an earlier call to the same
-tool, whether the stream is cut off, and how big the socket reads are. :func:`run` writes
+boundaries fall, the wire format, optional prose around it, an earlier call (sent before it,
+interleaved with it, or as another choice's), whether the stream is cut off, and how big the
+socket reads are. :func:`run` writes
 the turn's bytes, feeds them to the correct :class:`~streamcalls_lab.Accumulator` and to
 every fault variant, and returns what each one handed on, why it differs from the correct
 one (the stepper's :func:`~streamcalls_lab.stepper.diverge`, so notebooks 3 and 4 give the
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,12 +26,14 @@ import nh3
 import pandas as pd
 from markdown_it import MarkdownIt
 
-from .accumulate import Accumulator, Snapshot
-from .check import TURN_FORMATS, Call, Segment, Text, turn_bytes
-from .faults import CORRECT, FAULTS, MarkdownBubble, bubble_text
+from . import turns
+from .accumulate import Accumulator, CallKey, Snapshot
+from .check import INTERLEAVING, TURN_FORMATS, Call, Segment, Text, two_choice_turn
+from .faults import CORRECT, FAULTS, SPECS, MarkdownBubble, bubble_text
 from .fixtures import escape_spans
 from .generate import cut_at
 from .loader import load
+from .providers import FORMATS
 from .sources import Source, resolve
 from .stepper import VariantState, diverge
 
@@ -55,7 +58,14 @@ class Setup:
     provider: str = "anthropic-messages"
     tool: str = "create_ticket"
     earlier: str | None = None
-    """Arguments of an earlier call to the same tool in the same turn (None: no such call)."""
+    """Arguments of an earlier call in the same turn (None: no such call)."""
+    earlier_tool: str | None = None
+    """The earlier call's tool (None: the same tool as this call's)."""
+    interleave: bool = False
+    """Both calls announced first, then their fragments alternating (Chat and Responses)."""
+    two_choices: bool = False
+    """The earlier call is choice 0's and this one choice 1's, each at index 0, the choices'
+    chunks alternating (Chat with ``n`` = 2)."""
     before: str = ""
     """Prose before the calls."""
     after: str = ""
@@ -64,6 +74,13 @@ class Setup:
     """The stream stops at ``split`` (or after the last fragment): no stop event, no end."""
     read_size: int | None = None
     """Bytes per socket read (None: the whole body in one read)."""
+    quirks: tuple[str, ...] = ()
+    """Producer quirks the turn is written with (``producers.QUIRKS``), in the formats that
+    can carry them all."""
+    only: tuple[str, ...] = ()
+    """The formats the turn is for (empty: every one that can carry it): a quirk that
+    takes another shape elsewhere (a blank id on Chat's fragments is a blank ``item_id`` on
+    Responses', which no fragment's call is read by)."""
 
     def end(self) -> int:
         """How many argument characters are sent."""
@@ -85,6 +102,14 @@ class Setup:
         """The call's argument fragments as they go on the wire."""
         sent = self.args[: self.end()]
         return tuple(cut_at(sent, self.boundaries())) if sent else ()
+
+    def formats(self) -> tuple[str, ...]:
+        """The wire formats this turn can be written in."""
+        if self.two_choices:
+            return ("openai-chat",)
+        formats = INTERLEAVING if self.interleave else TURN_FORMATS
+        return tuple(f for f in formats if set(self.quirks) <= set(FORMATS[f].quirks)
+                     and (not self.only or f in self.only))
 
 
 @dataclass(frozen=True)
@@ -200,7 +225,8 @@ def segments(setup: Setup) -> list[Segment]:
         out.append(_prose(setup.before))
     if setup.earlier is not None:
         pieces = cut_at(setup.earlier, range(EARLIER_PIECE, len(setup.earlier), EARLIER_PIECE))
-        out.append(Call(setup.tool, _call_id(setup.provider, 1), tuple(pieces)))
+        out.append(Call(setup.earlier_tool or setup.tool, _call_id(setup.provider, 1),
+                        tuple(pieces)))
     out.append(Call(setup.tool, _call_id(setup.provider, 2), setup.fragments()))
     if setup.after and not setup.cut_off:
         out.append(_prose(setup.after))
@@ -212,11 +238,24 @@ def turn_body(setup: Setup) -> bytes:
     if setup.provider not in TURN_FORMATS:
         raise ValueError(f"unknown wire format {setup.provider!r}; "
                          f"known: {', '.join(TURN_FORMATS)}")
+    if setup.provider not in setup.formats():
+        can = ", ".join(setup.formats()) or "none of the kit's formats"
+        raise ValueError(f"{setup.provider} cannot carry this turn (interleaved calls, two "
+                         f"choices or the server quirks chosen); these can: {can}")
     bad = [c for c in (*setup.cuts, *([setup.split] if setup.split is not None else []))
            if not 0 <= c <= len(setup.args)]
     if bad:
         raise ValueError(f"cuts {bad} lie outside the {len(setup.args)}-character arguments")
-    return turn_bytes(setup.provider, segments(setup), cut=setup.cut_off)
+    parts = segments(setup)
+    if setup.two_choices:
+        if setup.earlier is None or setup.cut_off:
+            raise ValueError("two choices need an earlier call (choice 0's), and cannot be "
+                             "cut off")
+        # the earlier call is choice 0's; the prose goes with this call, in choice 1
+        earlier = next(p for p in parts if isinstance(p, Call))
+        return two_choice_turn([earlier, [p for p in parts if p is not earlier]])
+    return turns.turn_bytes(setup.provider, turns.script(
+        parts, cut=setup.cut_off, interleave=setup.interleave, quirks=frozenset(setup.quirks)))
 
 
 def split_reads(body: bytes, read_size: int | None) -> tuple[bytes, ...]:
@@ -238,15 +277,16 @@ def char_diff(sent: str, got: str) -> tuple[Span, ...]:
 
 def _call_diffs(correct: Sequence[Mapping[str, Any]],
                 got: Sequence[Mapping[str, Any]]) -> tuple[CallDiff, ...]:
-    want = {c["block"]: c for c in correct}
-    have = {c["block"]: c for c in got}
+    # keyed by (choice, block): two choices' calls may share a block
+    want = {(c.get("choice"), c["block"]): c for c in correct}
+    have = {(c.get("choice"), c["block"]): c for c in got}
     out = []
-    for block in [*want, *(b for b in have if b not in want)]:
-        w, h = want.get(block), have.get(block)
+    for key in [*want, *(k for k in have if k not in want)]:
+        w, h = want.get(key), have.get(key)
         sent = None if w is None else str(w["args"])
         args = None if h is None else str(h["args"])
         tool = (w or h or {}).get("tool")
-        out.append(CallDiff(block, tool, sent, args, char_diff(sent or "", args or "")))
+        out.append(CallDiff(CallKey(*key), tool, sent, args, char_diff(sent or "", args or "")))
     return tuple(out)
 
 
@@ -262,7 +302,8 @@ def _feed(name: str, cls: type[Accumulator],
         calls = handler.finish()
     except Exception as e:  # a faulty handler raising is one of the outcomes shown
         error = f"raised {type(e).__name__}: {e}"
-    kept = tuple({k: c.get(k) for k in ("block", "call_id", "tool", "args")} for c in calls)
+    kept = tuple({k: c.get(k) for k in ("block", "choice", "call_id", "tool", "args")}
+                 for c in calls)
     shown = bubble(handler.message) if isinstance(handler, MarkdownBubble) else None
     return Outcome(name, kept, handler.message, error, bubble=shown), handler.snapshot()
 
@@ -367,26 +408,22 @@ def landmarks(args: str, per_kind: int = 2) -> list[tuple[str, int]]:
 
 
 # -- one setup per fault, each chosen so that fault bites -----------------------------------
-PRESETS: dict[str, Setup] = {
-    # The chapter's mangled ticket summary: a boundary right before a space inside the value.
-    "trim": Setup('{"summary": "urgent request from ops about the March invoice run"}',
-                  split=27),
-    # A boundary inside the \\n escape: the backslash ends one fragment, n starts the next.
-    "decode_each": Setup('{"text": "line one\\nline two", "quote": "say \\"hi\\""}',
-                         split=19),
-    # The stream ends right after the closing brace (the split at the end): no stop arrives.
-    "parse_to_finish": Setup('{"limit": 20, "status": "refunded"}', split=35, every=6,
-                             cut_off=True),
-    # {"limit": 2 reads as a finished object to a partial parser; 20 is what was sent.
-    "lenient_parse": Setup('{"limit": 20, "status": "refunded"}', split=11),
-    # Two calls to one tool in one turn.
-    "key_by_name": Setup('{"order_id": "B-2093"}', split=14, tool="lookup_order",
-                         earlier='{"order_id": "A-4471"}'),
-    # Small socket reads: some end inside a character's UTF-8 bytes.
-    "decode_chunks": Setup('{"city": "Zürich", "note": "naïve café 👍🏽"}', split=20,
-                           read_size=7),
-    # The chapter's note field, with prose around the call.
-    "markdown_bubble": Setup('{"note": "see *both* attachments", "code": "`x` > 2"}',
-                             split=16, before="Let me open a ticket.", after=" Done."),
-}
-"""A setup per ``FAULTS`` name in which that fault gives a wrong result."""
+class _Presets(Mapping[str, Setup]):
+    """The specs' presets as setups, read when asked: a registered class's is here too."""
+
+    def __getitem__(self, name: str) -> Setup:
+        preset = SPECS[name].preset
+        if preset is None:
+            raise KeyError(name)
+        return Setup(**preset)
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name, spec in SPECS.items() if spec.preset is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+PRESETS: Mapping[str, Setup] = _Presets()
+"""A setup per ``FAULTS`` name in which that fault gives a wrong result (each spec's
+``preset``)."""

@@ -19,7 +19,7 @@ CALL_COLUMNS = (
 )
 TEXT_INPUT = "custom_tool_call_input"
 """In an event's name: the call's input is free text (a Responses custom tool), not JSON."""
-_FED = ["kind", "block", "call_id", "tool", "fragment", "wire_chars", "final"]
+_FED = ["kind", "block", "choice", "call_id", "tool", "fragment", "wire_chars", "final"]
 
 
 # The kinds that change a call; text and other rows never do, so they are not fed.
@@ -49,10 +49,10 @@ def calls(source_or_deltas: Source | pd.DataFrame, **load_options: object) -> pd
     stop or done event arrived; ``final_matches`` compares the fragments with
     the whole string a done event repeats (NA where none does).
 
-    One :class:`Accumulator` per (turn, provider, choice), in order of first appearance,
-    is fed the rows that concern calls (a row of no choice, like Chat's ``[DONE]``, goes
-    to every choice of its turn); the columns are read once as lists, never row by row
-    through pandas, so a million calls take seconds.
+    One :class:`Accumulator` per (turn, provider), in order of first appearance, is fed the
+    rows that concern calls (it keys them by choice and block itself, so each of a Chat
+    response's ``n`` choices keeps its own calls); the columns are read once as lists, never
+    row by row through pandas, so a million calls take seconds.
     """
     if isinstance(source_or_deltas, pd.DataFrame):
         deltas = source_or_deltas
@@ -62,8 +62,7 @@ def calls(source_or_deltas: Source | pd.DataFrame, **load_options: object) -> pd
         return _table(*_accumulate(deltas))
 
 
-def _accumulate(deltas: pd.DataFrame) -> tuple[dict[tuple[str, str, int | None], Accumulator],
-                                                 set[int]]:
+def _accumulate(deltas: pd.DataFrame) -> tuple[dict[tuple[str, str], Accumulator], set[int]]:
     """The accumulators, and the ``id`` of each call whose input is free text."""
     kinds = deltas["kind"].tolist()
     wanted = [i for i, kind in enumerate(kinds) if kind in _CALL_KINDS]
@@ -71,41 +70,31 @@ def _accumulate(deltas: pd.DataFrame) -> tuple[dict[tuple[str, str, int | None],
     turns, providers = rows["turn"].tolist(), rows["provider"].tolist()
     texts: set[int] = set()
     events = rows["event"].tolist() if "event" in rows else [""] * len(rows)
-    choices = rows["choice"].tolist() if "choice" in rows else [None] * len(rows)
-    fed = zip(*(rows[c].tolist() for c in _FED), strict=True)
-    accs: dict[tuple[str, str, int | None], Accumulator] = {}
-    of_turn: dict[tuple[str, str], list[Accumulator]] = {}
-    for turn, provider, choice, name, values in zip(turns, providers, choices, events, fed,
-                                                    strict=True):
+    nothing = [None] * len(rows)
+    fed = zip(*(rows[c].tolist() if c in rows else nothing for c in _FED), strict=True)
+    accs: dict[tuple[str, str], Accumulator] = {}
+    for turn, provider, name, values in zip(turns, providers, events, fed, strict=True):
         if present(turn) is None or present(provider) is None:
             continue  # groupby drops a row without a key
-        key = (turn, provider, present(choice))
-        if key[2] is None and (turn, provider) in of_turn:
-            targets = of_turn[(turn, provider)]  # no choice: it concerns them all
-        else:
-            acc = accs.get(key)
-            if acc is None:
-                acc = accs[key] = Accumulator()
-                of_turn.setdefault((turn, provider), []).append(acc)
-            targets = [acc]
+        acc = accs.get((turn, provider))
+        if acc is None:
+            acc = accs[(turn, provider)] = Accumulator()
         event = dict(zip(_FED, values, strict=True))
-        for acc in targets:
-            acc.feed(event)
-            if TEXT_INPUT in name and acc.calls:
-                texts.add(id(acc.by_key.get(acc.key(event), acc.calls[-1])))
+        acc.feed(event)
+        if TEXT_INPUT in name and acc.calls:
+            texts.add(id(acc.by_key.get(acc.key(event), acc.calls[-1])))
     return accs, texts
 
 
-def _table(accs: dict[tuple[str, str, int | None], Accumulator],
-           texts: set[int]) -> pd.DataFrame:
+def _table(accs: dict[tuple[str, str], Accumulator], texts: set[int]) -> pd.DataFrame:
     cols: dict[str, list[object]] = {c: [] for c in CALL_COLUMNS}
-    for (turn, provider, choice), acc in accs.items():
+    for (turn, provider), acc in accs.items():
         for buf in acc.calls:
             args = buf.args
             cols["turn"].append(turn)
             cols["provider"].append(provider)
             cols["block"].append(buf.block)
-            cols["choice"].append(choice)
+            cols["choice"].append(buf.choice)
             cols["call_id"].append(buf.call_id)
             cols["tool"].append(buf.tool)
             cols["args"].append(args)

@@ -2,38 +2,53 @@
 
 The suite is exhaustive where it is cheap to be: each argument document is cut at every
 single split point, in all three wire formats, and a turn with multi-byte characters is
-cut at every byte for handlers that take bytes. Each failure is explained by the classes
-that could cause it (a missing space can only be ``trim``; a bare quote where ``\\"`` was
-sent could be ``decode_each`` or ``markdown_bubble``), and the report names the fewest
-classes that explain every failure, each with its smallest failing example.
+cut at every byte for handlers that take bytes. Each failure is described as a
+:class:`~streamcalls_lab.faults.Symptom` and put down to the classes whose spec recognises
+it (a missing space can only be ``trim``; a bare quote where ``\\"`` was sent could be
+``decode_each`` or ``markdown_bubble``); the report names the fewest classes that explain
+every failure, each with its smallest failing example. The rules live in
+:mod:`streamcalls_lab.faults`, one spec per class, shared with the torture harness.
 
-The turns are written here by small builders rather than by :mod:`streamcalls_lab.generate`:
-the suite needs exact control of every cut, including a stream that ends right after the
-closing brace, and thousands of turns built in well under a second.
+The turns are written by each format's own writer (:mod:`streamcalls_lab.turns`), without the
+generator's flush model: the suite needs exact control of every cut, including a stream that
+ends right after the closing brace, and thousands of turns built in well under a second.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
-from itertools import chain, pairwise, zip_longest
-from typing import Any, NamedTuple
+from typing import Any
 
 import pandas as pd
 
+from . import turns
 from .accumulate import event_dict
 from .decode import EventDecoder
-from .encode import DONE_DATA, json_data, sse_body, sse_frame
-from .faults import FAULTS, MARKDOWN_SYNTAX
+from .faults import CLASSES as CLASSES  # the report's classes, read from the specs
+from .faults import (
+    ESCAPE,
+    SURFACE,
+    Seen,
+    Sent,
+    Symptom,
+    classify,
+    cover,
+    describe,
+    parses,
+    summary,
+    symptoms,
+)
+from .producers.quirks import QUIRKS, with_implied
+from .providers import FORMATS, INTERLEAVING, openai_chat
+from .turns import Call, Segment, Text
 
 Handler = type | Callable[[list[dict[str, Any]]], list[Mapping[str, Any]]]
-CLASSES = (*FAULTS, "identity", "missing_call", "message", "crash", "other")
-"""Every class a failure can be put in: the ``FAULTS`` names, then the bugs no fault shows."""
 REPORT_COLUMNS = ("class", "format", "family", "example", "expected", "got", "detail",
-                  "failures")
+                  "failures", "summary")
+"""The report's columns; ``summary`` is the class's one line (what was assumed, what to do)."""
 
 # Argument documents. Each is cut at every split point; together they have spaces inside
 # strings, every kind of escape, raw non-ASCII, an emoji (raw and as a surrogate pair),
@@ -54,155 +69,28 @@ PROSE = (("Let me check", " that for you."), ("Done", ", both are booked."))
 # A turn with multi-byte characters everywhere, cut at every byte for byte-level handlers.
 BYTES_TEXT = ("Voilà — 東京", " 🌧️ ok.")
 BYTES_ARGS = ('{"city": "Zü', 'rich", "note": "naïve ', 'café 👍🏽"}')
-ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
 
 
-# -- writing turns -------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Call:
-    tool: str
-    call_id: str
-    fragments: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Text:
-    fragments: tuple[str, ...]
-
-
-Segment = Call | Text
-
-
-def _sse(payload: Mapping[str, Any], event: str | None = None) -> str:
-    return sse_frame(json_data(payload), event)
-
-
-class _TurnFrames(NamedTuple):
-    """A turn's frames: the head, one list per segment, and the tail (end of turn)."""
-
-    head: list[str]
-    parts: list[list[str]]
-    tail: list[str]
-
-
-def _anthropic(segments: Sequence[Segment], cut: bool) -> _TurnFrames:
-    head = [_sse({"type": "message_start", "message": {
-        "id": "msg_check", "type": "message", "role": "assistant", "content": [],
-        "model": "check", "stop_reason": None}}, "message_start")]
-    parts = []
-    for index, seg in enumerate(segments):
-        def delta(d: dict[str, Any], index: int = index) -> str:
-            return _sse({"type": "content_block_delta", "index": index, "delta": d},
-                        "content_block_delta")
-        if isinstance(seg, Text):
-            out = [_sse({"type": "content_block_start", "index": index,
-                         "content_block": {"type": "text", "text": ""}}, "content_block_start")]
-            out += [delta({"type": "text_delta", "text": f}) for f in seg.fragments]
-        else:
-            out = [_sse({"type": "content_block_start", "index": index, "content_block": {
-                "type": "tool_use", "id": seg.call_id, "name": seg.tool, "input": {}}},
-                "content_block_start")]
-            out += [delta({"type": "input_json_delta", "partial_json": f})
-                    for f in seg.fragments]
-        if not (cut and index == len(segments) - 1):
-            out.append(_sse({"type": "content_block_stop", "index": index},
-                            "content_block_stop"))
-        parts.append(out)
-    tail = [_sse({"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
-                 "message_delta"), _sse({"type": "message_stop"}, "message_stop")]
-    return _TurnFrames(head, parts, tail)
-
-
-def _chat(segments: Sequence[Segment], cut: bool) -> _TurnFrames:
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        return _sse({"id": "chatcmpl-check", "object": "chat.completion.chunk", "choices": [
-            {"index": 0, "delta": delta, "finish_reason": finish}]})
-    parts = []
-    calls = 0
-    for seg in segments:
-        if isinstance(seg, Text):
-            parts.append([chunk({"content": f}) for f in seg.fragments])
-            continue
-        out = [chunk({"tool_calls": [{"index": calls, "id": seg.call_id, "type": "function",
-                                      "function": {"name": seg.tool, "arguments": ""}}]})]
-        out += [chunk({"tool_calls": [{"index": calls, "function": {"arguments": f}}]})
-                for f in seg.fragments]
-        parts.append(out)
-        calls += 1
-    tail = [chunk({}, "tool_calls" if calls else "stop"), sse_frame(DONE_DATA)]
-    return _TurnFrames([chunk({"role": "assistant", "content": ""})], parts, tail)
-
-
-def _responses(segments: Sequence[Segment], cut: bool) -> _TurnFrames:
-    def ev(kind: str, **fields: Any) -> str:
-        return _sse({"type": kind, **fields}, kind)
-    parts = []
-    for index, seg in enumerate(segments):
-        if isinstance(seg, Text):
-            item = {"type": "message", "id": f"msg_{index}", "role": "assistant"}
-            out = [ev("response.output_item.added", output_index=index, item=item)]
-            out += [ev("response.output_text.delta", output_index=index, content_index=0,
-                       delta=f) for f in seg.fragments]
-            out.append(ev("response.output_item.done", output_index=index, item=item))
-            parts.append(out)
-            continue
-        args = "".join(seg.fragments)
-        item = {"type": "function_call", "id": f"fc_{index}", "call_id": seg.call_id,
-                "name": seg.tool, "arguments": ""}
-        out = [ev("response.output_item.added", output_index=index, item=item)]
-        out += [ev("response.function_call_arguments.delta", output_index=index, delta=f)
-                for f in seg.fragments]
-        if not (cut and index == len(segments) - 1):
-            out.append(ev("response.function_call_arguments.done", output_index=index,
-                          arguments=args))
-            out.append(ev("response.output_item.done", output_index=index,
-                          item={**item, "arguments": args}))
-        parts.append(out)
-    head = [ev("response.created", response={"id": "resp_check", "status": "in_progress"})]
-    tail = [ev("response.completed", response={"id": "resp_check", "status": "completed"})]
-    return _TurnFrames(head, parts, tail)
-
-
-_WRITERS = {"anthropic-messages": _anthropic, "openai-chat": _chat,
-            "openai-responses": _responses}
-TURN_FORMATS = tuple(_WRITERS)
-"""The wire formats the suite writes turns in (the breaker writes its turns with them too)."""
-INTERLEAVING = ("openai-chat", "openai-responses")
-"""The formats in which parallel calls' fragments may interleave: Chat keys each fragment by
-its ``index``, Responses by ``output_index`` / ``item_id``. Anthropic's content blocks are
-sequential (each block's stop comes before the next block's start), though its SDK keys
-deltas by ``index`` too."""
+# -- writing turns: each format's own writer (``FORMAT.write``), through streamcalls_lab.turns
+TURN_FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
+"""The wire formats the suite writes turns in (the breaker writes its turns in them too)."""
 
 
 def turn_bytes(fmt: str, segments: Sequence[Segment], cut: bool = False,
                interleave: bool = False) -> bytes:
-    """The SSE body of a turn in one wire format; ``cut`` ends it right after the last
-    segment's last fragment (no stop, done or end of turn), which must be a call.
-
-    ``interleave`` sends the segments' frames in turns (the first frame of each, then the
-    second of each, ...): every call is announced before any fragment arrives, and the
-    fragments of different calls alternate. Only the :data:`INTERLEAVING` formats allow it.
-    """
+    """The body of a turn in one wire format (written by the format's writer); ``cut`` ends
+    it right after the last segment's last fragment, which must be a call; ``interleave``
+    announces every call first, then alternates their fragments (normal in the
+    :data:`INTERLEAVING` formats)."""
     if interleave and fmt not in INTERLEAVING:
         raise ValueError(f"{fmt} cannot interleave calls; these can: {', '.join(INTERLEAVING)}")
-    turn = _WRITERS[fmt](segments, cut)
-    parts = ([f for f in chain.from_iterable(zip_longest(*turn.parts)) if f is not None]
-             if interleave else list(chain.from_iterable(turn.parts)))
-    return sse_body([*turn.head, *parts, *([] if cut else turn.tail)])
+    return turns.turn_bytes(fmt, turns.script(segments, cut=cut, interleave=interleave))
 
 
 def expected_calls(fmt: str, segments: Sequence[Segment], cut: bool) -> list[dict[str, Any]]:
     """The calls a correct handler hands on, with each format's block numbering."""
-    out = []
-    n_calls = 0
-    for index, seg in enumerate(segments):
-        if isinstance(seg, Call):
-            if not (cut and index == len(segments) - 1):
-                block = n_calls if fmt == "openai-chat" else index
-                out.append({"block": block, "call_id": seg.call_id, "tool": seg.tool,
-                            "args": "".join(seg.fragments)})
-            n_calls += 1
-    return out
+    turn = turns.script(segments, cut=cut)
+    return turns.expected_calls(turns.write(fmt, turn), turn)
 
 
 def events_of(body: bytes) -> tuple[dict[str, Any], ...]:
@@ -220,8 +108,8 @@ class Case:
     """The case in a line: the fragments as sent (or, for bytes, the cut)."""
     expected: tuple[dict[str, Any], ...]
     text: str
-    sent: tuple[str, ...]
-    """Every call's arguments as sent, a cut-off call's included."""
+    sent: tuple[Sent, ...]
+    """Every call as sent, a cut-off call's partial arguments included."""
     size: int
     """How big the example is: the smallest failing one is reported."""
     events: tuple[dict[str, Any], ...] = ()
@@ -229,15 +117,39 @@ class Case:
     """Set for byte-level cases: the socket reads to feed."""
     escape_cut: bool = False
     """A fragment boundary falls inside a JSON escape."""
+    ends_early: bool = False
+    """The stream ends right after the last call's last fragment."""
+    want: tuple[Seen, ...] = ()
+    """``expected`` as ``(call_id, tool, args)``, what a run's calls are compared with."""
+    quirks: frozenset[str] = frozenset()
+    """The producer quirks the turn was written with."""
+
+    def __post_init__(self) -> None:
+        if not self.want and self.expected:  # frozen: set once, here
+            object.__setattr__(self, "want", _want(self.expected))
+
+
+def _want(expected: Iterable[Mapping[str, Any]]) -> tuple[Seen, ...]:
+    return tuple([(c["call_id"], c["tool"], c["args"]) for c in expected])
 
 
 def in_escape(doc: str, cut: int) -> bool:
     return any(m.start() < cut < m.end() for m in ESCAPE.finditer(doc))
 
 
+def _sent(calls: Iterable[Mapping[str, Any]]) -> tuple[Sent, ...]:
+    return tuple(Sent(c["call_id"], c["tool"], c["args"], c["block"], c.get("choice"))
+                 for c in calls)
+
+
 def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
-          escape_cut: bool = False, interleave: bool = False) -> Case:
-    body = turn_bytes(fmt, segments, cut, interleave)
+          escape_cut: bool = False, interleave: bool = False,
+          quirks: frozenset[str] = frozenset()) -> Case:
+    turn = turns.script(segments, cut=cut, interleave=interleave, quirks=quirks)
+    whole = turns.script(segments, interleave=interleave, quirks=quirks)  # nothing cut
+    frames = turns.write(fmt, turn)
+    body = turns.body(fmt, frames)
+    segments = list(turns.prepared(turn).segments)  # what the quirks made of the content
     shown = " + ".join(repr(list(s.fragments)) for s in segments if isinstance(s, Call))
     if interleave:
         shown += ", the calls' frames interleaved"
@@ -247,9 +159,44 @@ def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
     if cut:
         shown += " then the stream ends"
     text = "".join(f for s in texts for f in s.fragments)
-    sent = tuple("".join(s.fragments) for s in segments if isinstance(s, Call))
-    return Case(family, fmt, shown, tuple(expected_calls(fmt, segments, cut)), text, sent,
-                len(text) + sum(map(len, sent)), events_of(body), escape_cut=escape_cut)
+    sent = _sent(turns.expected_calls(turns.write(fmt, whole), whole))  # the cut one's too
+    if quirks:
+        shown += f", the producer sending {', '.join(sorted(quirks))}"
+    return Case(family, fmt, shown, tuple(turns.expected_calls(frames, turn)), text, sent,
+                len(text) + sum(len(c.args) for c in sent), events_of(body),
+                escape_cut=escape_cut, ends_early=cut, quirks=with_implied(quirks))
+
+
+def two_choice_turn(choices: Sequence[Segment | Sequence[Segment]]) -> bytes:
+    """A Chat turn with ``n`` = ``len(choices)`` choices, each a call (or its own segments:
+    prose and calls, its calls numbered from 0), written by Chat's writer one choice at a
+    time and sent alongside one another (``openai_chat.alongside``), then ``[DONE]``."""
+    per_choice = [turns.write("openai-chat", turns.script(segments))
+                  for segments in _per_choice(choices)]
+    return turns.body("openai-chat", openai_chat.alongside(per_choice))
+
+
+def _per_choice(choices: Sequence[Segment | Sequence[Segment]]) -> list[list[Segment]]:
+    return [[c] if isinstance(c, Call | Text) else list(c) for c in choices]
+
+
+def two_choice_calls(choices: Sequence[Segment | Sequence[Segment]]) -> list[dict[str, Any]]:
+    """The calls a correct handler hands on from :func:`two_choice_turn`."""
+    out = []
+    for n, segments in enumerate(_per_choice(choices)):
+        calls = [seg for seg in segments if isinstance(seg, Call)]
+        out += [{"block": i, "choice": n, "call_id": c.call_id, "tool": c.tool,
+                 "args": "".join(c.fragments)} for i, c in enumerate(calls)]
+    return out
+
+
+def _two_choices(calls: Sequence[Call]) -> Case:
+    expected = two_choice_calls(calls)
+    shown = " + ".join(f"choice {n}: {list(c.fragments)!r}" for n, c in enumerate(calls))
+    sent = _sent(expected)
+    return Case("two_choices", "openai-chat", shown + ", the choices' chunks alternating",
+                tuple(expected), "", sent, sum(len(c.args) for c in sent),
+                events_of(two_choice_turn(calls)))
 
 
 def _splits(doc: str) -> Iterable[tuple[int, tuple[str, str]]]:
@@ -273,9 +220,11 @@ def event_cases() -> tuple[Case, ...]:
                      for n, d in enumerate((a, b), 1)]
             cases.append(_case("two_calls_one_tool", fmt, calls))
             if fmt in INTERLEAVING:  # two tools, so only the interleaving can merge them
-                calls = [Call(tool, c.call_id, c.fragments)
+                tools = [Call(tool, c.call_id, c.fragments)
                          for tool, c in zip(PARALLEL_TOOLS, calls, strict=True)]
-                cases.append(_case("interleaved_calls", fmt, calls, interleave=True))
+                cases.append(_case("interleaved_calls", fmt, tools, interleave=True))
+            if fmt == "openai-chat":  # n=2: each choice numbers its calls from 0
+                cases.append(_two_choices(calls))
         doc = DOCUMENTS["spaces"]
         for _, frags in _splits(doc):
             segs: list[Segment] = [Text(PROSE[0]), Call("lookup", "call_1", frags),
@@ -284,7 +233,34 @@ def event_cases() -> tuple[Case, ...]:
         for k in range(1, len(TRUNCATED) + 1):
             cases.append(_case("truncated", fmt, [Call("lookup", "call_1", (TRUNCATED[:k],))],
                                cut=True))
+        cases += producer_cases(fmt)
     return tuple(cases)
+
+
+PRODUCER_SPLITS = (3, 9, 14)
+"""Where the producer families cut each of their two calls' arguments."""
+
+
+def producer_families(fmt: str) -> tuple[str, ...]:
+    """The producer quirks a correct client can survive (nothing destroyed) that ``fmt`` can
+    carry, each a family of the suite (interleaved calls have their own)."""
+    return tuple(q for q in FORMATS[fmt].quirks
+                 if not QUIRKS[q].destroys and q != "interleaved_calls")
+
+
+def producer_calls(k: int) -> list[Call]:
+    """The two calls every producer family sends (to different tools, one document with
+    non-ASCII text and one with escapes), each cut into two fragments at ``k``."""
+    docs = (DOCUMENTS["non_ascii"], DOCUMENTS["escapes"])
+    return [Call(tool, f"call_{n}", (doc[:k], doc[k:]))
+            for n, (tool, doc) in enumerate(zip(PARALLEL_TOOLS, docs, strict=True), 1)]
+
+
+def producer_cases(fmt: str) -> list[Case]:
+    """Two calls written with each producer quirk ``fmt`` can carry, cut a few ways: what
+    clients assume about producers, at the event level."""
+    return [_case(quirk, fmt, producer_calls(k), quirks=frozenset({quirk}))
+            for quirk in producer_families(fmt) for k in PRODUCER_SPLITS]
 
 
 @cache
@@ -296,15 +272,25 @@ def byte_turns() -> dict[str, tuple[bytes, tuple[dict[str, Any], ...], str]]:
 
 
 def byte_cases() -> Iterable[Case]:
-    """Every split of each multi-byte turn into two reads, and one read per byte."""
-    sent = ("".join(BYTES_ARGS),)
+    """Every split of each multi-byte turn into two reads, and one read per byte; and a turn
+    carrying U+2028 in its data, in small reads (``splitlines`` cuts lines there)."""
+    separated = frozenset({"line_separator_in_data"})
+    segments = [Text(BYTES_TEXT), Call("lookup", "call_1", BYTES_ARGS)]
+    for fmt in TURN_FORMATS:
+        if separated <= set(FORMATS[fmt].quirks):
+            case = _case("line_separator_bytes", fmt, segments, quirks=separated)
+            body = turns.turn_bytes(fmt, turns.script(segments, quirks=separated))
+            yield replace(case, chunks=tuple(body[i:i + 7] for i in range(0, len(body), 7)),
+                          events=())
     for fmt, (body, expected, text) in byte_turns().items():
+        sent, want = _sent(expected), _want(expected)  # once per turn, not per cut
         for k in range(1, len(body)):
             where = f"{body[max(0, k - 8):k]!r} | {body[k:k + 8]!r}"
             yield Case("bytes", fmt, f"reads cut at byte {k}: {where}", expected, text, sent,
-                       len(body), chunks=(body[:k], body[k:]))
+                       len(body), chunks=(body[:k], body[k:]), want=want)
         yield Case("bytes", fmt, f"{len(body)} bytes in reads of 1 byte", expected, text,
-                   sent, len(body) + 1, chunks=tuple(body[i:i + 1] for i in range(len(body))))
+                   sent, len(body) + 1, chunks=tuple(body[i:i + 1] for i in range(len(body))),
+                   want=want)
 
 
 def case_count(with_bytes: bool = True) -> int:
@@ -345,105 +331,26 @@ def _run(handler: Handler, case: Case) -> Outcome:
 
 
 # -- explaining a failure ------------------------------------------------------------------
-def deleted_only(sent: str, got: str, deletable: Callable[[str], bool]) -> bool:
-    """``got`` is ``sent`` with some characters removed, each of them ``deletable``."""
-    if got == sent or len(got) >= len(sent):
-        return False
-    j = 0
-    for c in sent:
-        if j < len(got) and got[j] == c:
-            j += 1
-        elif not deletable(c):
-            return False
-    return j == len(got)
-
-
-def _interleaves(got: str, a: str, b: str) -> bool:
-    """``got`` is ``a`` and ``b`` shuffled together, each in order, and neither alone."""
-    if len(got) != len(a) + len(b) or got in (a + b, b + a):
-        return False
-    can = [True] + [False] * len(b)  # can[j]: got[:i + j] interleaves a[:i] and b[:j]
-    for j in range(1, len(b) + 1):
-        can[j] = can[j - 1] and b[j - 1] == got[j - 1]
-    for i in range(1, len(a) + 1):
-        can[0] = can[0] and a[i - 1] == got[i - 1]
-        for j in range(1, len(b) + 1):
-            can[j] = ((can[j] and a[i - 1] == got[i + j - 1])
-                      or (can[j - 1] and b[j - 1] == got[i + j - 1]))
-    return can[len(b)]
-
-
-def _escape_char(token: str) -> str:
-    return json.loads(f'"{token}"')
-
-
-def partly_decoded(sent: str, got: str) -> bool:
-    """``got`` is ``sent`` with some of its JSON escapes replaced by their characters."""
-    if got == sent:
-        return False
-    i = j = 0
-    while i < len(sent):
-        m = ESCAPE.match(sent, i)
-        if m is None:
-            if j >= len(got) or got[j] != sent[i]:
-                return False
-            i, j = i + 1, j + 1
-            continue
-        token = m.group()
-        pair = ESCAPE.match(sent, m.end())
-        both = token + pair.group() if pair and token[1] == "u" and pair.group()[1] == "u" else ""
-        if got.startswith(token, j):
-            i, j = m.end(), j + len(token)
-        elif both and got.startswith(_escape_char(both), j):
-            i, j = pair.end(), j + len(_escape_char(both))  # type: ignore[union-attr]
-        elif got.startswith(_escape_char(token), j):
-            i, j = m.end(), j + len(_escape_char(token))
-        else:
-            return False
-    return j == len(got)
-
-
-def _parses(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _early(args: str) -> frozenset[str]:
-    """A call handed on before its stop: a strict parse of it could be the test, or not."""
-    if _parses(args):
-        return frozenset({"parse_to_finish", "lenient_parse"})
-    return frozenset({"lenient_parse"})
-
-
-def _args_classes(sent: str, got: str) -> frozenset[str]:
-    if len(got) < len(sent) and sent.startswith(got):
-        return _early(got)
-    found: set[str] = set()
-    if deleted_only(sent, got, str.isspace):
-        found.add("trim")
-    if deleted_only(sent, got, MARKDOWN_SYNTAX.__contains__):
-        found.add("markdown_bubble")
-    if partly_decoded(sent, got):
-        found.add("decode_each")
-    return frozenset(found or {"other"})
-
-
 @dataclass(frozen=True)
 class Finding:
     case: Case
     classes: frozenset[str]
+    """The classes whose spec recognises the symptom: any of them could explain it."""
     expected: str
     got: str
     detail: str
+    aspect: str
     same_value: bool = False
     """The arguments differ as text but parse to the same value (nothing of the data lost)."""
 
 
-def _same_value(sent: str, got: str) -> bool:
-    return _parses(got) and json.loads(got) == json.loads(sent)
+def _same_value(s: Symptom) -> bool:
+    differ = [(w, h) for w, h in s.matched[0] if w != h]
+    if len(differ) != 1:
+        return False
+    (want, have), = differ
+    return (isinstance(have[2], str) and parses(have[2]) and parses(want[2])
+            and json.loads(have[2]) == json.loads(want[2]))
 
 
 def _get(call: Mapping[str, Any], key: str) -> Any:
@@ -454,89 +361,15 @@ def _get(call: Mapping[str, Any], key: str) -> Any:
 
 
 def _findings(case: Case, out: Outcome) -> list[Finding]:
-    expected = list(case.expected)
-    if out.error is not None:
-        e = out.error
-        got = f"raised {type(e).__name__}: {e}"
-        if isinstance(e, UnicodeDecodeError) and case.chunks is not None:
-            return [Finding(case, frozenset({"decode_chunks"}), "the calls", got,
-                            "a read that ends inside a multi-byte character was decoded alone")]
-        if case.escape_cut:  # a decoder choking on half an escape, unless it always raises
-            return [Finding(case, frozenset({"decode_each", "crash"}), "the calls", got,
-                            "a fragment that ends inside an escape was decoded alone")]
-        return [Finding(case, frozenset({"crash"}), "the calls", got, "the handler raised")]
-    found: list[Finding] = []
-    if out.message is not None and out.message != case.text:
-        args_in = any(a[:6] in out.message for a in case.sent if a)
-        found.append(Finding(
-            case, frozenset({"markdown_bubble"} if args_in else {"message"}), repr(case.text),
-            repr(out.message), "argument text on the message surface" if args_in
-            else "the message surface is not the text deltas"))
-    got = [(_get(c, "call_id"), _get(c, "tool"), _get(c, "args")) for c in out.calls]
-    want = [(c["call_id"], c["tool"], c["args"]) for c in expected]
-    if got == want:
-        return found
-    sent_args = [w[2] for w in want]
-    for _, _, args in got:
-        if isinstance(args, str) and args not in sent_args and any(
-            _interleaves(args, a, b) for a, b in pairwise(sent_args)
-        ):
-            return [*found, Finding(case, frozenset({"key_by_last"}), repr(sent_args),
-                                    repr([g[2] for g in got]), "fragments of two calls "
-                                    "mixed in one buffer, in the order they arrived")]
-    if len(got) < len(want):
-        for _, _, args in got:
-            if isinstance(args, str) and args not in sent_args and any(
-                args.startswith(a + b) or args == a + b
-                for a, b in pairwise(sent_args)
-            ):
-                return [*found, Finding(case, frozenset({"key_by_name"}), repr(sent_args),
-                                        repr(args), "two calls merged into one buffer")]
-        missing = [w for w in want if w not in got]
-        return [*found, Finding(case, frozenset({"missing_call"}), repr(want), repr(got),
-                                f"{len(missing)} call(s) never handed on")]
-    if len(got) > len(want):
-        extra = [g for g in got if g not in want]
-        args = extra[0][2] if extra and isinstance(extra[0][2], str) else ""
-        return [*found, Finding(case, _early(args), "(nothing: the stream was cut before the "
-                                "call's stop)", repr(args), "handed on a call whose stop "
-                                "never came")]
-    for (gid, gtool, gargs), (wid, wtool, wargs) in zip(got, want, strict=True):
-        if (gid, gtool) != (wid, wtool):
-            found.append(Finding(case, frozenset({"identity"}), repr((wid, wtool)),
-                                 repr((gid, gtool)), "call id or tool name differs"))
-        elif gargs != wargs:
-            classes = (_args_classes(wargs, gargs) if isinstance(gargs, str)
-                       else frozenset({"other"}))
-            detail = ("handed on before its stop" if classes & {"lenient_parse"}
-                      else "arguments differ from the fragments joined")
-            found.append(Finding(case, classes, repr(wargs), repr(gargs), detail,
-                                 isinstance(gargs, str) and _same_value(wargs, gargs)))
-    return found
-
-
-def _cover(findings: list[Finding]) -> dict[str, list[Finding]]:
-    """The fewest classes that explain every finding (a greedy set cover).
-
-    A class that is the only explanation of some finding is taken first; then the class
-    explaining the most findings left, ties broken in ``CLASSES`` order.
-    """
-    order = {c: i for i, c in enumerate(CLASSES)}
-    left = list(findings)
-    chosen: dict[str, list[Finding]] = {}
-    while left:
-        forced = {next(iter(f.classes)) for f in left if len(f.classes) == 1}
-        if forced:
-            pick = min(forced, key=order.__getitem__)
-        else:
-            counts: dict[str, int] = {}
-            for f in left:
-                for c in f.classes:
-                    counts[c] = counts.get(c, 0) + 1
-            pick = min(counts, key=lambda c: (-counts[c], order[c]))
-        chosen[pick] = [f for f in left if pick in f.classes]
-        left = [f for f in left if pick not in f.classes]
-    return dict(sorted(chosen.items(), key=lambda kv: order[kv[0]]))
+    got = tuple([(_get(c, "call_id"), _get(c, "tool"), _get(c, "args")) for c in out.calls])
+    if out.error is None and got == case.want and out.message in (None, case.text):
+        return []  # the common case, decided without building a symptom
+    error = "" if out.error is None else f"raised {type(out.error).__name__}: {out.error}"
+    found = symptoms(sent=case.sent, expected=case.want, got=got, error=error,
+                     message=out.message, text=case.text, ends_early=case.ends_early,
+                     escape_cut=case.escape_cut, reads_cut=case.chunks is not None,
+                     quirks=case.quirks)
+    return [Finding(case, classify(s), *describe(s), s.aspect, _same_value(s)) for s in found]
 
 
 def check_handler(handler: Handler, *, bytes_level: bool | None = None) -> pd.DataFrame:
@@ -546,8 +379,9 @@ def check_handler(handler: Handler, *, bytes_level: bool | None = None) -> pd.Da
     instantiated once per turn) or a callable taking a turn's list of events and returning
     its calls. Byte-level cases run when the class has ``feed_bytes`` (or when
     ``bytes_level`` says so). Each row holds the class, the smallest failing example
-    (``format``, ``family``, ``example``, ``expected``, ``got``, ``detail``) and how many
-    failures the class explains. Empty for a handler with none of the failures.
+    (``format``, ``family``, ``example``, ``expected``, ``got``, ``detail``), how many
+    failures the class explains, and the class's ``summary``. Empty for a handler with none
+    of the failures.
     """
     if bytes_level is None:
         bytes_level = isinstance(handler, type) and hasattr(handler, "feed_bytes")
@@ -560,11 +394,10 @@ def check_handler(handler: Handler, *, bytes_level: bool | None = None) -> pd.Da
         n += 1
         findings += _findings(case, _run(handler, case))
     best = []
-    for cls, found in _cover(findings).items():
+    for cls, found in cover(findings, lambda f: f.classes).items():
         # The smallest example this class alone explains, about the calls if possible,
         # and one that loses data (a space inside a string, not one between tokens).
-        best.append((cls, min(found, key=lambda f: (len(f.classes) > 1,
-                                                   f.expected == repr(f.case.text),
+        best.append((cls, min(found, key=lambda f: (len(f.classes) > 1, f.aspect == SURFACE,
                                                    f.same_value,
                                                    f.case.size, len(f.case.example))),
                      len(found)))
@@ -579,6 +412,7 @@ def report_frame(best: Iterable[tuple[str, Any, int]]) -> pd.DataFrame:
     ``expected``, ``got``, ``detail``) is the class's smallest failing example."""
     rows = [{"class": cls, "format": f.case.format, "family": f.case.family,
              "example": f.case.example, "expected": f.expected, "got": f.got,
-             "detail": f.detail, "failures": failures} for cls, f, failures in best]
+             "detail": f.detail, "failures": failures, "summary": summary(cls)}
+            for cls, f, failures in best]
     return pd.DataFrame(rows, columns=list(REPORT_COLUMNS)).astype(
-        {c: "str" for c in REPORT_COLUMNS[:-1]} | {"failures": "int64"})
+        {c: "str" for c in REPORT_COLUMNS if c != "failures"} | {"failures": "int64"})

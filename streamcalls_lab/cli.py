@@ -9,10 +9,14 @@ stays fast and one subcommand's dependencies never slow another.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Run = Callable[[argparse.Namespace], int]
 
@@ -61,7 +65,7 @@ def _speed(text: str) -> float:
 )
 def cmd_serve(ns: argparse.Namespace) -> int:
     """Stream a capture over HTTP on loopback, byte-exact, for SDK clients to read."""
-    from .serve import SSEServer
+    from .traffic.serve import SSEServer
 
     server = SSEServer(ns.capture, port=ns.port, speed=ns.speed, default_delay=ns.delay,
                        status=ns.status)
@@ -99,7 +103,7 @@ def cmd_record(ns: argparse.Namespace) -> int:
     come from the environment and are never written."""
     from pathlib import Path
 
-    from .record import record
+    from .traffic.record import record
 
     body = sys.stdin.buffer.read() if ns.body == "-" else Path(ns.body).read_bytes()
     key_env = None if ns.key_env == "none" else ns.key_env
@@ -161,11 +165,11 @@ def _failed(name: str, errors: Sequence[Exception], outcome: str) -> int:
 )
 def cmd_replay(ns: argparse.Namespace) -> int:
     """Write a capture to stdout at its recorded pace, like watching it arrive."""
-    from .eventstream import is_eventstream
     from .fixtures import unreadable
+    from .framing.eventstream import is_eventstream
     from .loader import load_captures
-    from .replay import replay
     from .sources import resolve
+    from .traffic.replay import replay
 
     caps = resolve(ns.capture)
     bad = unreadable(load_captures(caps, strict=False), [c.name for c in caps])
@@ -197,7 +201,10 @@ def cmd_replay(ns: argparse.Namespace) -> int:
         help="a call (repeatable, in order): ARGS is the JSON text sent verbatim, "
              "or @FILE to read it"),
     arg("--format", default="anthropic-messages",
-        choices=("anthropic-messages", "openai-chat", "openai-responses")),
+        help="a wire format with a writer (default anthropic-messages)"),
+    arg("--quirk", action="append", default=[], metavar="NAME",
+        help="write what a quirky producer sends (repeatable): a name from the producers "
+             "table (python -m streamcalls_lab inspect --quirks lists them)"),
     arg("--before", default="", help="prose before the calls"),
     arg("--after", default="", help="prose after the calls"),
     arg("--seed", default="0", help="same seed, same bytes (default 0)"),
@@ -218,10 +225,140 @@ def cmd_generate(ns: argparse.Namespace) -> int:
         calls.append((tool, Path(args[1:]).read_text("utf-8") if args[:1] == "@" else args))
     seed = int(ns.seed) if ns.seed.lstrip("-").isdigit() else ns.seed  # as generate(seed=0)
     turn = generate(calls, provider=ns.format, before=ns.before, after=ns.after,
-                    seed=seed, truncate=ns.truncate)
+                    seed=seed, truncate=ns.truncate, quirks=ns.quirk)
     path = turn.write(ns.out)
     print(f"wrote {len(turn.body)} bytes in {len(turn.reads)} reads to {path}")
     return 0
+
+
+@command(
+    arg("paths", nargs="*", metavar="PATH", help="captures: files, folders or globs"),
+    arg("--json", action="store_true", dest="as_json", help="one JSON object per turn"),
+    arg("--quirks", action="store_true", help="list the producer quirks the kit knows"),
+)
+def cmd_inspect(ns: argparse.Namespace) -> int:
+    """What did this server send me: per turn its provider, host and model, its calls, its
+    problems and the producer quirks it shows. Exit 1 when a turn has problems."""
+    import json
+
+    from .producers import QUIRKS
+    from .producers.report import report
+
+    if ns.quirks:
+        for q in QUIRKS.values():
+            print(f"{q.name}: {q.summary} ({', '.join(q.threads)})")
+        return 0
+    if not ns.paths:
+        print(f"{COMMANDS_PROG} inspect: error: give one or more captures, folders or globs",
+              file=sys.stderr)
+        return 2
+    from .sources import resolve
+
+    for path in ns.paths:  # a path that names nothing is a usage error, found before any output
+        try:
+            resolve(path, require=True)
+        except (FileNotFoundError, ValueError) as e:
+            print(f"{COMMANDS_PROG} inspect: error: {e}", file=sys.stderr)
+            return 2
+    troubled = False
+    for path in ns.paths:
+        for turn in report(path):
+            troubled |= bool(turn.problems)
+            print(json.dumps(turn.as_dict(), ensure_ascii=True) if ns.as_json else turn.text())
+    return 1 if troubled else 0
+
+
+@command(
+    arg("--streamed", metavar="S", help="a streamed capture (.sse, .ndjson, ...)"),
+    arg("--whole", metavar="W", help="the whole (non-streamed) answer to the same request"),
+    arg("--url", help="instead: ask a server on this machine both ways, e.g. "
+                      "http://127.0.0.1:8000/v1/chat/completions"),
+    arg("--request", metavar="BODY", help="with --url: the request body (a JSON file)"),
+    arg("--out", default=None,
+        help="with --url: folder for both answers (default: a new temporary one)"),
+    arg("--format", default=None,
+        help="with --url: the request's wire format, where the URL's path does not say"),
+    arg("--key-env", default=None,
+        help="with --url: environment variable holding a key the server asks for"),
+    arg("--timeout", type=float, default=600.0, help="with --url: seconds to wait for a read"),
+    arg("--json", action="store_true", dest="as_json", help="the differences as JSON"),
+)
+def cmd_conform(ns: argparse.Namespace) -> int:
+    """Is this server's streaming right: a streamed answer held to the whole answer to the
+    same request (calls, names, ids, parsed arguments, stop reason, no call in the text, a
+    complete stream). Exit 0 conformant, 1 differences, 2 usage error."""
+    import tempfile
+    from pathlib import Path
+
+    from .display import inert
+    from .errors import CaptureError
+    from .producers.conform import conform, record_both
+    from .traffic.record import RecordError
+
+    files, asked = (ns.streamed, ns.whole), (ns.url, ns.request)
+    if any(files) == any(asked) or not all(files if any(files) else asked):
+        print(f"{COMMANDS_PROG} conform: error: give --streamed S --whole W, or --url URL "
+              "--request BODY", file=sys.stderr)
+        return 2
+    streamed, whole = files
+    try:
+        if ns.url:
+            out = ns.out or tempfile.mkdtemp(prefix="streamcalls-conform-")
+            streamed, whole = record_both(ns.url, Path(ns.request), out, format=ns.format,
+                                          key_env=ns.key_env, timeout=ns.timeout)
+        table = conform(streamed, whole)
+    except (ValueError, OSError, CaptureError, RecordError) as e:
+        print(f"{COMMANDS_PROG} conform: error: {e}", file=sys.stderr)
+        return 2
+    counts = table.attrs["calls"]
+    verdict = "conformant" if not len(table) else f"{len(table)} difference(s)"
+    return _differences(table, ns.as_json, {
+        "streamed": str(streamed), "whole": str(whole), "format": table.attrs["format"],
+        "calls": counts, "conformant": not len(table)},
+        f"{inert(streamed, 200)} against {inert(whole, 200)} ({table.attrs['format']}: "
+        f"{counts['streamed']} call(s) streamed, {counts['whole']} whole): {verdict}")
+
+
+def _differences(table: pd.DataFrame, as_json: bool, facts: dict[str, Any], head: str) -> int:
+    """A table of differences on stdout: as JSON (``facts`` and its rows), or ``head`` and
+    its readable lines; the exit status, 1 when it has any."""
+    import json
+
+    from .producers.conform import rows_json, text
+
+    if as_json:
+        print(json.dumps({**facts, "differences": rows_json(table)}, ensure_ascii=True))
+    else:
+        print(head)
+        if len(table):
+            print(text(table))
+    return 1 if len(table) else 0
+
+
+@command(
+    arg("a", help="a capture of the turn (before the gateway, say)"),
+    arg("b", help="another capture of the same turn (after it)"),
+    arg("--json", action="store_true", dest="as_json", help="the differences as JSON"),
+)
+def cmd_diff(ns: argparse.Namespace) -> int:
+    """What did the gateway change: two captures of one turn compared call by call
+    (re-indexed, merged, split, dropped, truncated, reordered, arguments, names, ids, text).
+    Exit 0 the same (re-chunked or not), 1 differences, 2 usage error."""
+    from .display import inert
+    from .errors import CaptureError
+    from .producers.diff import diff
+
+    try:
+        table = diff(ns.a, ns.b)
+    except (ValueError, OSError, CaptureError) as e:
+        print(f"{COMMANDS_PROG} diff: error: {e}", file=sys.stderr)
+        return 2
+    said = table.attrs
+    return _differences(table, ns.as_json, {
+        "a": ns.a, "b": ns.b, "formats": said["formats"], "summary": said["summary"],
+        "fragments": said["fragments"], "same": not len(table)},
+        f"a {inert(ns.a, 200)} ({said['formats']['a']}), b {inert(ns.b, 200)} "
+        f"({said['formats']['b']}): {said['summary']}")
 
 
 @command(
@@ -241,7 +378,7 @@ def cmd_proxy(ns: argparse.Namespace) -> int:
     byte-exact with its read timing; credentials pass through and are never written."""
     import signal
 
-    from .proxy import RecordingProxy
+    from .traffic.proxy import RecordingProxy
 
     proxy = RecordingProxy(ns.upstream, ns.out, port=ns.port, save_all=ns.save_all,
                            ca_bundle=ns.ca_bundle, timeout=ns.timeout,
@@ -285,6 +422,10 @@ def cmd_coverage(ns: argparse.Namespace) -> int:
 @command(
     arg("--client", required=True, metavar="CMD",
         help="the client command, run once per case (quote it: \"python my_client.py\")"),
+    arg("--loop", action="store_true",
+        help="run the client once per job and hand it the cases on stdin, one JSON line "
+             "each (the loop protocol: docs/contract.md); much faster for clients slow to "
+             "start"),
     arg("--format", action="append", default=None, metavar="F",
         help="a wire format the client speaks (repeatable; default: all three)"),
     arg("--suite", default="quick", help="quick (a few cases per family) or full"),
@@ -296,13 +437,13 @@ def cmd_coverage(ns: argparse.Namespace) -> int:
 )
 def cmd_torture(ns: argparse.Namespace) -> int:
     """Serve every torture case on 127.0.0.1 and run a client against each; exit 0 clean,
-    1 failures found, 2 usage error."""
+    1 failures found, 2 usage error or a client that did not start."""
     import shlex
     import time
     from pathlib import Path
 
     from .check import TURN_FORMATS
-    from .torture import SUITES, cases, check_client, markdown
+    from .torture import SUITES, cases, check_client, markdown, tolerated
 
     formats = tuple(ns.format or TURN_FORMATS)
     try:
@@ -315,8 +456,16 @@ def cmd_torture(ns: argparse.Namespace) -> int:
         return 2
     start = time.perf_counter()
     report = check_client(cmd, formats, suite=ns.suite, families=ns.family, jobs=ns.jobs,
-                          timeout=ns.timeout, progress=sys.stderr.isatty())
+                          timeout=ns.timeout, loop=ns.loop, progress=sys.stderr.isatty())
+    if report.attrs["not_started"] is not None:
+        print(f"the client did not start: {report.attrs['not_started']}")
+        if ns.loop:
+            print("(with --loop the client must read its cases from stdin: without --loop it "
+                  "runs once per case)")
+        return 2
     text = markdown(report)
+    if len(noted := tolerated(report)):
+        text += "\n\nTolerated, not failures:\n\n" + markdown(noted)
     print(text)
     print(f"{report.attrs['cases']} cases, {report.attrs['failed']} failed, "
           f"{time.perf_counter() - start:.1f} s")
@@ -350,10 +499,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)
     from .errors import CaptureError
-    from .record import RecordError
+    from .traffic.record import RecordError
 
     try:
         return ns.run(ns)
+    except BrokenPipeError:  # the reader (head, less) stopped reading: nothing went wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (CaptureError, RecordError, ValueError, OSError) as e:
         print(f"{parser.prog} {ns.command}: error: {e}", file=sys.stderr)
         return 1

@@ -14,12 +14,12 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from .diagnose import undetected_reason
 from .errors import CaptureError
 from .events import DONE, DONE_ROWS, PAYLOAD_ERRORS, Ev, error_message, is_done
-from .eventstream import AutoDecoder
+from .framing import AutoDecoder
+from .framing.frame import Frame
 from .providers import READERS, sniff
-from .sse import Frame
+from .providers.unknown import undetected_reason
 
 _new = tuple.__new__  # a Decoded from a tuple, without the Python-level __new__
 _DIGITS = re.compile(r"\d+")

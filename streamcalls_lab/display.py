@@ -13,6 +13,7 @@ import difflib
 import html
 import io
 import numbers
+import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ font-family:monospace}
 .scl-code{white-space:pre-wrap;overflow-wrap:anywhere;font-family:monospace;font-size:12px}
 </style>"""
 _SHOWN = {"\n": "↵", "\r": "␍", "\t": "⇥"}
+_ACTING = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
 
 
 class SafeHTML:
@@ -92,8 +94,22 @@ def escape(value: Any) -> str:
     return "" if _missing(value) else html.escape(str(value), quote=True)
 
 
+def hidden(ch: str) -> bool:
+    """A character that would act rather than show: a control, a format character (bidi
+    overrides such as U+202E reorder what follows), a line or paragraph separator, a
+    surrogate, a private-use or unassigned code point."""
+    return unicodedata.category(ch) in _ACTING
+
+
+def code_point(ch: str) -> str:
+    """A character written as its escape (``\\x1b``, ``\\u202e``)."""
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" if ord(
+        ch) < 0x10000 else f"\\U{ord(ch):08x}"
+
+
 def visible(text: Any) -> str:
-    """Escaped text with line breaks, tabs and other control characters drawn as symbols.
+    """Escaped text with line breaks, tabs and every character that would act rather than
+    show (:func:`hidden`) drawn as symbols or escapes.
 
     Spaces stay spaces (the ``scl-frag`` style keeps them, shaded) because a fragment's
     leading space is data: the chapter's trimming bug is exactly its loss.
@@ -104,10 +120,24 @@ def visible(text: Any) -> str:
     for ch in str(text):
         if ch in _SHOWN:
             out.append(f'<span class="scl-ws">{_SHOWN[ch]}</span>')
-        elif ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0:
-            out.append(f'<span class="scl-ws">\\x{ord(ch):02x}</span>')
+        elif hidden(ch):
+            out.append(f'<span class="scl-ws">{code_point(ch)}</span>')
         else:
             out.append(html.escape(ch, quote=True))
+    return "".join(out)
+
+
+def inert(text: Any, limit: int | None = None) -> str:
+    """Captured text made safe for a terminal, on one line: every character that would act
+    (escape sequences, bidi overrides, line ends) written as its escape, a backslash
+    doubled so an escape cannot be forged; cut to ``limit`` characters with an ellipsis."""
+    if _missing(text):
+        return ""
+    out = []
+    for ch in str(text):
+        out.append("\\\\" if ch == "\\" else code_point(ch) if hidden(ch) else ch)
+        if limit is not None and len(out) > limit:
+            return "".join(out[:limit]) + "…"
     return "".join(out)
 
 

@@ -6,6 +6,7 @@ A layer below the formats: ``providers/*`` build :class:`Ev` rows with the helpe
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from itertools import compress
 from typing import Annotated, Any, Literal, NamedTuple, TypeVar, get_args
@@ -27,6 +28,11 @@ KINDS: tuple[Kind, ...] = get_args(Kind)
 """Every ``kind``, in the order of the column's categories."""
 
 
+PROVIDER_ERROR = "provider error:"
+"""How the ``problem`` of an error the provider sent begins (its own error event, read fine;
+every other error row is a problem in the bytes)."""
+
+
 class Ev(NamedTuple):
     """One normalised event; a frame yields one or more, in wire order."""
 
@@ -42,12 +48,18 @@ class Ev(NamedTuple):
     choice: int | None = None
     """Chat and Gemini: which of the ``n`` choices (``choices[].index``) or candidates
     (``candidates[].index``) the row belongs to."""
+    reason: str | None = None
+    """On a row that ends a message or turn: why, as the wire says it (``finish_reason``,
+    ``stop_reason``, ``finishReason``, a response's ``status``)."""
+    quirk: str | None = None
+    """What a reader noticed a producer do on this row that the format's documentation does
+    not (``blank_identity: id ""``): the quirk's name, a colon, the evidence."""
 
     @classmethod
     def provider_error(cls, event: str, message: object, code: object = None) -> Ev:
         """The row of an error the provider sent: ``provider error: [code: ]message``."""
         said = f"{code}: {message}" if code is not None else message
-        return cls(event, "error", problem=f"provider error: {said}")
+        return cls(event, "error", problem=f"{PROVIDER_ERROR} {said}")
 
 
 _new = tuple.__new__
@@ -58,7 +70,8 @@ def fragment_row(event: str, kind: Kind, block: int | None, fragment: str | None
                  call_id: str | None = None, tool: str | None = None) -> Ev:
     """An :class:`Ev` for a text or argument fragment (most rows of a stream), built
     without NamedTuple's keyword handling."""
-    return _new(Ev, (event, kind, block, call_id, tool, fragment, wire_chars, None, None, choice))
+    return _new(Ev, (event, kind, block, call_id, tool, fragment, wire_chars, None, None, choice,
+                     None, None))
 
 
 def error_message(payload: Any) -> str:
@@ -94,6 +107,14 @@ def text(value: Any, field: str) -> str:
     if type(value) is str:
         return value
     raise TypeError(f"{field} should be a string, not {type(value).__name__}")
+
+
+def stated(value: Any) -> str | None:
+    """A stop reason as the wire states it: a string as is, anything else as its JSON text
+    (never a problem: a reason only annotates the row that carries it)."""
+    if value is None or type(value) is str:
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)[:100]
 
 
 def maybe_text(value: Any, field: str) -> str | None:

@@ -23,7 +23,9 @@ list); :func:`coverage` checks a set of captures for each, per wire format:
     stop or done event, in a turn with no end-of-turn event.
 
 :func:`resplit` and :func:`truncate` rewrite one captured turn at the frame level, so
-every other byte (ids, padding, pings) stays as recorded.
+every other byte (ids, padding, pings) stays as recorded. What a frame holds is the format's
+declaration (``FORMAT`` in ``providers/<format>.py``): which keys hold argument fragments,
+how its frames are framed, which numbers count the frames; nothing here names a format.
 """
 
 from __future__ import annotations
@@ -31,25 +33,26 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
+import orjson
 import pandas as pd
 
 from .accumulate import Accumulator, CallBuffer
+from .framing import decode_any
+from .framing.frame import Frame
 from .generate import GENERATED_FORMATS as GENERATED
 from .loader import load
+from .providers import FORMATS
+from .providers.as_written import value_span
+from .providers.spec import WireFormat
 from .sources import Source, resolve
-from .sse import Frame, decode_frames
 
 LONG_ARGS = 400
 MANY_DELTAS = 24
 PROPERTIES = ("two_calls", "long_args", "escape_split", "prose_around", "cut_off")
 _STEP = re.compile(r"^(?P<conversation>.*)__i(?P<step>\d+)$")
-_FRAGMENT_KEY = {
-    "anthropic-messages": "partial_json",
-    "openai-chat": "arguments",
-    "openai-responses": "delta",
-}
 
 
 def unreadable(events: pd.DataFrame, names: Sequence[str] = ()) -> dict[str, str]:
@@ -224,9 +227,10 @@ class _Turn:
         self.body = b"".join(c[1] if isinstance(c, tuple) else bytes(c)
                              for c in captures[0].chunks)
         self.frames: dict[int, Frame] = {
-            f.offset: f for f in decode_frames([self.body], self.name)}
+            f.offset: f for f in decode_any([self.body], self.name)}
         self.events = load(self.body, name=self.name)
         self.provider = str(self.events["provider"].iloc[0]) if len(self.events) else ""
+        self.spec: WireFormat | None = FORMATS.get(self.provider)
         self.where = _Where()
         for event in self.events.to_dict("records"):
             self.where.feed(event)
@@ -239,31 +243,58 @@ class _Turn:
         buf = calls[index]
         return buf, self.where.offsets.get(id(buf), [])
 
-    def with_fragment(self, offset: int, fragment: str) -> bytes:
-        """The frame at ``offset`` with its argument fragment replaced, all else unchanged."""
+    def with_fragment(self, offset: int, old: str, fragment: str) -> bytes:
+        """The frame at ``offset`` with its argument fragment ``old`` (the string under one
+        of the format's fragment keys that reads so) replaced, all else unchanged."""
+        spec = self.spec
+        if spec is None or spec.calls_whole or spec.framing not in _TEXT_FRAMINGS:
+            raise ValueError(f"cannot rewrite {self.provider!r} frames: only formats that "
+                             "stream argument fragments in text framings "
+                             f"({', '.join(_TEXT_FRAMINGS)}) can be re-cut")
         frame = self.frames[offset]
         text = self.body[frame.offset : frame.end].decode("utf-8")
-        key = _FRAGMENT_KEY.get(self.provider)
-        if key is None:
-            raise ValueError(f"cannot rewrite {self.provider!r} frames")
-        spans = list(re.finditer(r'"' + key + r'"\s*:\s*"((?:[^"\\]|\\.)*)"', text))
-        if len(spans) != 1:
-            raise ValueError(f"{self.name}: byte {offset}: frame carries {len(spans)} "
-                             f"{key!r} strings, expected exactly one")
-        escaped = json.dumps(fragment, ensure_ascii=False)[1:-1]
-        m = spans[0]
-        return (text[: m.start(1)] + escaped + text[m.end(1) :]).encode("utf-8")
+        span = next((found for key in spec.fields.fragment
+                     if (found := value_span(text, key, old, 0, len(text))) is not None), None)
+        if span is None:
+            keys = ", ".join(spec.fields.fragment)
+            raise ValueError(f"{self.name}: byte {offset}: no {keys} string in the frame "
+                             f"reads {old!r:.40}")
+        escaped = json.dumps(fragment, ensure_ascii=False)
+        return (text[: span[0]] + escaped + text[span[1] :]).encode("utf-8")
+
+    def counters(self) -> list[str]:
+        """The numbers the envelope declares that count the frames (each frame's is the one
+        before's plus one, as Responses' ``sequence_number``): a rewrite renumbers them."""
+        if self.spec is None:
+            return []
+        runs: dict[str, list[int]] = {key: [] for key in self.spec.envelope.numbers}
+        for frame in self.frames.values():
+            try:
+                payload = orjson.loads(frame.data)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(payload, dict):
+                for key, run in runs.items():
+                    if type(payload.get(key)) is int:
+                        run.append(payload[key])
+        return [key for key, run in runs.items() if len(run) > 1 and all(
+            b == a + 1 for a, b in pairwise(run))]
 
 
-def _renumber(body: bytes) -> bytes:
-    """Responses events count themselves: make ``sequence_number`` run on without a gap."""
-    pattern = re.compile(rb'"sequence_number":(\d+)')
+_TEXT_FRAMINGS = ("sse", "ndjson", "jsonarray")
+"""Framings whose frames are text a fragment can be rewritten in (event-stream's CRCs would
+need re-encoding)."""
+
+
+def _renumber(body: bytes, key: str) -> bytes:
+    """Events that count themselves (``key``): make the count run on without a gap."""
+    pattern = re.compile(rb'("' + re.escape(key.encode()) + rb'"\s*:\s*)(\d+)')
     numbers = iter(range(10**9))
     first = pattern.search(body)
     if first is None:
         return body
-    start = int(first.group(1))
-    return pattern.sub(lambda m: b'"sequence_number":%d' % (start + next(numbers)), body)
+    start = int(first.group(2))
+    return pattern.sub(lambda m: m.group(1) + b"%d" % (start + next(numbers)), body)
 
 
 def resplit(
@@ -277,8 +308,9 @@ def resplit(
     ``cuts`` applies to call number ``call`` (announcement order), or maps call numbers to
     cuts. Each fragment frame is rewritten in place, extra fragments are copies of the
     call's last plain fragment frame placed after it, and surplus ones are dropped; every
-    other byte stays as captured (Responses ``sequence_number`` is renumbered). Timing is
-    not carried over: the reads no longer match.
+    other byte stays as captured (a number that counts the frames, such as Responses'
+    ``sequence_number``, is renumbered). Timing is not carried over: the reads no longer
+    match.
     """
     from .generate import cut_at  # the one place a string is cut at given offsets
 
@@ -289,18 +321,21 @@ def resplit(
         buf, offsets = turn.call(index)
         if not offsets:
             raise ValueError(f"{turn.name}: call {index} has no argument fragments to re-cut")
+        sent = dict(zip(offsets, [p for p in buf.parts if p], strict=True))  # frame -> its
         pieces = cut_at(buf.args, points)
         for offset, piece in zip(offsets, pieces, strict=False):
-            replace[offset] = turn.with_fragment(offset, piece)
+            replace[offset] = turn.with_fragment(offset, sent[offset], piece)
         for offset in offsets[len(pieces) :]:
             # A surplus frame that also opens the call keeps its announcement, empty.
-            replace[offset] = turn.with_fragment(offset, "") if offset in turn.starts else b""
+            replace[offset] = (turn.with_fragment(offset, sent[offset], "")
+                               if offset in turn.starts else b"")
         if len(pieces) > len(offsets):
             plain = [o for o in offsets if o not in turn.starts]
             if not plain:
                 raise ValueError(f"{turn.name}: call {index} has no plain fragment frame "
                                  "to copy for the extra fragments")
-            extra = [turn.with_fragment(plain[-1], p) for p in pieces[len(offsets) :]]
+            extra = [turn.with_fragment(plain[-1], sent[plain[-1]], p)
+                     for p in pieces[len(offsets) :]]
             replace[offsets[-1]] += b"".join(extra)
     out: list[bytes] = []
     at = 0
@@ -310,7 +345,9 @@ def resplit(
         at = frame.end
     out.append(turn.body[at:])
     body = b"".join(out)
-    return _renumber(body) if turn.provider == "openai-responses" else body
+    for key in turn.counters():
+        body = _renumber(body, key)
+    return body
 
 
 def truncate(source: Source, *, call: int = -1, at: int | None = None) -> bytes:
@@ -318,9 +355,13 @@ def truncate(source: Source, *, call: int = -1, at: int | None = None) -> bytes:
 
     Keeps the frames up to the last fragment of call number ``call`` that ends at or before
     argument character ``at`` (default: half the arguments); if none does, the stream ends
-    right after the call opens. Nothing follows: no stop, done or [DONE].
+    right after the call opens. Nothing follows: no stop, done or [DONE]. Refused for a
+    format that sends each call whole (``FORMAT.calls_whole``): no frame ends inside one.
     """
     turn = _Turn(source)
+    if turn.spec is not None and turn.spec.calls_whole:
+        raise ValueError(f"{turn.provider} sends each call whole: a stream cannot be cut "
+                         "off inside one")
     buf, offsets = turn.call(call)
     args = buf.args
     at = len(args) // 2 if at is None else at

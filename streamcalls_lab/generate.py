@@ -27,7 +27,7 @@ import random
 import string
 from bisect import bisect
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from itertools import accumulate, pairwise
@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from . import timing as sidecar
-from .encode import DONE_DATA, json_data, sse_frame
+from . import turns
+from .turns import Call, Script, Segment, Style, Text, WireFrame
 
 MODELS = {
     "anthropic-messages": "claude-sonnet-4-20250514",
@@ -190,7 +191,8 @@ def split_args(
         if len(pieces) > 1 and pieces[0] == '{"' and rng.random() < _brace_split_share():
             pieces[:2] = ["{", '"' + pieces[1]]
         return pieces
-    raise ValueError(f"unknown provider {provider!r}; known: {', '.join(GENERATED_FORMATS)}")
+    spec = turns.writable(provider)
+    return [args] if spec.calls_whole else token_pieces(args)  # not calibrated: o200k tokens
 
 
 def split_text(text: str, provider: str, rng: random.Random) -> list[str]:
@@ -199,9 +201,11 @@ def split_text(text: str, provider: str, rng: random.Random) -> list[str]:
         return []
     if provider == "anthropic-messages":
         return _cut_by_lengths(text, rng, _cum_weights(provider, "text", False))
-    if provider in GENERATED_FORMATS:
-        return token_pieces(text)
-    raise ValueError(f"unknown provider {provider!r}; known: {', '.join(GENERATED_FORMATS)}")
+    turns.writable(provider)
+    return token_pieces(text)
+
+
+
 
 
 def cut_at(text: str, cuts: Iterable[int]) -> list[str]:
@@ -242,265 +246,28 @@ class Turn:
         return out
 
 
-@dataclass
-class _Frame:
-    text: str
-    tokens: int = 0
-    """Generated tokens this frame carries: what the clock charges for it."""
-    call: int | None = None
-    """For an argument fragment: which call, so a cut can stop inside it."""
-    sent: int = 0
-    """For an argument fragment: characters of that call sent up to and including it."""
-    opens: int | None = None
-    """For the frame that announces a call: which call."""
+ON_PURPOSE = {
+    "empty_choices": "every generated Chat turn ends with the usage chunk (no choices) OpenAI "
+                     "sends when stream_options.include_usage is set",
+}
+"""Producer quirks a generated turn shows on purpose (as the recordings it imitates do), by
+name: ``scl.anomalies`` of the bundled data finds these and nothing else."""
+GENERATED_FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
+"""The formats the bundled fixtures are generated in: their flush models are calibrated on
+real captures. :func:`generate` writes any format that has a writer; the others are cut at
+o200k token boundaries."""
 
 
-@dataclass
-class _Plan:
-    """What a turn says, decided before any wire format is written."""
-
-    provider: str
-    model: str
-    before: list[str]
-    after: list[str]
-    calls: list[tuple[ToolCall, str, list[str], str]]
-    """(call, argument string, its fragments, call id)."""
-    rng: random.Random
-    created: int
-    input_tokens: int
-    frames: list[_Frame] = field(default_factory=list)
-
-    @property
-    def output_tokens(self) -> int:
-        texts = [*self.before, *self.after, *(a for _, a, _, _ in self.calls)]
-        return sum(_n_tokens(t) for t in texts) + 2 * len(self.calls) + 1
-
-    def ident(self, n: int, alphabet: str = _BASE62) -> str:
-        return "".join(self.rng.choice(alphabet) for _ in range(n))
-
-
-def _with_sent(pieces: list[str]) -> Iterable[tuple[str, int]]:
-    """Each piece with the characters sent up to and including it (where a cut may fall)."""
-    return zip(pieces, accumulate(map(len, pieces)), strict=True)
-
-
-# -- anthropic-messages --------------------------------------------------------------------
-def _anthropic(p: _Plan) -> None:
-    def frame(payload: dict[str, Any], **kw: Any) -> None:
-        text = json_data(payload)
-        # Anthropic pads most data lines with 0-15 spaces before the closing brace.
-        pad = " " * p.rng.randrange(16)
-        p.frames.append(_Frame(sse_frame(f"{text[:-1]}{pad}}}", payload["type"]), **kw))
-
-    def ping() -> None:
-        p.frames.append(_Frame(sse_frame('{"type": "ping"}', "ping")))
-
-    usage = {"input_tokens": p.input_tokens, "cache_creation_input_tokens": 0,
-             "cache_read_input_tokens": 0}
-    frame({"type": "message_start", "message": {
-        "id": "msg_01" + p.ident(22), "type": "message", "role": "assistant",
-        "model": p.model, "content": [], "stop_reason": None, "stop_sequence": None,
-        "usage": {**usage, "cache_creation": {"ephemeral_5m_input_tokens": 0,
-                                              "ephemeral_1h_input_tokens": 0},
-                  "output_tokens": 1, "service_tier": "standard"}}})
-    index = 0
-    pinged = False
-
-    def start(block: dict[str, Any], **kw: Any) -> None:
-        nonlocal pinged
-        frame({"type": "content_block_start", "index": index, "content_block": block}, **kw)
-        if not pinged:  # one ping, right after the first block opens
-            ping()
-            pinged = True
-
-    def delta(d: dict[str, Any], **kw: Any) -> None:
-        frame({"type": "content_block_delta", "index": index, "delta": d}, **kw)
-
-    def stop() -> None:
-        nonlocal index
-        frame({"type": "content_block_stop", "index": index})
-        index += 1
-
-    def text_block(pieces: list[str]) -> None:
-        start({"type": "text", "text": ""})
-        for piece in pieces:
-            delta({"type": "text_delta", "text": piece}, tokens=_n_tokens(piece))
-        stop()
-
-    if p.before:
-        text_block(p.before)
-    for n, (call, _args, pieces, cid) in enumerate(p.calls):
-        start({"type": "tool_use", "id": cid, "name": call.tool, "input": {}},
-              tokens=_n_tokens(call.tool), opens=n)
-        delta({"type": "input_json_delta", "partial_json": ""})
-        for piece, sent in _with_sent(pieces):
-            delta({"type": "input_json_delta", "partial_json": piece},
-                  tokens=max(1, _n_tokens(piece)), call=n, sent=sent)
-        stop()
-    if p.after:
-        text_block(p.after)
-    frame({"type": "message_delta",
-           "delta": {"stop_reason": "tool_use" if p.calls else "end_turn",
-                     "stop_sequence": None},
-           "usage": {**usage, "output_tokens": p.output_tokens}})
-    frame({"type": "message_stop"})
-
-
-# -- openai-chat -------------------------------------------------------------------------
-def _chat(p: _Plan) -> None:
-    head = {"id": "chatcmpl-" + p.ident(29), "object": "chat.completion.chunk",
-            "created": p.created, "model": p.model, "service_tier": "default",
-            "system_fingerprint": "fp_" + p.ident(10, "0123456789abcdef")}
-
-    def chunk(choices: list[dict[str, Any]], usage: Any = None, **kw: Any) -> None:
-        # Real chunks carry 0-15 chars of random `obfuscation` padding.
-        payload = {**head, "choices": choices, "usage": usage,
-                   "obfuscation": p.ident(p.rng.randrange(16))}
-        p.frames.append(_Frame(sse_frame(json_data(payload)), **kw))
-
-    def choice(delta: dict[str, Any], finish: str | None = None) -> list[dict[str, Any]]:
-        return [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
-
-    def text(pieces: list[str]) -> None:
-        for piece in pieces:
-            chunk(choice({"content": piece}), tokens=_n_tokens(piece))
-
-    has_text = bool(p.before or p.after)
-    first = {"role": "assistant", "content": "", "refusal": None} if has_text else {
-        "role": "assistant", "content": None}
-    chunk(choice(first))
-    text(p.before)
-    for n, (call, _args, pieces, cid) in enumerate(p.calls):
-        chunk(choice({"tool_calls": [{"index": n, "id": cid, "type": "function",
-                                      "function": {"name": call.tool, "arguments": ""}}]}),
-              tokens=_n_tokens(call.tool), opens=n)
-        for piece, sent in _with_sent(pieces):
-            chunk(choice({"tool_calls": [{"index": n, "function": {"arguments": piece}}]}),
-                  tokens=max(1, _n_tokens(piece)), call=n, sent=sent)
-    text(p.after)
-    chunk(choice({}, "tool_calls" if p.calls else "stop"))
-    out = p.output_tokens
-    chunk([], {"prompt_tokens": p.input_tokens, "completion_tokens": out,
-               "total_tokens": p.input_tokens + out,
-               "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-               "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                             "accepted_prediction_tokens": 0,
-                                             "rejected_prediction_tokens": 0}})
-    p.frames.append(_Frame(sse_frame(DONE_DATA)))
-
-
-# -- openai-responses ----------------------------------------------------------------------
-def _schema(args: str) -> dict[str, Any]:
-    """A plausible parameters schema for the tool list, inferred from one call's arguments."""
-    try:
-        value = json.loads(args)
-    except ValueError:
-        value = None
-    if not isinstance(value, dict):
-        return {"type": "object", "properties": {}}
-    names = {bool: "boolean", int: "integer", float: "number", str: "string",
-             list: "array", dict: "object", type(None): "null"}
-    props = {k: {"type": names[type(v)]} for k, v in value.items()}
-    return {"type": "object", "properties": props, "required": list(value),
-            "additionalProperties": False}
-
-
-def _responses(p: _Plan) -> None:
-    shared = p.ident(18, "0123456789abcdef")
-    seq = 0
-
-    def item_id(prefix: str, dt: int) -> str:
-        return f"{prefix}_{shared}{p.created + dt:08x}{p.ident(24, '0123456789abcdef')}"
-
-    def event(payload: dict[str, Any], **kw: Any) -> None:
-        nonlocal seq
-        # Current Responses streams write `type` first, then the other keys sorted.
-        rest = sorted({**payload, "sequence_number": seq}.items())
-        payload = {"type": payload["type"], **{k: v for k, v in rest if k != "type"}}
-        seq += 1
-        p.frames.append(_Frame(sse_frame(json_data(payload), payload["type"]), **kw))
-
-    def obfuscation(delta: str) -> str:
-        # Measured: the padding tops each delta up to a multiple of 16 code points.
-        return p.ident(-len(delta) % 16)
-
-    tools: dict[str, dict[str, Any]] = {}
-    for call, args, _pieces, _cid in p.calls:
-        tools.setdefault(call.tool, {"type": "function", "description": None,
-                                     "name": call.tool, "parameters": _schema(args),
-                                     "strict": False})
-    response: dict[str, Any] = {
-        "id": item_id("resp", 0), "object": "response", "created_at": p.created,
-        "status": "in_progress", "background": False, "completed_at": None, "error": None,
-        "frequency_penalty": 0.0, "incomplete_details": None, "instructions": None,
-        "max_output_tokens": None, "max_tool_calls": None, "model": p.model, "output": [],
-        "parallel_tool_calls": True, "presence_penalty": 0.0, "previous_response_id": None,
-        "prompt_cache_key": None, "prompt_cache_retention": None,
-        "reasoning": {"effort": None, "summary": None}, "safety_identifier": None,
-        "service_tier": "auto", "store": True, "temperature": 1.0,
-        "text": {"format": {"type": "text"}, "verbosity": "medium"}, "tool_choice": "auto",
-        "tools": list(tools.values()), "top_logprobs": 0, "top_p": 1.0,
-        "truncation": "disabled", "usage": None, "user": None, "metadata": {},
-    }
-    event({"type": "response.created", "response": response})
-    event({"type": "response.in_progress", "response": response})
-    output: list[dict[str, Any]] = []
-
-    def item_done(item: dict[str, Any], index: int) -> None:
-        event({"type": "response.output_item.done", "item": item, "output_index": index})
-        output.append(item)
-
-    def message(pieces: list[str]) -> None:
-        index, mid = len(output), item_id("msg", 1)
-        whole = "".join(pieces)
-        part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
-        event({"type": "response.output_item.added", "item": {
-            "id": mid, "type": "message", "status": "in_progress", "content": [],
-            "role": "assistant"}, "output_index": index})
-        event({"type": "response.content_part.added", "content_index": 0, "item_id": mid,
-               "output_index": index, "part": part})
-        for piece in pieces:
-            event({"type": "response.output_text.delta", "content_index": 0, "delta": piece,
-                   "item_id": mid, "logprobs": [], "obfuscation": obfuscation(piece),
-                   "output_index": index}, tokens=_n_tokens(piece))
-        event({"type": "response.output_text.done", "content_index": 0, "item_id": mid,
-               "logprobs": [], "output_index": index, "text": whole})
-        done = {**part, "text": whole}
-        event({"type": "response.content_part.done", "content_index": 0, "item_id": mid,
-               "output_index": index, "part": done})
-        item_done({"id": mid, "type": "message", "status": "completed", "content": [done],
-                   "role": "assistant"}, index)
-
-    if p.before:
-        message(p.before)
-    for n, (call, args, pieces, cid) in enumerate(p.calls):
-        index, fid = len(output), item_id("fc", 1)
-        item = {"id": fid, "type": "function_call", "status": "in_progress", "arguments": "",
-                "call_id": cid, "name": call.tool}
-        event({"type": "response.output_item.added", "item": item, "output_index": index},
-              tokens=_n_tokens(call.tool), opens=n)
-        for piece, sent in _with_sent(pieces):
-            event({"type": "response.function_call_arguments.delta", "delta": piece,
-                   "item_id": fid, "obfuscation": obfuscation(piece), "output_index": index},
-                  tokens=max(1, _n_tokens(piece)), call=n, sent=sent)
-        event({"type": "response.function_call_arguments.done", "arguments": args,
-               "item_id": fid, "output_index": index})
-        item_done({**item, "status": "completed", "arguments": args}, index)
-    if p.after:
-        message(p.after)
-    out = p.output_tokens
-    event({"type": "response.completed", "response": {
-        **response, "status": "completed", "completed_at": p.created + 1, "output": output,
-        "service_tier": "default",
-        "usage": {"input_tokens": p.input_tokens, "input_tokens_details": {"cached_tokens": 0},
-                  "output_tokens": out, "output_tokens_details": {"reasoning_tokens": 0},
-                  "total_tokens": p.input_tokens + out}}})
-
-
-_WRITERS = {"anthropic-messages": _anthropic, "openai-chat": _chat,
-            "openai-responses": _responses}
-GENERATED_FORMATS = tuple(_WRITERS)
-"""The wire formats :func:`generate` writes (``load()`` reads more)."""
+def _tokens(frame: WireFrame, segments: Sequence[Segment]) -> int:
+    """Generated tokens a frame carries: what the clock charges for it."""
+    if frame.role == "text":
+        return _n_tokens(frame.fragment or "")
+    if frame.role == "args":
+        return max(1, _n_tokens(frame.fragment or ""))
+    if frame.role == "call_start" and frame.segment is not None:
+        seg = segments[frame.segment]
+        return _n_tokens(seg.tool) if isinstance(seg, Call) else 0
+    return 0
 
 
 # -- the clock ---------------------------------------------------------------------------
@@ -545,58 +312,74 @@ def generate(
     truncate: float | None = None,
     timing: TimingModel | None = None,
     model: str | None = None,
+    quirks: Iterable[str] = (),
 ) -> Turn:
     """One streamed turn: optional prose, the calls in order, optional prose after them.
 
     ``calls`` are :class:`ToolCall` or ``(tool, args)`` pairs; several may name one tool.
     ``truncate`` (a fraction in (0, 1)) ends the stream, cleanly after a whole frame, once
     that share of the last call's argument characters is sent: no stop, done or [DONE]
-    follows. ``timing`` defaults to ``TimingModel()``. The same arguments and seed always
-    give the same bytes.
+    follows. ``timing`` defaults to ``TimingModel()``. ``quirks`` (names in
+    ``streamcalls_lab.producers.QUIRKS`` the format can carry) write what a quirky producer
+    sends: a seeded example of each. The same arguments and seed always give the same bytes.
     """
-    if provider not in _WRITERS:
-        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(GENERATED_FORMATS)}")
+    spec = turns.writable(provider, quirks)
     todo = [calls] if isinstance(calls, ToolCall) else [_as_call(c) for c in calls]
     if truncate is not None and not (0 < truncate < 1 and todo):
         raise ValueError("truncate needs at least one call and a fraction between 0 and 1")
     rng = random.Random(seed)
     parallel = len(todo) > 1
-    planned = []
+    planned: list[Call] = []
+    prefix, length = spec.call_ids
     for call in todo:
         args = serialize(call.args, provider, parallel=parallel)
         if call.cuts is not None:
             pieces = cut_at(args, call.cuts)
         else:
             pieces = split_args(args, provider, rng, parallel=parallel)
-        if provider == "anthropic-messages":
-            cid = call.call_id or "toolu_01" + "".join(rng.choice(_BASE62) for _ in range(22))
-        else:
-            cid = call.call_id or "call_" + "".join(rng.choice(_BASE62) for _ in range(24))
-        planned.append((call, args, pieces, cid))
-    plan = _Plan(provider, model or MODELS[provider], split_text(before, provider, rng),
-                 split_text(after, provider, rng), planned, rng,
-                 _EPOCH + rng.randrange(86_400 * 180), rng.randrange(300, 1500))
-    _WRITERS[provider](plan)
-    frames = plan.frames
+        cid = call.call_id or prefix + "".join(rng.choice(_BASE62) for _ in range(length))
+        planned.append(Call(call.tool, cid, tuple(pieces)))
+    texts = (split_text(before, provider, rng), split_text(after, provider, rng))
+    created, input_tokens = _EPOCH + rng.randrange(86_400 * 180), rng.randrange(300, 1500)
+    output_tokens = sum(_n_tokens(t) for t in [*texts[0], *texts[1], *(c.args for c in planned)]
+                        ) + 2 * len(planned) + 1
+    segments: list[Segment] = [Text(tuple(texts[0]))] if texts[0] else []
+    segments += planned
+    segments += [Text(tuple(texts[1]))] if texts[1] else []
+    style = Style(rng, model or MODELS.get(provider, "streamcalls-lab"), created, input_tokens,
+                  output_tokens)
+    content = turns.prepared(Script(tuple(segments), style=style, quirks=frozenset(quirks)))
+    frames = turns.transformed(provider, spec.write(content), content)
+    segments = list(content.segments)
+    planned = content.calls
     if truncate is not None:
-        frames = _cut(frames, len(planned) - 1, len(planned[-1][1]), truncate)
-    encoded = [f.text.encode("utf-8") for f in frames]
-    reads = _reads(encoded, [f.tokens for f in frames], timing or TimingModel(), rng)
-    counts = [sum(1 for f in frames if f.call == n) for n in range(len(planned))]
-    return Turn(provider, b"".join(encoded), tuple(reads), tuple(a for _, a, _, _ in planned),
-                tuple(tuple(pieces[:k]) for (_, _, pieces, _), k in zip(planned, counts,
-                                                                        strict=True)),
+        if not planned:
+            raise ValueError("truncate needs a call to cut, and these quirks leave none")
+        frames = _cut(frames, segments.index(planned[-1]), len(planned[-1].args), truncate)
+    encoded = [turns.body(provider, [f]) for f in frames]
+    reads = _reads(encoded, [_tokens(f, segments) for f in frames], timing or TimingModel(),
+                   rng)
+    sent = [segments.index(c) for c in planned]
+    counts = [sum(1 for f in frames if f.segment == n and f.role == "args") for n in sent]
+    return Turn(provider, b"".join(encoded), tuple(reads), tuple(c.args for c in planned),
+                tuple(c.fragments[:k] for c, k in zip(planned, counts, strict=True)),
                 truncate is None)
 
 
-def _cut(frames: list[_Frame], last: int, chars: int, share: float) -> list[_Frame]:
+def _cut(frames: list[WireFrame], last: int, chars: int, share: float) -> list[WireFrame]:
     """Frames up to the last fragment that keeps the call's sent share at or below ``share``.
 
-    When not even the first fragment fits, the stream ends right after the call opens.
+    ``last`` is the call's segment. When not even the first fragment fits, the stream ends
+    right after the call opens.
     """
     keep = math.floor(share * chars)
-    opened = next(i for i, f in enumerate(frames) if f.opens == last)
-    fitting = [i for i, f in enumerate(frames) if f.call == last and f.sent <= keep]
+    opened = next(i for i, f in enumerate(frames) if f.role == "call_start" and f.segment == last)
+    fitting, sent = [], 0
+    for i, f in enumerate(frames):
+        if f.role == "args" and f.segment == last:
+            sent += len(f.fragment or "")
+            if sent <= keep:
+                fitting.append(i)
     return frames[: max([opened, *fitting]) + 1]
 
 

@@ -14,13 +14,13 @@ import numpy as np
 import pandas as pd
 
 from . import columns
-from .bulk import Whole, whole_rows
 from .decode import UNKNOWN, Decoded, EventDecoder, check_provider
 from .errors import CaptureError
 from .events import KINDS, Ev
-from .eventstream import decode_any
+from .fastpath import Whole, whole_rows
+from .framing import decode_any
+from .framing.frame import Frame
 from .sources import Capture, Source, resolve
-from .sse import Frame
 
 _new = tuple.__new__  # a Decoded from a tuple, without the Python-level __new__
 _OFFSET, _T, _DATA = attrgetter("offset"), attrgetter("t"), attrgetter("data")
@@ -29,6 +29,7 @@ _PIECE = 1 << 16  # a whole body is decoded this many bytes at a time: its frame
 COLUMNS = (
     "turn", "seq", "offset", "t", "provider", "event", "kind", "block", "choice", "call_id",
     "tool", "fragment", "chars", "wire_chars", "frame", "final", "problem", "repeats",
+    "reason", "quirk",
 )
 
 
@@ -129,12 +130,11 @@ class _Columns:
     def frame(self) -> pd.DataFrame:
         n = len(self.evs)
         if n:
-            event, kind, block, call_id, tool, fragment, wire, final, problem, choice = zip(
-                *self.evs, strict=True
-            )
+            (event, kind, block, call_id, tool, fragment, wire, final, problem, choice, reason,
+             quirk) = zip(*self.evs, strict=True)
         else:
             event = kind = block = call_id = tool = fragment = wire = final = problem = ()
-            choice = ()
+            choice = reason = quirk = ()
         counts = np.array(self.counts, dtype="int64")
         firsts = np.repeat(np.cumsum(counts) - counts, counts)  # each row's turn starts here
         df = events_frame(
@@ -143,6 +143,7 @@ class _Columns:
             offset=self.offset, t=self.t, provider=self.providers, event=event, kind=kind,
             block=block, choice=choice, call_id=call_id, tool=tool, fragment=fragment,
             wire_chars=wire, frame=self.numbers, final=final, problem=problem,
+            reason=reason, quirk=quirk,
         )
         if self.repeats:
             repeats = df["repeats"].to_numpy(copy=True)
@@ -156,7 +157,8 @@ class _Columns:
 def events_frame(
     *, turn: Any, seq: Any, offset: Any, t: Any, provider: Any, event: Any, kind: Any,
     block: Any, call_id: Any, tool: Any, fragment: Any, wire_chars: Any, frame: Any,
-    final: Any, problem: Any, choice: Any = None, repeats: Any = None,
+    final: Any, problem: Any, choice: Any = None, repeats: Any = None, reason: Any = None,
+    quirk: Any = None,
 ) -> pd.DataFrame:
     """The ``load()`` table from its columns: the one place the schema's dtypes are set."""
     frag = columns.strings(fragment)
@@ -181,6 +183,8 @@ def events_frame(
             "problem": columns.strings(problem),
             "repeats": np.ones(len(kind), dtype="int64") if repeats is None
             else np.asarray(repeats, dtype="int64"),
+            "reason": columns.strings([None] * len(kind) if reason is None else reason),
+            "quirk": columns.strings([None] * len(kind) if quirk is None else quirk),
         }
     )
 

@@ -22,8 +22,22 @@ each read arrived. Redaction keeps all of it and replaces the data:
   everywhere a run sees it (an HMAC of the id, letters to letters, digits to
   digits, the ``toolu_``/``call_`` prefix kept).
 
+**Nothing here names a format's fields.** What is structure and what is data comes from
+each format's declarations (``FORMAT`` in ``providers/<format>.py``): its
+:class:`~.providers.spec.Envelope` (containers, schema values, numbers, ids, a wrapped
+inner event) and its :class:`~.providers.spec.Fields` (call ids are ids; the keys holding
+argument fragments and whole arguments). Which strings are argument text, and which call
+each belongs to, is decided by running the format's own reader over each frame, as
+``load()`` does: a fragment the reader reads is the string under one of the format's
+fragment keys whose value equals it, and it is lexed by that call's lexer (a fresh one at
+each announcement of its block), so a split anywhere changes nothing; a done event's whole
+arguments, and any string under the format's whole-argument keys, are lexed by a fresh one.
+Until a capture's format shows itself, and for a stream no reader recognises, the union of
+every format's envelope stands in; a frame its reader cannot read is redacted by default
+deny alone.
+
 **Default deny.** Every JSON string and number is replaced unless the policy
-below names it; so a format added later is redacted whole before anyone lists
+below names it; so a format added later is redacted whole before anyone declares
 its structure. Kept on purpose, because loading needs them to find the same
 events, blocks and calls:
 
@@ -31,20 +45,20 @@ events, blocks and calls:
   ``true``/``false``/``null``; punctuation and whitespace;
 - SSE field names, ``event:`` values (event types) and ``retry:`` digits;
   comments only when a known keep-alive (``ping``, ``OPENROUTER PROCESSING``...);
-- the values of schema keys (:data:`SCHEMA_KEYS`: ``type``, ``role``, tool
-  ``name``, ``model``, ``finish_reason``...), and numbers under
-  :data:`NUMBER_KEYS` or named like a token count, but only where every
-  object above them is a known envelope (:data:`CONTAINERS`). Inside an
-  argument object (Gemini ``functionCall.args``, Anthropic ``input``, Ollama
-  ``arguments``, Bedrock ``toolUse.input``) or any object not listed, a
-  ``name`` or ``status`` or ``42`` is data like any other;
+- the values of the envelope's schema keys (``type``, ``role``, tool ``name``,
+  ``model``, ``finish_reason``...), and numbers the envelope names or named like a
+  token count, but only where every object above them is one of the envelope's
+  containers. Inside an argument object (Gemini ``functionCall.args``, Anthropic
+  ``input``, Ollama ``arguments``, Bedrock ``toolUse.input``) or any object not
+  listed, a ``name`` or ``status`` or ``42`` is data like any other;
 - an id's provider prefix (``toolu_``, ``call_``...: :data:`_ID_PREFIX`); the
   rest of the id, ``id:`` fields included, is replaced consistently.
 
 Header values of AWS event-stream messages are filler except the ``:``-named
 ones AWS defines; each message's CRC is recomputed (one that was wrong stays
-wrong). Bedrock InvokeModel's base64 ``bytes`` are unwrapped, redacted and
-wrapped again. A line that is no SSE field (every reader ignores it), a data
+wrong). A base64 inner event the envelope declares (``Envelope.wrapped``: Bedrock
+InvokeModel's ``bytes``) is unwrapped, redacted and wrapped again. A line that is no
+SSE field (every reader ignores it), a data
 line that is not JSON, junk inside broken JSON and the characters around bytes
 that are not UTF-8 are filler; the stray bytes themselves stay (a broken byte
 spells nothing) so the capture fails to decode exactly where it did.
@@ -65,47 +79,26 @@ import os
 import re
 import shutil
 import struct
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
 from typing import Any
 from zlib import crc32
 
+import orjson
+
 from . import timing
-from .batch import over_files
-from .encode import encode_message
-from .eventstream import PRELUDE, is_eventstream
-from .jsonarray import JSONArrayDecoder, opens_array
-from .sources import CAPTURE_SUFFIXES, entry_problem
-from .sse import SSEDecoder
+from .events import PAYLOAD_ERRORS, Ev
+from .framing.eventstream import PRELUDE, encode_message, is_eventstream, parse_headers
+from .framing.jsonarray import JSONArrayDecoder, opens_array
+from .framing.sse import SSEDecoder
+from .providers import FORMATS, sniff
+from .providers.spec import Reader, WireFormat
+from .sources import CAPTURE_SUFFIXES, entry_problem, over_files
 
 FILLERS = {1: "x", 2: "ø", 3: "░", 4: "𝕩"}
 """Filler by UTF-8 length (ASCII letters and digits keep their class: ``x``, ``X``, ``0``)."""
-CONTAINERS = frozenset((
-    # Anthropic
-    "message", "content_block", "delta", "usage", "error", "content", "cache_creation",
-    "server_tool_use",
-    # Chat Completions (and Cohere v2, Ollama: the same envelope words)
-    "choices", "tool_calls", "function", "prompt_tokens_details", "completion_tokens_details",
-    # Responses
-    "response", "item", "output", "part", "input_tokens_details", "output_tokens_details",
-    "reasoning", "text", "format", "incomplete_details",
-    # Gemini
-    "candidates", "parts", "functionCall", "usageMetadata", "partialArgs",
-    # Bedrock ConverseStream (InvokeModel's Nova wraps each event under its name)
-    "start", "toolUse", "metrics", "messageStart", "contentBlockStart", "contentBlockDelta",
-    "contentBlockStop", "messageStop", "metadata", "amazon-bedrock-invocationMetrics",
-    # Cohere v2
-    "billed_units", "tokens",
-))
-"""Objects whose members are envelope: only under these do schema keys keep their values.
-Anything else (``input``, ``args``, object ``arguments``, a format not listed) is data."""
-NUMBER_KEYS = frozenset((
-    "index", "output_index", "content_index", "summary_index", "sequence_number",
-    "contentBlockIndex", "annotation_index", "created", "created_at", "latencyMs",
-))
-"""Numbers that are structure (which block, which event) or measurements (token counts)."""
 _COUNT = re.compile(r"(?i)tokens?$|tokencount$|_requests$")
 KEPT_COMMENTS = frozenset(("", "ping", "keep-alive", "keepalive", "heartbeat",
                            "OPENROUTER PROCESSING"))
@@ -119,21 +112,7 @@ _ID_PREFIX = re.compile(
 """Id prefixes providers use (``toolu_``, ``call_``...), kept; any other prefix is replaced."""
 _NUMBER_PREFIX = re.compile(r"-?[0-9]*(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?")
 _HEADER_SIZES = {2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}  # event-stream header value sizes
-ID_KEYS = frozenset((
-    "id", "call_id", "item_id", "tool_use_id", "tool_call_id", "response_id",
-    "previous_response_id", "message_id", "responseId", "toolUseId",
-))
-SCHEMA_KEYS = frozenset((
-    "type", "object", "role", "name", "model", "stop_reason", "finish_reason", "status",
-    "service_tier", "tool_choice", "truncation", "effort", "verbosity", "inference_geo",
-    "system_fingerprint", "finishReason", "modelVersion", "event", "stopReason",
-    "done_reason", "jsonPath",  # Vertex partialArgs: a path of argument keys, kept as keys are
-))
-ARG_DELTA_EVENTS = frozenset((
-    "response.function_call_arguments.delta", "response.mcp_call_arguments.delta",
-))
-WHOLE_ARG_KEYS = frozenset(("arguments", "failed_generation"))
-"""Keys whose value is a whole argument string (a ``.done`` event, an error echoing a call)."""
+
 _KEPT = frozenset(' \t\n\r"\\/\b\f')  # whitespace, and every character with a short escape
 _UNIT = re.compile(
     r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"  # surrogate pair
@@ -208,10 +187,14 @@ class ArgsLexer:
 
     One instance per call, fed every fragment in order, so a split anywhere
     (inside a key, an escape, a number) changes nothing. Tolerant: a
-    truncated or invalid text never raises.
+    truncated or invalid text never raises. ``broken`` says a bare character was
+    neither a number's nor a literal's: the text is not JSON (a custom tool's free
+    text), and a lexer made with ``text`` fills all of it, as any other text.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, text: bool = False) -> None:
+        self.text = text
+        self.broken = False
         self.stack: list[str] = []
         self.in_string = False
         self.is_key = False
@@ -220,6 +203,8 @@ class ArgsLexer:
         self.word = ""  # the bare word (number or literal) being read
 
     def step(self, c: str) -> str:
+        if self.text:
+            return fill(c)
         if self.in_string:
             return self._in_string(c)
         if c == '"':
@@ -249,6 +234,7 @@ class ArgsLexer:
             return c
         if _NUMBER_PREFIX.fullmatch(self.word):
             return "1" if "0" <= c <= "9" else c  # never a leading zero: still valid
+        self.broken = True  # a literal's first letters may have been kept: redo it all
         return fill(c)
 
     def _in_string(self, c: str) -> str:
@@ -271,18 +257,119 @@ class ArgsLexer:
         return c if self.is_key else fill(c)
 
 
+# -- what the formats declare ------------------------------------------------------------
+@dataclass(frozen=True)
+class Policy:
+    """What redaction keeps and lexes, read from formats' declarations (never named here)."""
+
+    containers: frozenset[str]
+    schema: frozenset[str]
+    numbers: frozenset[str]
+    ids: frozenset[str]
+    """The envelope's ids and every key holding a call id."""
+    wrapped: frozenset[str]
+    fragment: frozenset[str]
+    whole: frozenset[str]
+
+    @classmethod
+    def of(cls, formats: Iterable[WireFormat]) -> Policy:
+        """The union of ``formats``' declarations."""
+        formats = list(formats)
+
+        def union(keys: Iterable[Iterable[str | None]]) -> frozenset[str]:
+            return frozenset(k for group in keys for k in group if k is not None)
+
+        envelopes, fields_ = [f.envelope for f in formats], [f.fields for f in formats]
+        return cls(containers=union(e.containers for e in envelopes),
+                   schema=union(e.schema for e in envelopes),
+                   numbers=union(e.numbers for e in envelopes),
+                   ids=union([*(e.ids for e in envelopes), *(f.call_id for f in fields_)]),
+                   wrapped=union((e.wrapped,) for e in envelopes),
+                   fragment=union(f.fragment for f in fields_),
+                   whole=union(f.whole for f in fields_))
+
+    def structural(self, path: tuple[Any, ...]) -> bool:
+        """Whether every object above a value is a container (not arguments, not unknown)."""
+        return all(isinstance(p, int) or p in self.containers for p in path[:-1])
+
+
+def policy(name: str | None = None) -> Policy:
+    """What is kept for a capture in format ``name`` (None: of a format not yet known).
+
+    The envelope is the union of every registered format's: before a capture's format shows
+    itself nothing else could stand in, and gateways mix envelopes (Bedrock InvokeModel
+    wraps Anthropic's and ConverseStream's events; Chat-compatible servers add their own).
+    Which keys hold argument text is the format's own: only its reader's rows pick them.
+    """
+    kept = Policy.of(FORMATS.values())
+    if name is None:
+        return kept
+    own = FORMATS[name].fields
+    return replace(kept, fragment=frozenset(own.fragment), whole=frozenset(own.whole))
+
+
 # -- one data payload -------------------------------------------------------------------
 @dataclass
 class _Turn:
-    """State that runs across the frames of one capture."""
+    """State that runs across the frames of one capture: its format's reader, once one
+    recognises a frame, and one argument lexer per call."""
 
+    free: frozenset[int] = frozenset()
+    """The lexers (by the order they are made) whose text an earlier pass found not JSON."""
+    policy: Policy = field(default_factory=policy)
+    reader: Reader | None = None
     lexers: dict[tuple[Any, ...], ArgsLexer] = field(default_factory=dict)
-    chat_ids: dict[tuple[Any, ...], str] = field(default_factory=dict)
+    made: list[ArgsLexer] = field(default_factory=list)
+
+    def new_lexer(self) -> ArgsLexer:
+        lexer = ArgsLexer(text=len(self.made) in self.free)
+        self.made.append(lexer)
+        return lexer
 
     def lexer(self, key: tuple[Any, ...]) -> ArgsLexer:
         if key not in self.lexers:
-            self.lexers[key] = ArgsLexer()
+            self.lexers[key] = self.new_lexer()
         return self.lexers[key]
+
+    def broken(self) -> frozenset[int]:
+        """The lexers that read text that is not JSON: a second pass fills it all."""
+        return frozenset(i for i, lexer in enumerate(self.made) if lexer.broken)
+
+    def rows(self, event: str, text: str) -> list[Ev] | None:
+        """What the format's reader reads in one frame (the first frame that shows a format
+        picks the reader, as ``load()`` does); None when no reader reads it."""
+        try:
+            payload = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return None
+        if self.reader is None:
+            name = sniff(event, payload)
+            if name is None:
+                return None
+            self.reader, self.policy = FORMATS[name].reader(), policy(name)
+        try:
+            return self.reader.normalize(event, payload, text)
+        except PAYLOAD_ERRORS:
+            return None  # a frame load() reports as a problem: default deny alone
+
+    def steps(self, rows: Sequence[Ev], strings: Sequence[_Str]) -> dict[int, Callable[[str], str]]:
+        """Which of a payload's strings are argument text, each with the lexer step that
+        rewrites it: a fragment the reader read (its call's lexer, fresh at each
+        announcement), and every other string under a whole-arguments key (a fresh one)."""
+        out: dict[int, Callable[[str], str]] = {}
+        for ev in rows:
+            key = (ev.choice, ev.block)
+            if ev.kind == "call_start":
+                self.lexers[key] = self.new_lexer()
+            elif ev.kind == "args_delta" and ev.fragment:
+                i = next((i for i, s in enumerate(strings) if i not in out
+                          and s.key in self.policy.fragment and s.value == ev.fragment), None)
+                if i is not None:  # (an object's text is no string: default deny fills it
+                    out[i] = self.lexer(key).step  # as a lexer would)
+        for i, s in enumerate(strings):
+            if i not in out and s.key in self.policy.whole:
+                out[i] = self.new_lexer().step
+        return out
 
 
 @dataclass
@@ -290,14 +377,20 @@ class _Str:
     start: int
     end: int
     path: tuple[Any, ...]
+    value: str = ""
+    """A string's decoded value."""
+
+    @property
+    def key(self) -> Any:
+        """The key the value stands under directly (an int inside an array)."""
+        return self.path[-1] if self.path else None
 
 
-def _scan(text: str) -> tuple[list[_Str], dict[tuple[Any, ...], str], list[_Str]]:
-    """Value strings with their paths, scalar values by path, and bare words (numbers,
+def _scan(text: str) -> tuple[list[_Str], list[_Str]]:
+    """Value strings with their paths and decoded values, and bare words (numbers,
     literals, or junk in broken JSON) with theirs."""
     stack: list[list[Any]] = []  # [bracket, member key or index, expecting a key]
     strings: list[_Str] = []
-    scalars: dict[tuple[Any, ...], str] = {}
     words: list[_Str] = []
     for m in _TOKEN.finditer(text):
         if m.start("s") >= 0:
@@ -306,9 +399,7 @@ def _scan(text: str) -> tuple[list[_Str], dict[tuple[Any, ...], str], list[_Str]
             if top is not None and top[0] == "{" and top[2]:
                 top[1] = value  # a key: it names the member that follows
                 continue
-            path = tuple(e[1] for e in stack)
-            strings.append(_Str(m.start("s"), m.end("s"), path))
-            scalars[path] = value
+            strings.append(_Str(m.start("s"), m.end("s"), tuple(e[1] for e in stack), value))
             continue
         kind = m.lastgroup
         if kind == "p":
@@ -328,30 +419,23 @@ def _scan(text: str) -> tuple[list[_Str], dict[tuple[Any, ...], str], list[_Str]
                 else:
                     stack[-1][1] += 1
         elif kind == "w":
-            path = tuple(e[1] for e in stack)
-            scalars[path] = m.group()
-            words.append(_Str(m.start(), m.end(), path))
-    return strings, scalars, words
+            words.append(_Str(m.start(), m.end(), tuple(e[1] for e in stack)))
+    return strings, words
 
 
 def _decoded(wire: str) -> str:
     return "".join(_decode(u.group()) for u in _UNIT.finditer(wire))
 
 
-def _structural(path: tuple[Any, ...]) -> bool:
-    """Whether every object above a value is a known envelope (not arguments, not unknown)."""
-    return all(isinstance(p, int) or p in CONTAINERS for p in path[:-1])
-
-
-def _number(word: str, path: tuple[Any, ...]) -> str:
+def _number(word: str, path: tuple[Any, ...], kept: Policy) -> str:
     """A bare word's stand-in: structural numbers and JSON literals kept, other digits ``1``,
     anything else (junk in broken JSON) filler."""
     if word in _LITERALS:
         return word
     if _NUMBER.fullmatch(word):
         key = path[-1] if path else None
-        if _structural(path) and isinstance(key, str) and (
-                key in NUMBER_KEYS or _COUNT.search(key)):
+        if kept.structural(path) and isinstance(key, str) and (
+                key in kept.numbers or _COUNT.search(key)):
             return word
         return re.sub(r"[0-9]", "1", word)  # never a leading zero: still a valid number
     return "".join(fill(c) for c in word)
@@ -362,6 +446,16 @@ def _key_of(path: tuple[Any, ...]) -> str | None:
         if isinstance(p, str):
             return p
     return None
+
+
+def _event_type(raw: bytes) -> str:
+    """An event-stream message's event name (its ``:event-type`` or ``:exception-type``)."""
+    try:
+        headers = parse_headers(raw)
+    except (ValueError, IndexError):
+        return ""
+    name = headers.get(":event-type", headers.get(":exception-type", ""))
+    return name if isinstance(name, str) else ""
 
 
 class Redactor:
@@ -408,83 +502,62 @@ class Redactor:
             counter += 1
 
     # -- a data payload ---------------------------------------------------------------
-    def data(self, text: str, turn: _Turn | None = None) -> str:
-        """One frame's ``data``, redacted (``turn`` carries argument lexers across frames)."""
+    def data(self, text: str, turn: _Turn | None = None, event: str = "message") -> str:
+        """One frame's ``data``, redacted (``turn`` carries the format's reader and the
+        argument lexers across frames; ``event`` is the frame's event name)."""
         turn = turn if turn is not None else _Turn()
         head = text.lstrip()
         if head == "[DONE]" or not head:
             return text
         if head[0] not in '{["':
             return "".join(fill(c) for c in text)  # not JSON: all of it is data
-        strings, scalars, words = _scan(text)
-        self._reset_calls(scalars, turn)
+        return self._json(text, turn, turn.rows(event, text))
+
+    def _json(self, text: str, turn: _Turn, rows: list[Ev] | None) -> str:
+        """A JSON payload with every value redacted; ``rows``, the reader's reading of it,
+        say which strings are argument text."""
+        kept = turn.policy
+        strings, words = _scan(text)
+        inner = {i for i, s in enumerate(strings) if len(s.path) == 1 and s.key in kept.wrapped}
+        # A wrapped event's rows are the inner event's: they are matched inside it.
+        steps = turn.steps(rows, strings) if rows is not None and not inner else {}
         out = list(text)  # one slot per character; each slot is rewritten at equal width
-        for s in strings:
+        for i, s in enumerate(strings):
             wire = text[s.start:s.end]
-            new = self._value(wire, s.path, scalars, turn)
+            step = steps.get(i)
+            if step is not None:
+                new = rewrite(wire, step)
+            elif i in inner:
+                new = self._wrapped(wire, turn, rows)
+            else:
+                new = self._value(wire, s.path, kept)
             if new != wire:
                 out[s.start:s.end] = list(new)
         for w in words:
-            out[w.start:w.end] = list(_number(text[w.start:w.end], w.path))
+            out[w.start:w.end] = list(_number(text[w.start:w.end], w.path, kept))
         return "".join(out)
 
-    def _reset_calls(self, scalars: dict[tuple[Any, ...], str], turn: _Turn) -> None:
-        """A call announced anew starts a fresh lexer (a block index can be reused)."""
-        kind = scalars.get(("type",))
-        if kind == "content_block_start":
-            turn.lexers.pop(("a", scalars.get(("index",))), None)
-        elif kind == "response.output_item.added":
-            turn.lexers.pop(("r", scalars.get(("output_index",))), None)
-        for path, value in scalars.items():
-            if len(path) >= 2 and path[-1] == "id" and "tool_calls" in path:
-                key = self._chat_key(path[:-1], scalars)
-                if value and turn.chat_ids.get(key) != value:
-                    turn.chat_ids[key] = value
-                    turn.lexers.pop(key, None)
-
-    @staticmethod
-    def _chat_key(call: tuple[Any, ...], scalars: dict[tuple[Any, ...], str]) -> tuple[Any, ...]:
-        i = call.index("tool_calls")
-        choice = scalars.get((*call[:2], "index"), call[1]) if call[:1] == ("choices",) else 0
-        # Chat: tool_calls[i]; Cohere: one tool_calls object, keyed by the event's index.
-        slot = call[i + 1] if len(call) > i + 1 else scalars.get(("index",))
-        return ("c", choice, scalars.get((*call[: i + 2], "index"), slot))
-
-    def _value(
-        self, wire: str, path: tuple[Any, ...], scalars: dict[tuple[Any, ...], str], turn: _Turn
-    ) -> str:
+    def _value(self, wire: str, path: tuple[Any, ...], kept: Policy) -> str:
         key = _key_of(path)
-        known = _structural(path) and isinstance(path[-1] if path else None, str)
-        if known and key in SCHEMA_KEYS:
+        known = kept.structural(path) and isinstance(path[-1] if path else None, str)
+        if known and key in kept.schema:
             return wire
-        if known and key in ID_KEYS:
+        if known and key in kept.ids:
             chars = iter(self.id(_decoded(wire)))
             return rewrite(wire, lambda c: next(chars))
-        if key == "bytes" and path == ("bytes",):
-            return self._wrapped(wire, turn)
-        if key == "input" and "toolUse" in path and "delta" in path:  # Bedrock, streamed
-            block = scalars.get((*path[: path.index("delta")], "contentBlockIndex"))
-            return rewrite(wire, turn.lexer(("b", block)).step)
-        if key == "partial_json":
-            return rewrite(wire, turn.lexer(("a", scalars.get(("index",)))).step)
-        if key == "delta" and scalars.get(("type",)) in ARG_DELTA_EVENTS:
-            return rewrite(wire, turn.lexer(("r", scalars.get(("output_index",)))).step)
-        if key == "arguments" and "tool_calls" in path and "delta" in path:
-            call = path[: path.index("tool_calls") + 2]
-            return rewrite(wire, turn.lexer(self._chat_key(call, scalars)).step)
-        if key in WHOLE_ARG_KEYS:
-            return rewrite(wire, ArgsLexer().step)  # the whole string at once
         return rewrite(wire, fill)
 
-    def _wrapped(self, wire: str, turn: _Turn) -> str:
-        """Bedrock InvokeModel's ``{"bytes": base64 of a JSON event}``: the event inside is
-        redacted and wrapped again (same length in, same length out); anything else is
-        filler."""
+    def _wrapped(self, wire: str, turn: _Turn, rows: list[Ev] | None) -> str:
+        """A base64 inner event (``Envelope.wrapped``): redacted, with the reader's rows of
+        it, and wrapped again (same length in, same length out); anything else is filler."""
         try:
             inner = base64.b64decode(wire, validate=True).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError):
             return rewrite(wire, fill)
-        out = base64.b64encode(self.data(inner, turn).encode("utf-8")).decode("ascii")
+        head = inner.lstrip()
+        redacted = (self._json(inner, turn, rows) if head[:1] in ("{", "[")
+                    else self.data(inner, turn))
+        out = base64.b64encode(redacted.encode("utf-8")).decode("ascii")
         return out if len(out) == len(wire) else rewrite(wire, fill)
 
     # -- a whole capture ----------------------------------------------------------------
@@ -498,44 +571,43 @@ class Redactor:
         """
         if not body:
             raise Refused(source, 0, "empty file: nothing to redact")
-        if ndjson:
-            return self._ndjson(body, source)
-        if opens_array(body[:4096]):
-            return self._jsonarray(body, source)
-        if is_eventstream(body[:1]):
-            return self._eventstream(body, source)
-        return self._sse(body, source)
+        how = (self._ndjson if ndjson else self._jsonarray if opens_array(body[:4096])
+               else self._eventstream if is_eventstream(body[:1]) else self._sse)
+        turn = _Turn()
+        out = how(body, source, turn)
+        # A call's text read as JSON until it proved not to be: redone, all of it filler.
+        free = turn.broken()
+        return how(body, source, _Turn(free)) if free else out
 
-    def _ndjson(self, body: bytes, source: str) -> bytes:
+    def _ndjson(self, body: bytes, source: str, turn: _Turn) -> bytes:
         """One JSON value a line, each redacted like an SSE ``data`` payload."""
         out = bytearray(body)
-        turn = _Turn()
         events = 0
         for m in re.finditer(rb"[^\r\n]+", body):
             text = _text(m.group())
             if text.strip():
                 events += text.lstrip()[:1] in ("{", "[")
-                out[m.start():m.end()] = _same_size(self.data(text, turn), len(m.group()))
+                out[m.start():m.end()] = _same_size(self.data(text, turn, "line"),
+                                                        len(m.group()))
         if not events:
             raise Refused(source, 0, "not NDJSON: no line holds a JSON object or array")
         return bytes(out)
 
-    def _jsonarray(self, body: bytes, source: str) -> bytes:
+    def _jsonarray(self, body: bytes, source: str, turn: _Turn) -> bytes:
         """Each element redacted like an SSE ``data`` payload; brackets, commas and the
         whitespace between elements kept. An array that cannot be read to its end is
         refused whole: past its problem no element can be told from the next."""
         out = bytearray(body)
-        turn = _Turn()
         dec = JSONArrayDecoder(source, strict=False)
         for fr in dec.feed(body) + dec.close():
             if fr.problem is not None:
                 raise Refused(source, fr.offset, f"not a whole JSON array: {fr.problem}")
-            out[fr.offset:fr.end] = _same_size(self.data(fr.data, turn), fr.end - fr.offset)
+            out[fr.offset:fr.end] = _same_size(self.data(fr.data, turn, fr.event),
+                                                 fr.end - fr.offset)
         return bytes(out)
 
-    def _sse(self, body: bytes, source: str) -> bytes:
+    def _sse(self, body: bytes, source: str, turn: _Turn) -> bytes:
         out = bytearray(body)
-        turn = _Turn()
         dec = SSEDecoder(strict=False)
         done: set[int] = set()  # starts of the data lines redacted frame by frame
         whole = 0
@@ -544,7 +616,7 @@ class Redactor:
                 continue
             whole += 1
             spans = _data_spans(body, fr.offset, fr.end)
-            pieces = self.data(fr.data, turn).split("\n")
+            pieces = self.data(fr.data, turn, fr.event).split("\n")
             if len(pieces) == len(spans):
                 for (a, b), piece in zip(spans, pieces, strict=True):
                     out[a:b] = _same_size(piece, b - a)
@@ -573,11 +645,10 @@ class Redactor:
                                             end - start)
         return bytes(out)
 
-    def _eventstream(self, body: bytes, source: str) -> bytes:
+    def _eventstream(self, body: bytes, source: str, turn: _Turn) -> bytes:
         """AWS event-stream: headers and payload redacted in place, each message's CRC
         recomputed (a CRC that was wrong stays wrong by the same difference)."""
         out = bytearray(body)
-        turn = _Turn()
         at = 0
         while at + PRELUDE <= len(body):
             total, hlen, head_crc = struct.unpack_from(">III", body, at)
@@ -592,8 +663,8 @@ class Redactor:
             except (IndexError, UnicodeDecodeError, ValueError):
                 headers = b"x" * hlen
             text = _text(body[payload:end])
-            message = bytearray(encode_message(headers, _same_size(self.data(text, turn),
-                                                                   end - payload)))
+            redacted = self.data(text, turn, _event_type(body[heads:payload]))
+            message = bytearray(encode_message(headers, _same_size(redacted, end - payload)))
             stored = struct.unpack_from(">I", body, end)[0]
             wrong = crc32(body[at:end]) ^ stored  # 0 unless the capture's CRC was wrong
             struct.pack_into(">I", message, total - 4, crc32(message[:-4]) ^ wrong)

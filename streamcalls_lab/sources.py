@@ -24,12 +24,12 @@ import json
 import os
 import stat
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain
 from os import PathLike
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from . import provenance, timing
 from .errors import CaptureError
@@ -291,3 +291,37 @@ def _read_all(stream: IO[bytes]) -> Iterator[bytes]:
         if isinstance(chunk, str):
             raise TypeError("capture file objects must be opened in binary mode ('rb')")
         yield chunk
+
+
+# -- many files: one step each behind a progress bar ---------------------------------------
+# Importing recordings and redacting captures both run this way: a bad file stops the run
+# when the caller gave no list for failures, else it is noted there while the rest go on.
+T = TypeVar("T")
+R = TypeVar("R")
+E = TypeVar("E", bound=Exception)
+
+
+def over_files(
+    step: Callable[[T], R],
+    items: Iterable[T],
+    *,
+    desc: str,
+    progress: bool | None,
+    catch: type[E],
+    failures: list[E] | None,
+) -> list[R]:
+    """``step`` of each item in order, with a progress bar (``progress`` None: only on a
+    terminal). ``failures``: a list that collects each ``catch`` error while the rest go on;
+    without one the first raises."""
+    from tqdm.auto import tqdm  # only a batch pays for the bar's import
+
+    done = []
+    for item in tqdm(items, desc=desc, unit="file",
+                     disable=None if progress is None else not progress):
+        try:
+            done.append(step(item))
+        except catch as e:
+            if failures is None:
+                raise
+            failures.append(e)
+    return done

@@ -8,6 +8,7 @@ provider: the formats cut arguments very differently, and a pooled figure hides 
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,9 +19,8 @@ from .calls import calls as _calls
 from .prefixes import strict_parses
 
 FRAGMENT_KINDS = ("args_delta", "text_delta")
-ANOMALIES = (
-    "missing_stop", "merged_calls", "index_reuse", "done_mismatch", "unannounced", "error",
-)
+CALL_PROBLEMS = ("missing_stop", "merged_calls", "done_mismatch", "unannounced", "error")
+"""What :func:`call_problems` names (what the producer did is ``scl.anomalies``)."""
 
 
 @dataclass(frozen=True)
@@ -289,12 +289,13 @@ def _json_values(text: str) -> int:
         count += 1
 
 
-def anomalies(deltas: pd.DataFrame, table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per thing a careful client must handle: which turn, which call, and what.
+def call_problems(deltas: pd.DataFrame, table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per call a careful client must hold back or question: which turn, which
+    call, and why (:data:`CALL_PROBLEMS`; what the producer sent that is unusual is
+    :func:`streamcalls_lab.anomalies`).
 
     - ``missing_stop``: a call whose stop (or done) event never arrived;
     - ``merged_calls``: one buffer holding several JSON values back to back;
-    - ``index_reuse``: a block key announced more than once in a turn;
     - ``done_mismatch``: a done event repeating a string the fragments do not add up to;
     - ``unannounced``: fragments for a key no call was announced on;
     - ``error``: an error row (provider error or unreadable frame).
@@ -302,10 +303,10 @@ def anomalies(deltas: pd.DataFrame, table: pd.DataFrame | None = None) -> pd.Dat
     table = _calls_of(deltas, table)
     found: list[dict[str, object]] = []
 
-    def add(row: pd.Series, anomaly: str, detail: str) -> None:
+    def add(row: pd.Series, problem: str, detail: str) -> None:
         found.append({
             "turn": row["turn"], "provider": str(row["provider"]), "block": row["block"],
-            "call_id": row["call_id"], "tool": row["tool"], "anomaly": anomaly,
+            "call_id": row["call_id"], "tool": row["tool"], "problem": problem,
             "detail": detail,
         })
 
@@ -321,24 +322,24 @@ def anomalies(deltas: pd.DataFrame, table: pd.DataFrame | None = None) -> pd.Dat
         if isinstance(row["problem"], str) and "never announced" in row["problem"]:
             add(row, "unannounced", row["problem"])
 
-    starts = deltas[deltas["kind"] == "call_start"]
-    keys = [c for c in ("turn", "choice", "block") if c in starts]  # each choice its own
-    for key, group in starts.groupby(keys, sort=False, dropna=False):
-        block = key[-1]
-        if len(group) > 1:
-            ids = ", ".join(str(v) for v in group["call_id"].fillna("?"))
-            first = group.iloc[0]
-            add(first, "index_reuse", f"block {block} announced {len(group)} times ({ids})")
-
     for _, row in deltas[deltas["kind"] == "error"].iterrows():
         add(row, "error", f"at byte {row['offset']}: {row['problem']}")
 
     out = pd.DataFrame(found, columns=[
-        "turn", "provider", "block", "call_id", "tool", "anomaly", "detail"])
+        "turn", "provider", "block", "call_id", "tool", "problem", "detail"])
     return out.astype({
         "turn": "str", "provider": "str", "block": "Int64", "call_id": "str", "tool": "str",
-        "anomaly": "str", "detail": "str",
+        "problem": "str", "detail": "str",
     })
+
+
+def anomalies(deltas: pd.DataFrame, table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Deprecated: :func:`call_problems` (whose ``problem`` column was ``anomaly``); a block
+    announced twice is now the producer quirk ``index_reuse`` of ``scl.anomalies``."""
+    warnings.warn("stats.anomalies is now stats.call_problems (producer quirks, index_reuse "
+                  "among them, are streamcalls_lab.anomalies); it goes in the next release",
+                  DeprecationWarning, stacklevel=2)
+    return call_problems(deltas, table).rename(columns={"problem": "anomaly"})
 
 
 def prefix_table(deltas: pd.DataFrame, turn: str) -> pd.DataFrame:

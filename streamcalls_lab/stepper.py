@@ -11,18 +11,26 @@ forward produced, and a slider over a few hundred events never recomputes. When 
 turn's bytes are known, every handler is fed through ``feed_bytes`` in socket reads
 (the recorded ones, or ``read_size`` bytes each), so a byte-level fault shows up at the
 step whose read broke it.
+
+A play button should move at the pace the turn was recorded at, without a thread: the
+view's clock (``ipywidgets.Play``) counts milliseconds, and :func:`step_at` says which step
+that moment has reached; :func:`history` says, for every fault variant, when it first went
+wrong and whether it is still wrong now.
 """
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from collections import deque
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from os import PathLike
 from typing import Any
 
 import pandas as pd
 
-from .accumulate import Accumulator, Snapshot, present
+from .accumulate import Accumulator, CallKey, Snapshot, present
 from .faults import CORRECT, FAULTS
 from .loader import frames, load
 from .sources import Source, resolve
@@ -57,7 +65,7 @@ class Step:
 
     @property
     def buffers(self) -> dict[Hashable, str]:
-        """The correct handler's argument buffers, keyed by block."""
+        """The correct handler's argument buffers, keyed by (choice, block)."""
         return self.correct.snapshot.buffers
 
     @property
@@ -80,20 +88,41 @@ def _first_difference(a: str, b: str) -> int:
                 min(len(a), len(b)))
 
 
+def _done(snapshot: Snapshot) -> dict[CallKey, str]:
+    return {CallKey(c.get("choice"), c["block"]): c["args"] for c in snapshot.finished}
+
+
+def _calls(snapshot: Snapshot) -> list[tuple[Any, ...]]:
+    """Every call handed on, in a fixed order: (choice, block, id, tool, args)."""
+    return sorted(((c.get("choice"), c["block"], c["call_id"], c["tool"], c["args"])
+                   for c in snapshot.finished), key=repr)
+
+
+def _held(buffers: Mapping[Hashable, str], key: Hashable) -> str | None:
+    """A variant's buffer for the correct handler's key: under that key, or under the block
+    alone (a variant that ignores the choice, the same on a turn with one)."""
+    if key in buffers:
+        return buffers[key]
+    return buffers.get(key.block) if isinstance(key, CallKey) else None
+
+
 def diverge(correct: Snapshot, variant: VariantState) -> str | None:
     """Why a variant's state differs from the correct one's, in a phrase; None if it does not."""
     if variant.error is not None:
         return variant.error
     got = variant.snapshot
-    want_done = {c["block"]: c["args"] for c in correct.finished}
-    got_done = {c["block"]: c["args"] for c in got.finished}
+    want_done = _done(correct)
+    got_done = _done(got)
     for block, args in got_done.items():
         if block not in want_done:
             return f"handed on block {block} before its stop, as {_short(args)}"
     for block, want in correct.buffers.items():
-        have = got.buffers.get(block)
+        have = _held(got.buffers, block)
         if have is None:
-            return f"has no buffer for block {block}"
+            filed = ", ".join(_short(k) if isinstance(k, str) else repr(k)
+                              for k in list(got.buffers)[:3])
+            return f"has no buffer for block {block}" + (
+                f" (it files them under {filed})" if filed else "")
         if have != want:
             if have.endswith(want) and len(have) > len(want):
                 return f"block {block}: its buffer already holds another call's arguments"
@@ -107,6 +136,14 @@ def diverge(correct: Snapshot, variant: VariantState) -> str | None:
             return f"never hands on block {block}"
         if got_done[block] != want:
             return f"hands on block {block} as {_short(got_done[block])}"
+    wanted, handed = _calls(correct), _calls(got)  # two calls at one block, a name changed
+    if len(handed) != len(wanted):
+        return f"hands on {len(handed)} call(s) where {len(wanted)} were sent"
+    for want, have in zip(wanted, handed, strict=True):
+        if want != have:
+            return (f"hands on block {have[1]} under id {_short(str(have[2]))} and tool "
+                    f"{_short(str(have[3]))}: sent under {_short(str(want[2]))}, "
+                    f"{_short(str(want[3]))}")
     if got.message != correct.message:
         if any(b and b[:6] in got.message for b in correct.buffers.values()):
             return "argument text on the message surface"
@@ -277,3 +314,102 @@ def first_divergence(stepper: Stepper, upto: int | None = None) -> dict[str, tup
         for name, reason in stepper.state(i).diverged.items():
             out.setdefault(name, (i, reason))
     return out
+
+
+# -- playback: the recorded clock and the history so far -------------------------------------
+# What a stepper view needs beyond one step: the recorded clock and the history so far.
+#
+# A play button should move at the pace the turn was recorded at, without a thread: the
+# view's clock (``ipywidgets.Play``) counts milliseconds, and :func:`step_at` says which
+# step that moment has reached. :func:`history` says, for every fault variant, when it
+# first went wrong and whether it is still wrong now (a variant that handed a call on early
+# can agree again once the stop arrives). :func:`play_range`, :func:`step_of` and
+# :func:`ms_of` map between that clock and the steps, so a view only links two widgets.
+FALLBACK_GAP = 0.1
+"""Seconds between steps when a turn has no recorded timing."""
+HISTORY_COLUMNS = ("variant", "first_step", "first_reason", "now")
+
+
+@dataclass(frozen=True)
+class Clock:
+    """When each step's event arrived, in seconds since the first byte (never decreasing)."""
+
+    times: tuple[float, ...]
+    recorded: bool
+    """False when the turn had no timing and the steps are spaced evenly."""
+
+    @property
+    def duration(self) -> float:
+        return self.times[-1] if self.times else 0.0
+
+    def at(self, seconds: float) -> int:
+        """The step reached ``seconds`` after the first byte."""
+        return step_at(self.times, seconds)
+
+
+def clock(stepper: Stepper, source: Any = None, *, gap: float = FALLBACK_GAP) -> Clock:
+    """The recorded pace of a stepper's turn.
+
+    Taken from the stepper's events, or, when those carry no time (a stepper fed bytes),
+    from ``load(source)`` for the same turn: the timing sidecar beside a capture file.
+    Events with no time get the time of the one before; a turn with no timing at all is
+    spaced one event every ``gap`` seconds.
+    """
+    events = stepper.events
+    times = events["t"].astype("float64")
+    if times.isna().all() and isinstance(source, (str, PathLike)):
+        timed = load(source, strict=False)
+        timed = timed[timed["turn"] == stepper.turn]
+        by_seq = dict(zip(timed["seq"], timed["t"].astype("float64"), strict=True))
+        times = events["seq"].map(by_seq).astype("float64")
+    if times.isna().all():
+        return Clock(tuple(i * gap for i in range(len(events))), False)
+    filled = times.ffill().fillna(0.0).cummax()
+    return Clock(tuple(float(t) for t in filled), True)
+
+
+def step_at(times: Sequence[float], seconds: float) -> int:
+    """The last step whose event had arrived ``seconds`` after the first byte."""
+    if not times:
+        raise ValueError("no steps")
+    return min(max(bisect_right(times, seconds) - 1, 0), len(times) - 1)
+
+
+def play_range(clock: Clock, speed: float, tick_ms: int) -> tuple[int, int]:
+    """The play clock's ``(step, max)`` in recorded milliseconds at ``speed``.
+
+    A play widget adds ``step`` each tick and stops before it would pass ``max``. With
+    ``max`` one step short of a step past the end, the last value it reaches is at or past
+    the turn's last event from any starting value, at any speed, so the last step (the last
+    call's stop, when it is handed on) is always shown.
+    """
+    if speed <= 0:
+        raise ValueError("speed must be positive")
+    step = max(1, round(tick_ms * speed))
+    # at least 1 ms: a turn whose events all share t = 0 still plays past its start
+    return step, max(math.ceil(clock.duration * 1000), 1) + step - 1
+
+
+def step_of(clock: Clock, ms: int) -> int:
+    """The step a play clock at ``ms`` shows: step 0 at the start, then the last arrived."""
+    return 0 if ms <= 0 or not clock.times else clock.at(ms / 1000)
+
+
+def ms_of(clock: Clock, step: int) -> int:
+    """Where a play clock stands when the reader moves to ``step``."""
+    return int(clock.times[step] * 1000) if clock.times else 0
+
+
+def history(stepper: Stepper, upto: int) -> pd.DataFrame:
+    """Per variant: the first step (up to ``upto``) at which it diverged, why, and why now.
+
+    ``first_step`` is NA and both reasons empty for a variant that has not gone wrong yet;
+    ``now`` is empty when it agrees with the correct handler at ``upto``.
+    """
+    first = first_divergence(stepper, upto)
+    now = stepper.state(upto).diverged
+    rows = [{"variant": name, "first_step": first[name][0] if name in first else None,
+             "first_reason": first.get(name, (None, ""))[1], "now": now.get(name, "")}
+            for name in stepper.faults]
+    return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS)).astype(
+        {"variant": "str", "first_step": "Int64", "first_reason": "str", "now": "str"})

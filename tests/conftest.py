@@ -11,11 +11,10 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 CAPTURES = Path(os.environ.get("STREAMCALLS_CAPTURES", REPO.parent / "shared" / "captures"))
 FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
-# Modules that share one JupyterLab, one Chromium and one executed course per process: under
-# pytest-xdist all their tests go to a single worker, or each worker would start its own and
-# run the whole course again.
-ONE_WORKER = ("test_browser.py", "test_browser_course.py", "test_browser_site.py",
-              "test_voila.py")
+# The folder whose modules share one JupyterLab, one Chromium and one executed course per
+# process: under pytest-xdist all its tests go to a single worker, or each worker would start
+# its own and run the whole course again.
+ONE_WORKER = "tests/browser/"
 
 
 def capture_files(*formats: str) -> list[Path]:
@@ -32,8 +31,7 @@ def captures() -> Path:
 
 def one_worker_scope(nodeid: str) -> str | None:
     """The shared scope of a test that must run beside the other browser tests, else None."""
-    module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
-    return "browser" if module in ONE_WORKER else None
+    return "browser" if nodeid.split("::", 1)[0].startswith(ONE_WORKER) else None
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own; no xdist, no hook

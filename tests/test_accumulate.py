@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab.accumulate import Accumulator
-from streamcalls_lab.check import Call, Text, turn_bytes
+from streamcalls_lab.accumulate import Accumulator, CallKey
+from streamcalls_lab.check import Call, Text, turn_bytes, two_choice_calls, two_choice_turn
 
 from .conftest import capture_files
 
@@ -61,12 +61,34 @@ def test_snapshot_is_a_copy_that_later_events_do_not_change() -> None:
     assert before.finished == () and acc.snapshot().finished != ()
 
 
-def test_snapshot_shows_message_and_buffers_by_block() -> None:
+def test_snapshot_shows_message_and_buffers_by_choice_and_block() -> None:
     acc = Accumulator()
     for event in scl.load(TURN).to_dict("records"):
         acc.feed(event)
     snap = acc.snapshot()
-    assert (snap.message, snap.buffers) == ("Voilà — 東京", {1: '{"city": "Zürich", "n": 20}'})
+    assert (snap.message, snap.buffers) == ("Voilà — 東京", {
+        CallKey(None, 1): '{"city": "Zürich", "n": 20}'})
+
+
+TWO_CHOICES = [Call("get_weather", "call_a", ('{"x":', "1}")),
+               Call("get_weather", "call_b", ('{"y":', "2}"))]
+
+
+def test_two_choices_with_a_call_at_index_0_each_keep_their_own_calls() -> None:
+    body = two_choice_turn(TWO_CHOICES)
+    assert _finish_from_bytes(body, 5) == _finish_from_events(body)
+    assert [{k: c[k] for k in ("block", "choice", "call_id", "tool", "args")}
+            for c in _finish_from_events(body)] == two_choice_calls(TWO_CHOICES)
+
+
+def test_a_choices_finish_closes_only_its_own_calls() -> None:
+    acc = Accumulator()
+    events = scl.load(two_choice_turn(TWO_CHOICES)).to_dict("records")
+    first_finish = next(i for i, e in enumerate(events)
+                        if e["kind"] == "block_stop" and e["choice"] == 0)
+    for event in events[:first_finish + 1]:
+        acc.feed(event)
+    assert [(c["choice"], c["args"]) for c in acc.snapshot().finished] == [(0, '{"x":1}')]
 
 
 @pytest.mark.captures
@@ -83,3 +105,13 @@ def test_finish_equals_calls_complete_args_for_every_capture(captures: Path,
 def test_feed_bytes_matches_events_for_every_capture(captures: Path, path: Path) -> None:
     body = path.read_bytes()
     assert _finish_from_bytes(body, 7) == _finish_from_events(body)
+
+
+def test_each_choices_text_is_its_own_message_never_interleaved() -> None:
+    body = two_choice_turn([[Text(("Paris ", "first.")), TWO_CHOICES[0]],
+                            [Text(("Rome ", "then.")), TWO_CHOICES[1]]])
+    acc = Accumulator()
+    acc.feed_bytes(body)
+    acc.finish()
+    assert acc.message == "Paris first.Rome then."
+    assert acc.texts == {0: ["Paris ", "first."], 1: ["Rome ", "then."]}

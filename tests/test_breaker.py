@@ -68,10 +68,24 @@ def test_reads_rejoin_to_the_body() -> None:
 
 @pytest.mark.parametrize("provider", FORMATS)
 @pytest.mark.parametrize("name", list(PRESETS))
-def test_each_preset_breaks_its_own_fault_in_every_format(name: str, provider: str) -> None:
+def test_each_preset_breaks_its_own_fault_in_every_format_it_can_be_written_in(
+        name: str, provider: str) -> None:
+    if provider not in PRESETS[name].formats():
+        with pytest.raises(ValueError, match="cannot carry"):
+            breaker.turn_body(replace(PRESETS[name], provider=provider))
+        return
     result = run(replace(PRESETS[name], provider=provider))
     assert name in result.broken()
     assert result.faults[name].reason
+
+
+def test_every_fault_has_a_preset() -> None:
+    assert list(PRESETS) == list(scl.FAULTS)
+
+
+def test_interleaved_calls_can_be_written_where_the_format_allows_them_only() -> None:
+    assert PRESETS["key_by_last"].formats() == ("openai-chat", "openai-responses")
+    assert PRESETS["one_choice"].formats() == ("openai-chat",)
 
 
 # The same preset with the one condition it depends on taken away.
@@ -81,6 +95,8 @@ DEFUSED = {
     "parse_to_finish": {"cut_off": False},
     "lenient_parse": {"split": None},
     "key_by_name": {"earlier": None},
+    "key_by_last": {"interleave": False},
+    "one_choice": {"two_choices": False},
     "decode_chunks": {"read_size": None},
 }
 

@@ -6,7 +6,17 @@ import pandas as pd
 
 import streamcalls_lab as scl
 
-from .sse_turns import ADDED, ANNOUNCE, START, TOOL, anthropic, arg, args_delta, chat, responses
+from .support.sse_turns import (
+    ADDED,
+    ANNOUNCE,
+    START,
+    TOOL,
+    anthropic,
+    arg,
+    args_delta,
+    chat,
+    responses,
+)
 
 STOP = {"type": "content_block_stop", "index": 1}
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import ast
 import json
+import re
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab import FAULTS, Accumulator, check_handler
+from streamcalls_lab import FAULTS, Accumulator, check_handler, faults
 from streamcalls_lab.check import (
     CLASSES,
     INTERLEAVING,
@@ -17,14 +19,14 @@ from streamcalls_lab.check import (
     TURN_FORMATS,
     Call,
     Text,
-    _interleaves,
     byte_turns,
-    deleted_only,
     event_cases,
     expected_calls,
-    partly_decoded,
     turn_bytes,
+    two_choice_calls,
+    two_choice_turn,
 )
+from streamcalls_lab.faults import CALLS, FOUND_BY_THE_KIT, SPECS, BugClass, Symptom
 
 
 def test_the_correct_accumulator_passes_clean() -> None:
@@ -48,8 +50,9 @@ def test_the_trim_example_loses_data_inside_a_string_not_a_space_between_tokens(
 
 
 def test_the_example_is_the_smallest_this_class_alone_explains() -> None:
+    # a cut stream is eof_as_stop's as much as lenient_parse's: the example is a whole one
     row = check_handler(FAULTS["lenient_parse"]).iloc[0]
-    assert (row["family"], row["got"]) == ("truncated", repr('{"limit": 2'))
+    assert (row["family"], row["got"]) == ("unicode_escape", repr('{"name": "'))
 
 
 def _fed(events: list[dict[str, Any]]) -> Accumulator:
@@ -72,7 +75,7 @@ def test_a_function_that_hands_on_unfinished_calls_is_flagged() -> None:
     def eager(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [buf.result() for buf in _fed(events).calls]  # ignores the stop
 
-    assert "lenient_parse" in set(check_handler(eager)["class"])
+    assert list(check_handler(eager)["class"]) == ["eof_as_stop"]
 
 
 def test_a_handler_that_raises_is_a_crash() -> None:
@@ -99,8 +102,35 @@ def test_a_cut_turn_ends_without_any_stop(fmt: str) -> None:
     assert not scl.calls(body)["complete"].any()
 
 
-def test_the_classes_are_the_fault_names_then_the_bugs_no_fault_shows() -> None:
-    assert CLASSES[:len(FAULTS)] == tuple(FAULTS) and len(set(CLASSES)) == len(CLASSES)
+def test_the_classes_are_the_specs_and_the_faults_those_with_a_handler_in_that_order() -> None:
+    assert list(CLASSES) == list(SPECS)
+    assert list(FAULTS) == [n for n, s in SPECS.items() if s.handler is not None]
+    assert all(FAULTS[n] is s.handler for n, s in SPECS.items() if s.handler is not None)
+
+
+CITATION = re.compile(r"^[\w.-]+/[\w.-]+(#\d+| PR #\d+)$")
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_every_class_has_a_recogniser_a_summary_a_citation_and_a_preset_if_it_has_a_handler(
+        name: str) -> None:
+    spec = SPECS[name]
+    assert spec.name == name and callable(spec.recognise)
+    assert spec.summary.strip() and "\n" not in spec.summary and spec.summary.endswith(".")
+    assert spec.cites and all(CITATION.match(c) or c == FOUND_BY_THE_KIT for c in spec.cites)
+    if spec.handler is not None:
+        assert isinstance(spec.preset, Mapping) and spec.preset, f"{name} has no preset"
+
+
+def test_a_class_with_a_handler_cannot_be_registered_without_a_preset() -> None:
+    with pytest.raises(ValueError, match="preset"):
+        faults.register(BugClass("x", "x.", (FOUND_BY_THE_KIT,), lambda s: False, Accumulator))
+    assert "x" not in SPECS
+
+
+def test_the_report_carries_each_classs_summary() -> None:
+    report = check_handler(FAULTS["key_by_id"])
+    assert list(report["summary"]) == [SPECS["key_by_id"].summary]
 
 
 def test_interleaved_cases_are_in_every_format_that_allows_them_and_only_there() -> None:
@@ -134,22 +164,58 @@ def test_anthropic_turns_cannot_interleave() -> None:
         turn_bytes("anthropic-messages", [Call("a", "c1", ("{}",))], interleave=True)
 
 
-def test_interleaves_accepts_a_shuffle_that_keeps_each_order_and_nothing_else() -> None:
-    assert _interleaves("[(12])", "[1]", "(2)")
-    assert not _interleaves("[1](2)", "[1]", "(2)")  # one after the other: not mixed
-    assert not _interleaves("[2(1])", "[1]", "(2)")  # 2 before its own "(": out of order
-    assert not _interleaves("[(12]", "[1]", "(2)")
-
-
 def test_the_byte_turns_hold_multi_byte_characters() -> None:
     assert all(len(body) > len(body.decode()) for body, _, _ in byte_turns().values())
 
 
-def test_deleted_only_accepts_removed_spaces_only() -> None:
-    assert deleted_only('{"a": "x y"}', '{"a":"xy"}', str.isspace)
-    assert not deleted_only('{"a": "x y"}', '{"a": "x z"}', str.isspace)
+# -- two choices (Chat with n = 2), each with a call at index 0 -------------------------------
+CHOICES = [Call("get_weather", "call_a", ('{"x":', "1}")),
+           Call("get_weather", "call_b", ('{"y":', "2}"))]
 
 
-def test_partly_decoded_accepts_some_escapes_as_characters() -> None:
-    assert partly_decoded('"caf\\u00e9 \\n"', '"café \\n"')
-    assert not partly_decoded('"caf\\u00e9"', '"cafe"')
+def test_the_two_choices_family_is_chat_only_and_reads_back_as_written() -> None:
+    assert {c.format for c in event_cases() if c.family == "two_choices"} == {"openai-chat"}
+    table = scl.calls(two_choice_turn(CHOICES))
+    got = table[["block", "choice", "call_id", "tool", "args"]].to_dict("records")
+    assert got == two_choice_calls(CHOICES)
+
+
+def test_keying_by_block_alone_is_caught_on_two_choices_and_nowhere_else() -> None:
+    report = check_handler(FAULTS["one_choice"])
+    assert list(zip(report["class"], report["family"], strict=True)) == [
+        ("one_choice", "two_choices")]
+
+
+# -- a class of your own, registered the documented way ------------------------------------
+class UpperName(Accumulator):
+    """name_upper_cased: each tool name is upper-cased when its call is announced (a client
+    that normalises names for a lookup table and hands the normalised one on)."""
+
+    def start_call(self, event: Mapping[str, Any]) -> None:
+        super().start_call(event)
+        self.calls[-1].tool = (self.calls[-1].tool or "").upper()
+
+
+def _upper_named(s: Symptom) -> bool:
+    pairs, missing, extra = s.matched
+    differ = [(want, have) for want, have in pairs if want != have]
+    return (s.aspect == CALLS and bool(differ) and not missing and not extra and all(
+        have[2] == want[2] and have[1] == str(want[1]).upper() for want, have in differ))
+
+
+def test_a_new_fault_is_other_until_its_spec_is_registered_then_its_own_class() -> None:
+    assert set(check_handler(UpperName)["class"]) == {"identity"}  # a fallback explains it
+    faults.register(BugClass(
+        "name_upper_cased", "Upper-cased the tool name it handed on; hand on the name as "
+        "announced.", (faults.FOUND_BY_THE_KIT,), _upper_named, UpperName,
+        preset={"args": '{"city": "Paris"}', "split": 1}))
+    try:
+        assert FAULTS["name_upper_cased"] is UpperName
+        assert list(CLASSES).index("name_upper_cased") < list(CLASSES).index("identity")
+        assert list(check_handler(UpperName)["class"]) == ["name_upper_cased"]
+        assert check_handler(Accumulator).empty
+        assert all(list(check_handler(f)["class"]) == [n] for n, f in FAULTS.items()
+                   if n in ("trim", "lenient_parse", "key_by_id"))
+    finally:
+        faults.unregister("name_upper_cased")
+    assert "name_upper_cased" not in CLASSES and "name_upper_cased" not in FAULTS

@@ -10,17 +10,18 @@ BROWSER_MARK = re.compile(r"^pytestmark = .*pytest\.mark\.browser", re.M)
 
 
 def test_every_module_marked_browser_runs_on_one_worker() -> None:
-    marked = {p.name for p in (REPO / "tests").glob("test_*.py")
+    marked = {p.relative_to(REPO).as_posix() for p in (REPO / "tests").rglob("test_*.py")
               if BROWSER_MARK.search(p.read_text("utf-8"))}
-    assert marked == set(ONE_WORKER)
+    folder = {p.relative_to(REPO).as_posix() for p in (REPO / ONE_WORKER).glob("test_*.py")}
+    assert marked == folder and folder
 
 
 def test_browser_tests_share_one_scope_and_the_rest_are_spread() -> None:
-    browser = ["tests/test_browser_course.py::test_notebook_runs[01]",
-               "tests/test_voila.py::test_the_demo_renders"]
+    browser = ["tests/browser/test_browser_course.py::test_notebook_runs[01]",
+               "tests/browser/test_voila.py::test_the_demo_renders"]
     assert {one_worker_scope(n) for n in browser} == {"browser"}
     others = ["tests/test_sse.py::test_a", "notebooks/01-anatomy.ipynb::01-anatomy.ipynb",
-              "tests/test_bulk.py::test_x[tests/test_browser.py]"]
+              "tests/test_fastpath.py::test_x[tests/browser/test_browser.py]"]
     assert [one_worker_scope(n) for n in others] == [None, None, None]
 
 
@@ -30,7 +31,24 @@ def test_ci_runs_the_suite_with_that_distribution() -> None:
 
 
 def test_no_test_module_imports_another_test_module() -> None:
-    pattern = re.compile(r"^\s*(from\s+(\.|tests\.)test_\w+\s+import|import\s+tests\.test_)", re.M)
-    offenders = [p.name for p in (REPO / "tests").glob("*.py")
+    pattern = re.compile(
+        r"^\s*(from\s+(\.+|tests\.)(\w+\.)*test_\w+\s+import|import\s+tests\.(\w+\.)*test_)",
+        re.M)
+    offenders = [p.name for p in (REPO / "tests").rglob("*.py")
                  if pattern.search(p.read_text("utf-8"))]
     assert offenders == []
+
+
+def test_tests_mirror_the_package_layout() -> None:
+    """A test folder is a subpackage of the library (or the browser course); helpers that
+    tests share live in tests/support/ and nowhere else."""
+    package = REPO / "streamcalls_lab"
+    for folder in (p for p in (REPO / "tests").iterdir() if p.is_dir() and p.name not in (
+            "__pycache__",)):
+        if folder.name in ("support", "browser"):
+            continue
+        assert (package / folder.name / "__init__.py").is_file(), folder.name
+    helpers = [p.relative_to(REPO).as_posix() for p in (REPO / "tests").rglob("*.py")
+               if not p.name.startswith("test_") and p.name not in ("__init__.py", "conftest.py")
+               and p.parent.name != "support"]
+    assert helpers == []

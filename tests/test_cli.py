@@ -14,8 +14,8 @@ import pytest
 
 from streamcalls_lab import cli, load
 
-from . import turns
 from .conftest import REPO
+from .support import turns
 
 BODY = turns.anthropic(text=["Hello there"], calls=[("lookup", ['{"q": "Paris"}'])])
 

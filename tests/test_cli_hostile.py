@@ -9,7 +9,7 @@ import pytest
 
 from streamcalls_lab import cli
 
-from . import turns
+from .support import turns
 
 NOT_CAPTURES = {
     "image.sse": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)),

@@ -12,7 +12,7 @@ import pytest
 import streamcalls_lab as scl
 
 from .conftest import capture_files
-from .sdk_reference import sdk_chat_texts, sdk_run
+from .support.sdk_reference import sdk_chat_texts, sdk_run
 
 CAPTURES = capture_files()
 

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 import streamcalls_lab as scl
 
-from .gemini_turns import CANDIDATES, STREAMED
-from .wire_samples import claude_events, cohere, cohere_events, invoke, ndjson, ollama_turn
+from .support.gemini_turns import CANDIDATES, STREAMED
+from .support.wire_samples import claude_events, cohere, cohere_events, invoke, ndjson, ollama_turn
 
 SAMPLES = [cohere(*cohere_events()), ndjson(*ollama_turn()), invoke(*claude_events()),
            CANDIDATES, STREAMED]

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
-
 import pytest
 
 from streamcalls_lab import loader
 from streamcalls_lab.decode import UNKNOWN, EventDecoder
 from streamcalls_lab.errors import CaptureError
 
-from .sse_turns import START, TOOL, anthropic, args_delta, sse
+from .support.sse_turns import START, TOOL, anthropic, args_delta, sse
 
 STOP = {"type": "content_block_stop", "index": 1}
 BODY = anthropic(START, TOOL, args_delta('{"city": '), args_delta('"K\u00f8benhavn"}'), STOP,
@@ -81,11 +78,3 @@ def test_folding_counts_a_run_of_like_problems_in_one_row() -> None:
 def test_an_unknown_provider_is_refused_up_front() -> None:
     with pytest.raises(ValueError, match="unknown provider 'nope'"):
         EventDecoder(provider="nope")
-
-
-def test_the_old_deltas_module_warns_and_re_exports_the_same_objects() -> None:
-    sys.modules.pop("streamcalls_lab.deltas", None)
-    with pytest.warns(DeprecationWarning, match="streamcalls_lab.loader"):
-        deltas = importlib.import_module("streamcalls_lab.deltas")
-    assert deltas.load is loader.load and deltas.load_captures is loader.load_captures
-    assert deltas.EventDecoder is EventDecoder

@@ -11,8 +11,8 @@ import pytest
 import streamcalls_lab as scl
 
 from .conftest import CAPTURES
-from .sse_turns import START, anthropic, chat, responses
-from .wire_samples import assert_chunking_changes_nothing
+from .support.sse_turns import START, anthropic, chat, responses
+from .support.wire_samples import assert_chunking_changes_nothing
 
 # -- OpenAI Responses: custom tools (free text) and MCP calls --------------------------------
 
@@ -94,7 +94,7 @@ def test_a_done_that_disagrees_with_the_fragments_is_reported() -> None:
 def test_the_openai_sdk_reads_the_same_custom_input_as_its_done_item() -> None:
     """The SDK keeps no buffer for custom input deltas: the reference is the stream's own
     ``output_item.done`` item, as the SDK parses it from the same bytes (no network)."""
-    from .sdk_reference import _openai_client
+    from .support.sdk_reference import _openai_client
 
     client = _openai_client(custom_tool())
     done = []
@@ -226,7 +226,7 @@ def test_a_legacy_function_call_of_the_wrong_shape_is_a_problem() -> None:
 
 
 def test_the_openai_sdk_assembles_the_same_legacy_call() -> None:
-    from .sdk_reference import _chat_snapshot
+    from .support.sdk_reference import _chat_snapshot
 
     snapshot, error = _chat_snapshot(LEGACY)
     fc = snapshot.choices[0].message.function_call

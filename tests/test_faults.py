@@ -15,8 +15,21 @@ from streamcalls_lab.check import (
     Text,
     events_of,
     turn_bytes,
+    two_choice_turn,
 )
-from streamcalls_lab.faults import bubble_text, lenient_value, unescape_fragment
+from streamcalls_lab.faults import (
+    Sent,
+    bubble_text,
+    classify,
+    deleted_only,
+    interleaves,
+    lenient_value,
+    partly_decoded,
+    symptoms,
+    unescape_fragment,
+)
+
+from .conftest import REPO
 
 PLAIN = [Call("lookup", "toolu_1", ('{"city":"Pa', 'ris"}'))]
 
@@ -36,6 +49,8 @@ CASES: dict[str, tuple[list[Segment], list[Segment]]] = {
                     [Call("weather", "toolu_1", ('{"city":"Paris"}',)),
                      Call("time", "toolu_2", ('{"city":"Rome"}',))]),
     "markdown_bubble": (_one(('{"note": "see *both*', ' files"}')), PLAIN),
+    # every call exposes it (Anthropic's stop names no id either): only prose is safe
+    "key_by_id": (PLAIN, [Text(("No call here.",))]),
 }
 
 
@@ -49,9 +64,15 @@ def _finish(cls: type, segments: list[Segment], fmt: str = "anthropic-messages")
         return f"raised {e}"
 
 
+CONTRACT = ["trim", "decode_each", "parse_to_finish", "lenient_parse", "key_by_name",
+            "decode_chunks", "markdown_bubble"]
+"""The design contract's seven, in its order."""
+
+
 def test_the_contract_names_every_fault() -> None:
-    assert list(FAULTS) == ["trim", "decode_each", "parse_to_finish", "lenient_parse",
-                            "key_by_name", "key_by_last", "decode_chunks", "markdown_bubble"]
+    assert [name for name in FAULTS if name in CONTRACT] == CONTRACT
+    docs = (REPO / "docs" / "contract.md").read_text("utf-8")
+    assert [name for name in FAULTS if f"`{name}`" not in docs] == []
 
 
 @pytest.mark.parametrize("name", list(FAULTS))
@@ -171,7 +192,10 @@ def _interleaved(cls: type, fmt: str) -> list[str]:
 
 @pytest.mark.parametrize("fmt", INTERLEAVING)
 def test_key_by_last_hands_the_earlier_of_interleaved_calls_on_empty(fmt: str) -> None:
-    assert _interleaved(FAULTS["key_by_last"], fmt) == ["", '{"city":{"tz":"Paris"}"CET"}']
+    """(Responses repeats each call's arguments in its done event, and a call whose buffer
+    got no fragment takes them from there: only the later call shows the mix.)"""
+    earlier = "" if fmt == "openai-chat" else '{"city":"Paris"}'
+    assert _interleaved(FAULTS["key_by_last"], fmt) == [earlier, '{"city":{"tz":"Paris"}"CET"}']
 
 
 @pytest.mark.parametrize("fmt", INTERLEAVING)
@@ -205,3 +229,120 @@ def test_markdown_bubble_puts_the_arguments_on_the_message_surface() -> None:
 ])
 def test_bubble_text_keeps_what_the_rendered_bubble_shows(source: str, shown: str) -> None:
     assert bubble_text(source) == shown
+
+
+@pytest.mark.parametrize("fmt", TURN_FORMATS)
+def test_key_by_id_hands_the_arguments_on_under_no_id(fmt: str) -> None:
+    calls = _finish(FAULTS["key_by_id"], PARALLEL, fmt)
+    nameless = [c["args"] for c in calls if c["call_id"] is None]
+    assert nameless == ['{"city":"Paris"}{"tz":"CET"}']
+    # The announced calls' buffers got no fragment: empty, but where a done event repeats
+    # their arguments (Responses), taken from there.
+    named = [c["args"] for c in calls if c["call_id"] is not None]
+    if fmt == "openai-responses":
+        assert named == ['{"city":"Paris"}', '{"tz":"CET"}']
+    else:
+        assert all(args == "" for args in named)
+
+
+TWO_CHOICES = [Call("weather", "call_a", ('{"city":', '"Paris"}')),
+               Call("weather", "call_b", ('{"city":', '"Rome"}'))]
+
+
+def _two_choices(cls: type) -> list[tuple[object, str]]:
+    acc = cls()
+    for event in events_of(two_choice_turn(TWO_CHOICES)):
+        acc.feed(event)
+    return [(c["choice"], c["args"]) for c in acc.finish()]
+
+
+def test_one_choice_runs_the_two_choices_calls_into_the_last_announced() -> None:
+    assert _two_choices(FAULTS["one_choice"]) == [(0, ""), (1, '{"city":{"city":"Paris"}"Rome"}')]
+
+
+def test_the_correct_handler_keeps_each_choices_call() -> None:
+    assert _two_choices(Accumulator) == [(0, '{"city":"Paris"}'), (1, '{"city":"Rome"}')]
+
+
+@pytest.mark.parametrize("fmt", TURN_FORMATS)
+def test_one_choice_agrees_on_a_turn_with_one_choice(fmt: str) -> None:
+    assert _finish(FAULTS["one_choice"], PARALLEL, fmt) == _finish(Accumulator, PARALLEL, fmt)
+
+
+def test_interleaves_accepts_a_shuffle_that_keeps_each_order_and_nothing_else() -> None:
+    assert interleaves("[(12])", "[1]", "(2)")
+    assert not interleaves("[1](2)", "[1]", "(2)")  # one after the other: not mixed
+    assert not interleaves("[2(1])", "[1]", "(2)")  # 2 before its own "(": out of order
+    assert not interleaves("[(12]", "[1]", "(2)")
+
+
+def test_deleted_only_accepts_removed_spaces_only() -> None:
+    assert deleted_only('{"a": "x y"}', '{"a":"xy"}', str.isspace)
+    assert not deleted_only('{"a": "x y"}', '{"a": "x z"}', str.isspace)
+
+
+def test_partly_decoded_accepts_some_escapes_as_characters() -> None:
+    assert partly_decoded('"caf\\u00e9 \\n"', '"café \\n"')
+    assert not partly_decoded('"caf\\u00e9"', '"cafe"')
+
+
+# -- recognisers for what a client made of a producer's quirk -------------------------------
+def _classes(expected, got, **kw) -> list[frozenset[str]]:
+    sent = [Sent(i, t, a) for i, t, a in expected]
+    return [classify(s) for s in symptoms(sent=sent, expected=expected, got=got, **kw)]
+
+
+def test_a_name_run_together_once_per_repeat_is_name_concatenated_with_or_without_the_id(
+        ) -> None:
+    want = [("call_1", "final_result", '{"a": 1}')]
+    assert _classes(want, [("call_1", "final_resultfinal_result", '{"a": 1}')]) == [
+        {"name_concatenated"}]
+    assert _classes(want, [("call_1call_1", "final_resultfinal_result", '{"a": 1}')]) == [
+        {"name_concatenated"}]  # the openai helper appends the repeated id as well
+    assert _classes(want, [("call_1call_1", "final_result", '{"a": 1}')]) == [{"identity"}]
+    assert _classes(want, [("call_1", "final_resultfinal", '{"a": 1}')]) == [{"identity"}]
+
+
+def test_a_no_argument_call_handed_on_with_null_arguments_is_null_arguments() -> None:
+    want = [("call_1", "llm_version", "")]
+    assert _classes(want, [("call_1", "llm_version", None)]) == [{"null_arguments"}]
+    assert _classes(want, [("call_1", "llm_version", "{}")]) != [{"null_arguments"}]
+
+
+def test_a_blank_identity_copied_over_the_announced_one_is_blank_identity_copied() -> None:
+    want = [("call_1", "get_weather", '{"a": 1}'), ("call_2", "get_time", '{"b": 2}')]
+    blanked = [("", "", '{"a": 1}'), (None, None, '{"b": 2}')]
+    on = {"quirks": frozenset({"blank_identity"})}
+    # one run alone: a client keyed by id could have made it too (the suite tells them apart)
+    assert _classes(want, blanked, **on) == [{"blank_identity_copied", "key_by_id"}]
+    assert _classes(want, [], error="AssertionError", **on) == [
+        {"blank_identity_copied", "crash"}]  # crash too: the suite says which
+    assert "blank_identity_copied" not in _classes(want, blanked)[0]  # none was sent blank
+
+
+def test_a_call_split_at_a_blank_id_is_blank_id_new_call_as_text_or_parsed() -> None:
+    on = {"quirks": frozenset({"blank_identity"})}
+    want = [("call_1", "f", '{"a": 1}')]
+    assert _classes(want, [("call_1", "f", ""), ("", "", '{"a": 1}')], **on) == [
+        {"blank_id_new_call", "key_by_id"}]  # alike in one run, told apart over the suite
+    assert _classes([("call_1", "f", {"a": 1})], [("call_1", "f", {}), (None, "", {"a": 1})],
+                    parsed=True, **on) == [{"blank_id_new_call"}]
+
+
+def test_no_arguments_where_they_came_only_in_done_is_delta_only_as_text_or_parsed() -> None:
+    on = {"quirks": frozenset({"args_only_in_done"})}
+    assert _classes([("call_1", "f", '{"a": 1}')], [("call_1", "f", "")], **on) == [
+        {"delta_only"}]
+    assert _classes([("call_1", "f", {"a": 1})], [("call_1", "f", {})], parsed=True,
+                    **on) == [{"delta_only"}]
+
+
+def test_a_reused_index_compared_parsed_is_merged_calls_when_the_later_call_is_lost() -> None:
+    on = {"quirks": frozenset({"index_reuse"})}
+    want = [("call_1", "f", {"a": 1}), ("call_2", "g", {"b": 2})]
+    for got in ([("call_1", "f", {"a": 1}), ("call_2", "g", {})],
+                [("call_1", "f", {"a": 1}), ("call_1", "f", {"a": 1})]):
+        # a list read at the index lands the later call in the earlier's slot just so
+        assert _classes(want, got, parsed=True, **on) == [{"merged_calls", "index_as_position"}]
+    assert _classes(want, [("call_1", "f", {"a": 1}), ("call_2", "g", {"b": 3})], parsed=True,
+                    **on) != [{"merged_calls"}]  # other arguments: something else

@@ -15,8 +15,8 @@ from streamcalls_lab import CaptureError, load
 from streamcalls_lab.importers import import_file
 from streamcalls_lab.redact import Redactor, Refused
 
-from . import turns
-from .eventstream_turns import event
+from .support import turns
+from .support.eventstream_turns import event
 
 MARK = "Zsecret"
 FUZZ = settings(max_examples=60, deadline=None,

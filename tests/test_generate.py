@@ -22,6 +22,7 @@ from streamcalls_lab.generate import (
     split_args,
     token_pieces,
 )
+from streamcalls_lab.providers import FORMATS as WIRE_FORMATS
 
 from .conftest import FORMATS, capture_files
 
@@ -167,8 +168,17 @@ def test_a_turn_may_be_prose_only(provider):
 
 
 def test_an_unknown_format_is_refused():
-    with pytest.raises(ValueError, match="unknown provider"):
-        generate([("t", "{}")], provider="gemini")
+    with pytest.raises(ValueError, match="unknown provider 'nope'; known: anthropic-messages"):
+        generate([("t", "{}")], provider="nope")
+
+
+@pytest.mark.parametrize("provider", [n for n, f in WIRE_FORMATS.items() if f.write is not None])
+def test_every_format_with_a_writer_generates_a_turn_that_loads_back(provider: str) -> None:
+    turn = generate([("get_weather", {"city": "Zürich"}), ("get_time", {"tz": "Europe/Rome"})],
+                    provider=provider, before="Let me check.", seed=3)
+    table = calls(turn.body)
+    assert list(table["args"]) == list(turn.args) and table["complete"].all()
+    assert list(table["provider"]) == [provider] * 2
 
 
 # -- each format's wire shapes --------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 import streamcalls_lab as scl
 from streamcalls_lab.sources import resolve
 
-from .sse_turns import START, TOOL, anthropic, args_delta
+from .support.sse_turns import START, TOOL, anthropic, args_delta
 
 STOP = {"type": "content_block_stop", "index": 1}
 GOOD = anthropic(START, TOOL, args_delta('{"q": '), args_delta('"caf\u00e9"}'), STOP,

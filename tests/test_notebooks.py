@@ -19,13 +19,13 @@ import nbformat
 import pytest
 from nbformat.v4 import new_output
 
-from . import turns
 from .conftest import REPO
+from .support import turns
 
 NOTEBOOKS = REPO / "notebooks"
 FOUND = sorted(NOTEBOOKS.glob("*.ipynb"))
 NAME = re.compile(r"^(\d\d)-[a-z0-9]+(?:-[a-z0-9]+)*\.ipynb$")
-EXPECTED = 7  # 07-torture-your-client (torture branch)
+EXPECTED = 8  # 08-what-servers-send
 HERE_NOW = ("01-anatomy-of-a-streamed-turn", "02-fragment-size", "06-explore-your-captures")
 
 
@@ -210,3 +210,29 @@ def test_notebook_6_surveys_a_har_export(tmp_path: Path) -> None:
     tables = "".join(o.data.get("text/html", "") for c in nb.cells if c.cell_type == "code"
                      for o in c.outputs if "data" in o)
     assert "missing_stop" in tables
+
+
+def test_notebook_7_under_make_labs_install_says_the_sdk_is_missing(tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    """`make lab` installs the demo extra, not the SDKs: notebook 7 must say the openai package
+    is missing and how to install it (no bug classes for it), and still run the reference
+    client. A package that raises ModuleNotFoundError on import stands in for the missing one."""
+    from nbclient import NotebookClient
+
+    shim = tmp_path / "without-sdks" / "openai"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'openai'\", name='openai')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (str(shim.parent), os.environ.get("PYTHONPATH")) if p))
+    nb = nbformat.read(NOTEBOOKS / "07-torture-your-client.ipynb", as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                      for o in c.outputs if o.output_type == "stream")
+    assert "The client did not start: ModuleNotFoundError: No module named 'openai'" in printed
+    assert "pip install openai" in printed
+    tables = "".join(o.data.get("text/html", "") for c in nb.cells if c.cell_type == "code"
+                     for o in c.outputs if "data" in o)
+    assert "key_by_last" in tables  # the reference client's broken variant ran, and was caught
+    assert "crash" not in tables and "lost_on_truncation" not in tables

@@ -14,11 +14,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from . import turns
 from .conftest import CAPTURES, REPO
+from .support import turns
 
 SKIP = "data-independent"
-NOTEBOOKS = sorted((REPO / "notebooks").glob("0[1-6]-*.ipynb"))
+NOTEBOOKS = sorted((REPO / "notebooks").glob("0[1-68]-*.ipynb"))
 
 
 def odd_folder(root: Path) -> Path:

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import streamcalls_lab as scl
 from streamcalls_lab import plots, stats
 
-from . import turns
+from .support import turns
 
 
 @pytest.fixture(autouse=True)

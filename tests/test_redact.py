@@ -12,8 +12,8 @@ import pytest
 from streamcalls_lab import calls, load, timing
 from streamcalls_lab.redact import Redactor, fill, redact_bytes, redact_file, redact_paths
 
-from . import turns
 from .conftest import capture_files
+from .support import turns
 
 SALT = "test-salt"
 GEOMETRY = ["seq", "offset", "t", "provider", "event", "kind", "block", "chars", "wire_chars",
@@ -233,7 +233,7 @@ def test_logprob_byte_values_do_not_spell_the_token_out() -> None:
 
 
 def test_an_aws_event_stream_capture_is_redacted_with_valid_crcs() -> None:
-    from .eventstream_turns import decode, event
+    from .support.eventstream_turns import decode, event
 
     body = event("contentBlockDelta",
                  '{"contentBlockIndex":0,"delta":{"text":"Paris"},"p":"abcdef"}')
@@ -241,3 +241,47 @@ def test_an_aws_event_stream_capture_is_redacted_with_valid_crcs() -> None:
     assert len(redacted) == len(body) and b"Paris" not in redacted
     [frame] = decode(redacted)  # strict: every CRC checks out
     assert frame.event == "contentBlockDelta"
+
+
+# -- what the formats declare decides what is argument text ----------------------------------
+def test_gemini_interactions_argument_fragments_are_lexed_per_call() -> None:
+    from streamcalls_lab.turns import Call, script, turn_bytes
+
+    body = turn_bytes("gemini-interactions", script([
+        Call("lookup", "call_a1", ('{"ci', 'ty": "Pa', 'ris"}')),
+        Call("lookup", "call_b2", ('{"n": ', '42}'))]))
+    before, after = calls(body), calls(redact_bytes(body, salt=SALT))
+    assert after.args.tolist() == ['{"city": "Xxxxx"}', '{"n": 11}']
+    assert after[CALL_GEOMETRY].equals(before[CALL_GEOMETRY])
+    assert after.call_id.nunique() == 2 and not set(after.call_id) & set(before.call_id)
+
+
+def test_argument_text_that_is_not_json_is_all_filler() -> None:
+    """A custom tool's free text: a lexer keeps a literal's first letters (``t`` of
+    ``true``) until the word proves to be another, so such a call is redone as filler."""
+    def event(kind: str, **fields: object) -> bytes:
+        return f"event: {kind}\ndata: {json.dumps({'type': kind, **fields})}\n\n".encode()
+
+    body = b"".join([
+        event("response.output_item.added", output_index=0, item={
+            "type": "custom_tool_call", "id": "ctc_1", "call_id": "call_1", "name": "sh",
+            "input": ""}),
+        event("response.custom_tool_call_input.delta", output_index=0, delta="tell the"),
+        event("response.custom_tool_call_input.delta", output_index=0, delta=" truth"),
+        event("response.custom_tool_call_input.done", output_index=0, input="tell the truth"),
+    ])
+    (args,) = _args(redact_bytes(body, salt=SALT))
+    assert args == "xxxx xxx xxxxx"
+    assert b"truth" not in redact_bytes(body, salt=SALT)
+
+
+def test_a_format_added_as_one_module_is_redacted_from_its_declaration() -> None:
+    """Issue 18's example: the AI SDK UI stream, known to redact.py only by its FORMAT."""
+    from streamcalls_lab.turns import Call, script, turn_bytes
+
+    body = turn_bytes("ai-sdk-ui", script([Call("weather", "call_first1", ('{"city": ',
+                                                                           '"Paris"}')),
+                                           Call("weather", "call_other2", ('{"city": "Rome"}',))]))
+    after = calls(redact_bytes(body, salt=SALT))
+    assert after.args.tolist() == ['{"city": "Xxxxx"}', '{"city": "Xxxx"}']
+    assert after.valid_json.all() and after.call_id.nunique() == 2

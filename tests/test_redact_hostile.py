@@ -13,7 +13,7 @@ import pytest
 from streamcalls_lab import cli, load
 from streamcalls_lab.redact import Redactor, Refused, redact_paths
 
-from .eventstream_turns import decode, event, string
+from .support.eventstream_turns import decode, event, string
 
 SALT = "s"
 MARK = "Zsecret"  # every planted value holds it; filler never spells it

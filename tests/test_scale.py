@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 import streamcalls_lab as scl
 from streamcalls_lab import scale
 from streamcalls_lab.accumulate import Accumulator
-from streamcalls_lab.providers.wire import wire_length, wire_lengths
-from streamcalls_lab.sse import _EOL, SSEDecoder
+from streamcalls_lab.framing.sse import _EOL, SSEDecoder
+from streamcalls_lab.providers.as_written import wire_length, wire_lengths
 
 from .conftest import DATA, capture_files
 

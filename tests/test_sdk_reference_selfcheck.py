@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .sdk_reference import PROVIDERS, sdk_calls, sdk_decode_baseline, sdk_run
+from .support.sdk_reference import PROVIDERS, sdk_calls, sdk_decode_baseline, sdk_run
 
 CAPTURES = Path(
     os.environ.get("STREAMCALLS_CAPTURES")

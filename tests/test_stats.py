@@ -11,9 +11,9 @@ import pytest
 import streamcalls_lab as scl
 from streamcalls_lab import stats, timing
 
-from . import turns
 from .conftest import CAPTURES
-from .sse_turns import chat
+from .support import turns
+from .support.sse_turns import chat
 
 
 def load_turns(**captures: bytes) -> pd.DataFrame:
@@ -112,7 +112,7 @@ def test_with_call_numbers_starts_a_new_call_when_a_block_is_announced_again() -
 
 
 def anomaly_kinds(**captures: bytes) -> list[str]:
-    return stats.anomalies(load_turns(**captures))["anomaly"].tolist()
+    return stats.call_problems(load_turns(**captures))["problem"].tolist()
 
 
 def test_a_clean_turn_has_no_anomaly() -> None:
@@ -129,16 +129,27 @@ def test_anomalies_find_two_calls_merged_into_one_buffer() -> None:
     assert anomaly_kinds(c=merged) == ["merged_calls"]
 
 
-def test_anomalies_find_a_block_index_announced_twice() -> None:
+def test_a_block_index_announced_twice_is_no_call_problem_but_a_producer_quirk() -> None:
     reused = turns.anthropic([], [("f", ['{"a":1}']), ("g", ['{"b":2}'])], indexes=[0, 0])
-    assert anomaly_kinds(a=reused) == ["index_reuse"]
+    assert anomaly_kinds(a=reused) == []
+    assert scl.anomalies(load_turns(a=reused))["anomaly"].tolist() == ["index_reuse"]
 
 
-def test_a_chat_index_reused_is_flagged_and_finish_reason_still_ends_both_calls() -> None:
+def test_a_chat_index_reused_is_a_quirk_and_finish_reason_still_ends_both_calls() -> None:
     """finish_reason ends the message, so the call whose index was taken over is done too."""
     reused = turns.chat([(0, "call_1", "f", ['{"a":1}']), (0, "call_2", "g", ['{"b":2}'])])
-    found = stats.anomalies(load_turns(c=reused))
-    assert found[["anomaly", "call_id"]].values.tolist() == [["index_reuse", "call_1"]]
+    deltas = load_turns(c=reused)
+    assert anomaly_kinds(c=reused) == []
+    assert scl.calls(deltas)["complete"].tolist() == [True, True]
+    found = scl.anomalies(deltas)
+    assert found[["anomaly", "call_id"]].values.tolist() == [["index_reuse", "call_2"]]
+
+
+def test_the_old_name_warns_and_gives_the_old_column() -> None:
+    cut = turns.anthropic([], [("f", ['{"a"', ": 1"])], stop_calls=False)
+    with pytest.warns(DeprecationWarning, match="call_problems"):
+        found = stats.anomalies(load_turns(a=cut))
+    assert found["anomaly"].tolist() == ["missing_stop"]
 
 
 def test_anomalies_find_a_done_event_that_disagrees_with_the_fragments() -> None:
@@ -149,8 +160,8 @@ def test_anomalies_find_a_done_event_that_disagrees_with_the_fragments() -> None
 def test_anomalies_report_error_rows_with_their_offset() -> None:
     body = turns.anthropic([], [("f", ["{}"])]) + b"data: {not json}\n\n"
     deltas = scl.load(body, name="bad", strict=False)
-    found = stats.anomalies(deltas)
-    assert found["anomaly"].tolist() == ["error"]
+    found = stats.call_problems(deltas)
+    assert found["problem"].tolist() == ["error"]
     assert found["detail"].iloc[0].startswith(f"at byte {len(body) - 18}:")
 
 

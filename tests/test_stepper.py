@@ -8,7 +8,8 @@ import pytest
 
 import streamcalls_lab as scl
 from streamcalls_lab import Stepper
-from streamcalls_lab.check import Call, Text, turn_bytes
+from streamcalls_lab.accumulate import CallKey
+from streamcalls_lab.check import Call, Text, turn_bytes, two_choice_turn
 from streamcalls_lab.stepper import first_divergence
 
 from .conftest import capture_files
@@ -21,11 +22,20 @@ TURN = turn_bytes("anthropic-messages", [
 CLEAN = turn_bytes("openai-chat", [Call("lookup", "call_1", ('{"city":"Paris"}',))])
 
 
+def _splitting(body: bytes) -> int:
+    """The smallest read size at which some read of ``body`` ends inside a character."""
+    inside = [k for k in range(1, len(body)) if body[k] & 0xC0 == 0x80]
+    return next(n for n in range(2, 16) if any(k % n == 0 for k in inside))
+
+
+SMALL = _splitting(TURN)
+
+
 def test_going_back_gives_exactly_what_going_forward_gave() -> None:
-    walked = Stepper(TURN, read_size=3)
+    walked = Stepper(TURN, read_size=SMALL)
     walked.go(len(walked) - 1)
     back = [walked.back() for _ in range(len(walked) - 1)]
-    fresh = [Stepper(TURN, read_size=3).go(i) for i in range(len(walked) - 2, -1, -1)]
+    fresh = [Stepper(TURN, read_size=SMALL).go(i) for i in range(len(walked) - 2, -1, -1)]
     assert back == fresh
 
 
@@ -49,21 +59,27 @@ def test_a_step_outside_the_turn_is_an_index_error() -> None:
         Stepper(CLEAN).go(999)
 
 
-def test_no_variant_diverges_on_prose_alone() -> None:
-    stepper = Stepper(turn_bytes("openai-responses", [Text(("Hello", " there é."))]),
-                      read_size=4)
-    assert all(not stepper.state(i).diverged for i in range(len(stepper))) and len(stepper) > 4
+def test_no_variant_diverges_on_prose_alone_but_decoding_each_read() -> None:
+    body = turn_bytes("openai-responses", [Text(("Hello", " there é."))])
+    whole = Stepper(body)
+    assert all(not whole.state(i).diverged for i in range(len(whole))) and len(whole) > 4
+    small = Stepper(body, read_size=_splitting(body))  # a read ends inside é
+    assert {v for i in range(len(small)) for v in small.state(i).diverged} == {"decode_chunks"}
 
 
-def test_a_whole_call_in_one_fragment_exposes_only_the_surface_and_the_early_hand_on() -> None:
+def test_a_whole_call_in_one_fragment_exposes_only_the_surface_early_hand_on_and_id_keys(
+        ) -> None:
     diverged = first_divergence(Stepper(CLEAN))
-    assert set(diverged) == {"markdown_bubble", "parse_to_finish", "lenient_parse"}
+    assert set(diverged) == {"markdown_bubble", "parse_to_finish", "lenient_parse",
+                             "key_by_id"}  # no fragment after the announcement names its call
 
 
 def test_each_bug_diverges_on_this_turn() -> None:
-    diverged = first_divergence(Stepper(TURN, read_size=3))
+    diverged = first_divergence(Stepper(TURN, read_size=SMALL))
+    # (the text block at 0 puts the first call at 1: a list keyed by position raises)
     assert set(diverged) == {"trim", "lenient_parse", "parse_to_finish", "key_by_name",
-                             "decode_chunks", "markdown_bubble"}
+                             "key_by_id", "decode_chunks", "markdown_bubble",
+                             "index_as_position"}
 
 
 def test_key_by_name_diverges_when_the_second_call_starts() -> None:
@@ -74,7 +90,7 @@ def test_key_by_name_diverges_when_the_second_call_starts() -> None:
 
 def test_decode_chunks_diverges_only_when_a_read_splits_a_character() -> None:
     assert "decode_chunks" not in first_divergence(Stepper(TURN))
-    assert "UnicodeDecodeError" in first_divergence(Stepper(TURN, read_size=3))[
+    assert "UnicodeDecodeError" in first_divergence(Stepper(TURN, read_size=SMALL))[
         "decode_chunks"][1]
 
 
@@ -82,7 +98,8 @@ def test_a_step_shows_the_event_its_raw_frame_and_the_buffers() -> None:
     stepper = Stepper(TURN)
     last = stepper.state(len(stepper) - 1)
     assert last.frame.startswith("event: message_stop")
-    assert last.buffers == {1: '{"city": "Zürich", "n": 20}', 2: '{"note": "see *both* files"}'}
+    assert last.buffers == {CallKey(None, 1): '{"city": "Zürich", "n": 20}',
+                            CallKey(None, 2): '{"note": "see *both* files"}'}
     assert last.message == "Let me look é."
 
 
@@ -91,6 +108,17 @@ def test_a_variant_shows_what_it_would_hand_on() -> None:
     step = stepper.state(len(stepper) - 1)
     assert [c["args"] for c in step.variants["key_by_name"].snapshot.finished] == [
         '{"city": "Zürich", "n": 20}{"note": "see *both* files"}']
+
+
+def test_the_correct_column_keeps_each_of_two_choices_calls_apart() -> None:
+    stepper = Stepper(two_choice_turn([Call("get_weather", "call_a", ('{"x":', "1}")),
+                                       Call("get_weather", "call_b", ('{"y":', "2}"))]))
+    last = stepper.state(len(stepper) - 1)
+    assert [(c["choice"], c["args"]) for c in last.finished] == [(0, '{"x":1}'), (1, '{"y":2}')]
+    assert last.buffers == {CallKey(0, 0): '{"x":1}', CallKey(1, 0): '{"y":2}'}
+    step, reason = first_divergence(stepper)["one_choice"]
+    assert stepper.state(step).event["kind"] == "args_delta"  # choice 0's first fragment
+    assert reason == "block 0 of choice 1: its buffer already holds another call's arguments"
 
 
 def test_a_load_dataframe_is_stepped_by_its_events() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from streamcalls_lab import CaptureError, load, timing
 
-from . import turns
+from .support import turns
 
 BODY = turns.anthropic(text=["Hi", " there"], calls=[("lookup", ['{"q"', ': "x"}'])])
 

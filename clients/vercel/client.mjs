@@ -1,30 +1,61 @@
 // Vercel AI SDK (`ai` streamText over @ai-sdk/openai or @ai-sdk/anthropic): each `tool-call`
 // part of the full stream is a finished call. The SDK hands on parsed input, so `input` is
-// printed; calls the SDK marks invalid (never executed) are not. Tools are declared with an open schema, so validation never rejects a call.
+// printed; calls the SDK marks invalid (never executed) are not. Tools are declared with an
+// open schema, so validation never rejects a call. Both of the harness's modes: a process per
+// case (the case in the environment), or STREAMCALLS_LOOP=1 (one JSON line per case on stdin,
+// `{"end": N}` after its calls).
+import { createInterface } from 'node:readline';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { jsonSchema, streamText, tool } from 'ai';
 
 globalThis.AI_SDK_LOG_WARNINGS = false;
-const env = process.env;
-const fmt = env.STREAMCALLS_FORMAT;
 const open = tool({ inputSchema: jsonSchema({}) });
 const tools = { lookup: open, get_weather: open, get_time: open };
-let model;
-if (fmt === 'anthropic-messages') {
-  model = createAnthropic({ baseURL: env.ANTHROPIC_BASE_URL + '/v1', apiKey: env.ANTHROPIC_API_KEY })('torture');
-} else {
-  const openai = createOpenAI({ baseURL: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY });
-  model = fmt === 'openai-chat' ? openai.chat('torture') : openai.responses('torture');
-}
-const result = streamText({ model, prompt: 'go', tools, maxOutputTokens: 1024, maxRetries: 0, onError: () => {} });
-for await (const part of result.fullStream) {
-  if (part.type === 'tool-call' && part.invalid) {
-    console.error(`invalid tool call ${part.toolCallId}: ${part.error}`);  // never executed
-  } else if (part.type === 'tool-call') {
-    console.log(JSON.stringify({ call_id: part.toolCallId, tool: part.toolName, input: part.input }));
-  } else if (part.type === 'error') {
-    console.error(String(part.error?.stack ?? part.error));
-    process.exitCode = 1;
+
+// One case; resolves to the last line it wrote to stderr when it failed (what a process per
+// case shows as its error), else null.
+async function runCase(env) {
+  let failed = false;
+  let last = '';
+  const say = (text) => {
+    console.error(text);
+    last = text.trim().split('\n').pop();
+  };
+  const fmt = env.STREAMCALLS_FORMAT;
+  let model;
+  if (fmt === 'anthropic-messages') {
+    model = createAnthropic({ baseURL: env.ANTHROPIC_BASE_URL + '/v1', apiKey: env.ANTHROPIC_API_KEY })('torture');
+  } else {
+    const openai = createOpenAI({ baseURL: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY });
+    model = fmt === 'openai-chat' ? openai.chat('torture') : openai.responses('torture');
   }
+  try {
+    const result = streamText({ model, prompt: 'go', tools, maxOutputTokens: 1024, maxRetries: 0, onError: () => {} });
+    for await (const part of result.fullStream) {
+      if (part.type === 'tool-call' && part.invalid) {
+        say(`invalid tool call ${part.toolCallId}: ${part.error}`);  // never executed
+      } else if (part.type === 'tool-call') {
+        console.log(JSON.stringify({ call_id: part.toolCallId, tool: part.toolName, input: part.input }));
+      } else if (part.type === 'error') {
+        say(String(part.error?.stack ?? part.error));
+        failed = true;
+      }
+    }
+  } catch (error) {
+    say(String(error?.stack ?? error));
+    failed = true;
+  }
+  return failed ? last : null;
+}
+
+if (process.env.STREAMCALLS_LOOP === '1') {
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (!line.trim()) continue;
+    const { case: n, env } = JSON.parse(line);
+    const failed = await runCase({ ...process.env, ...env });
+    console.log(JSON.stringify(failed === null ? { end: n } : { end: n, error: failed }));
+  }
+} else if (await runCase(process.env) !== null) {
+  process.exitCode = 1;
 }

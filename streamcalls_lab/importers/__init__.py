@@ -21,9 +21,8 @@ from pathlib import Path
 
 import yaml
 
-from ..batch import over_files
 from ..errors import CaptureError
-from ..sources import Capture, entry_problem
+from ..sources import Capture, entry_problem, over_files
 from . import har, jsonl, vcr
 from .stream import Stream, write
 

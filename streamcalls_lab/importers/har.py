@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import provenance
-from ..encode import sse_body, sse_frame
 from ..errors import CaptureError
+from ..framing.sse import sse_body, sse_frame
 from .stream import Stream, exchanges, frame_reads
 from .vcr import is_event_stream
 

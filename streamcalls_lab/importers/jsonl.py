@@ -21,8 +21,8 @@ from pathlib import Path
 
 import orjson
 
-from ..encode import sse_body, sse_frame
 from ..errors import CaptureError
+from ..framing.sse import sse_body, sse_frame
 from .stream import Stream
 
 NOTE = "framing rebuilt from JSON lines: event lines, whitespace, [DONE] and reads not as sent"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import provenance, timing
-from ..eventstream import AutoDecoder
+from ..framing import AutoDecoder
 
 
 @dataclass

@@ -1,47 +1,62 @@
-"""Wire formats: the registry of readers, one module per format.
+"""Wire formats: one module per format, and the registry.
 
-A reader knows one wire format and nothing else. It is a class with a ``name``, a
-``sniff(event, payload)`` that recognises the format from one frame, a per-turn
-``normalize(event, payload, data)`` that returns :class:`~streamcalls_lab.events.Ev` rows
-(the reference: every frame can go through it), and ``hot``: a
-:class:`~streamcalls_lab.events.Hot` describing the frames that need no state, or None.
-The fast path (``bulk.py``) reads only ``hot``; ``hot.rows`` and ``normalize`` build a
-frame's rows with the same helper, so they cannot say different things about it.
+A module knows one wire format and nothing else, and declares everything about it the kit
+needs in one ``FORMAT`` (:class:`~.spec.WireFormat`): its reader (a class with a ``name``, a
+``sniff(event, payload)`` that recognises the format from one frame by a signature of its
+own, a per-turn ``normalize(event, payload, data)`` that returns
+:class:`~streamcalls_lab.events.Ev` rows, and ``hot``, the frames the fast path may read
+without state), its framing, its event names, which fields hold a call's id, name and
+argument text, what in its payloads is envelope rather than data, and its turn writer.
 
-Adding a format is one new module plus one line in ``READERS`` (see docs/contract.md).
+Adding a format is one new module plus one line in :data:`FORMATS`
+(``tests/providers/test_formats.py`` then runs it through the same contract as the rest).
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
-from ..events import Ev, Hot
-from .anthropic import AnthropicMessages
-from .bedrock import BedrockConverse, BedrockInvoke
-from .cohere import CohereChat
-from .gemini import Gemini
-from .gemini_interactions import GeminiInteractions
-from .ollama import Ollama
-from .openai_chat import OpenAIChat
-from .openai_responses import OpenAIResponses
+from . import (
+    ag_ui,
+    ai_sdk_ui,
+    anthropic,
+    bedrock,
+    cohere,
+    gemini,
+    gemini_interactions,
+    ollama,
+    openai_chat,
+    openai_responses,
+)
+from .spec import Answer, Envelope, Fields, Reader, WireFormat
 
+__all__ = ["FORMATS", "INTERLEAVING", "READERS", "Answer", "Envelope", "Fields", "Reader",
+           "WireFormat", "sniff"]
 
-class Reader(Protocol):
-    name: str
-    hot: Hot | None
-
-    @staticmethod
-    def sniff(event: str, payload: Any) -> bool: ...
-
-    def normalize(self, event: str, payload: Any, data: str) -> list[Ev]: ...
-
-
-READERS: dict[str, type[Reader]] = {
+FORMATS: dict[str, WireFormat] = {
     f.name: f
-    for f in (AnthropicMessages, OpenAIChat, OpenAIResponses, Gemini, BedrockConverse,
-              BedrockInvoke, CohereChat, Ollama, GeminiInteractions)
+    for f in (
+        anthropic.FORMAT,
+        openai_chat.FORMAT,
+        openai_responses.FORMAT,
+        gemini.FORMAT,
+        bedrock.FORMAT,
+        bedrock.INVOKE,
+        cohere.FORMAT,
+        ollama.FORMAT,
+        gemini_interactions.FORMAT,
+        ai_sdk_ui.FORMAT,
+        ag_ui.FORMAT,
+    )
 }
-"""Every wire format's reader, by the name the ``provider`` column shows."""
+"""Every wire format the kit reads, by the name the ``provider`` column shows."""
+READERS: dict[str, type[Reader]] = {name: f.reader for name, f in FORMATS.items()}
+"""Every format's reader, by name."""
+INTERLEAVING = tuple(name for name, f in FORMATS.items() if f.interleaves)
+"""The formats in which parallel calls' fragments may interleave (``WireFormat.interleaves``):
+Chat keys each fragment by its ``index``, Responses by ``output_index`` / ``item_id``.
+Anthropic's content blocks are sequential (each block's stop comes before the next block's
+start), though its SDK keys deltas by ``index`` too."""
 
 
 def sniff(event: str, payload: Any) -> str | None:

@@ -12,14 +12,40 @@ valid JSON: that is ``valid_json`` False in ``calls()``, never a load error.
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from ..events import INT64, Ev, Hot, Index, Kind, decoded, fragment_row, index, maybe_text, text
-from .sniffing import ByType
-from .spans import object_text
-from .wire import wire_length
+from ..events import (
+    INT64,
+    Ev,
+    Hot,
+    Index,
+    Kind,
+    decoded,
+    fragment_row,
+    index,
+    maybe_text,
+    obj,
+    stated,
+    text,
+)
+from ..turns import (
+    Call,
+    Role,
+    Script,
+    Text,
+    Transform,
+    WireFrame,
+    json_object,
+    raw,
+    raw_json,
+    shared,
+)
+from .as_written import object_after, object_text, wire_length
+from .recognise import ByType
+from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
 _TYPES = frozenset(
     (
@@ -116,10 +142,18 @@ class AnthropicMessages:
             cb = payload["content_block"]
             if cb.get("type") in _CALL_BLOCKS:
                 call_id, tool = text(cb["id"], "id"), text(cb["name"], "name")
-                out = [Ev(kind, "call_start", block, call_id, tool)]
+                blank = [f for f, v in (("id", call_id), ("name", tool)) if not v]
+                out = [Ev(kind, "call_start", block, call_id, tool, quirk=(
+                    f"blank_identity: {' and '.join(blank)} empty on the announcement"
+                    if blank else None))]
                 given = cb.get("input")
                 if given:  # sent whole in the start (a server tool called from code)
-                    out.append(_whole_input(data, given, block))
+                    row = _whole_input(data, given, block)
+                    if cb.get("type") == "tool_use" and "caller" not in cb:
+                        # documented only for server tools and calls made from code
+                        row = row._replace(quirk="args_in_announcement: a client tool's "
+                                           "input sent whole in content_block_start")
+                    out.append(row)
                 return out
             if cb.get("type") == "text":
                 return [Ev(kind, "text_start", block)]
@@ -129,7 +163,182 @@ class AnthropicMessages:
             return [Ev(kind, "block_stop", index(payload["index"], "index"))]
         if kind == "message_stop":
             return [Ev(kind, "turn_stop")]
+        if kind == "message_delta":  # the message's stop reason (tool_use, end_turn, ...)
+            delta = payload.get("delta")
+            stop = delta.get("stop_reason") if isinstance(delta, dict) else None
+            return [Ev(kind, "other", reason=stated(stop))]
         if kind == "error":
             err = payload.get("error") or {}
             return [Ev.provider_error(kind, err.get("message"), str(err.get("type")))]
         return [Ev(kind, "other")]
+
+
+def whole(payload: Any, data: str) -> Answer | None:
+    """A whole Messages response (a request without ``"stream": true``): its calls (the
+    ``tool_use``, server and MCP tool blocks, ``input`` the object exactly as written), its
+    ``stop_reason`` and its text; None for any other payload."""
+    if not (isinstance(payload, dict) and payload.get("type") == "message"
+            and isinstance(payload.get("content"), list)):
+        return None
+    calls, texts, at = [], [], 0
+    for block in payload["content"]:
+        block = obj(block, "content[]")
+        if block.get("type") in _CALL_BLOCKS:
+            args, at = object_after(data, "input", block["input"], at, "content[].input")
+            calls.append({"call_id": text(block["id"], "content[].id"),
+                          "tool": text(block["name"], "content[].name"), "args": args})
+        elif block.get("type") == "text":
+            texts.append(text(block["text"], "content[].text"))
+    return Answer(tuple(calls), maybe_text(payload.get("stop_reason"), "stop_reason"),
+                  "".join(texts))
+
+
+# -- writing a turn ------------------------------------------------------------------------
+PING = WireFrame({"type": "ping"}, "ping", data='{"type": "ping"}')
+"""The keep-alive event the Messages API sends (written as it sends it)."""
+
+
+def write(turn: Script) -> list[WireFrame]:
+    """A turn as the Messages API streams it: each segment a content block, announced,
+    filled by deltas and stopped, then ``message_delta`` and ``message_stop``.
+
+    With a :class:`~.turns.Style` it looks recorded (measured on real captures): most data
+    lines padded with 0-15 spaces before the closing brace, a ``ping`` right after the first
+    block opens, every ``tool_use`` block opening with an empty ``partial_json``.
+    """
+    style = turn.style
+    frames: list[WireFrame] = []
+
+    def frame(payload: dict[str, Any], role: Role = "other", segment: int | None = None,
+              fragment: str | None = None, block: int | None = None) -> None:
+        pad = style.rng.randrange(16) if style is not None else 0
+        frames.append(WireFrame(payload, payload["type"], role, segment, fragment, block,
+                                pad=pad))
+
+    usage = ({"input_tokens": style.input_tokens, "cache_creation_input_tokens": 0,
+              "cache_read_input_tokens": 0} if style else {"input_tokens": 1})
+    message_id = "msg_01" + style.ident(22) if style else "msg_lab"
+    frame({"type": "message_start", "message": {
+        "id": message_id, "type": "message", "role": "assistant",
+        "model": style.model if style else turn.model, "content": [], "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {**usage, "cache_creation": {"ephemeral_5m_input_tokens": 0,
+                                              "ephemeral_1h_input_tokens": 0},
+                  "output_tokens": 1, "service_tier": "standard"} if style else
+        {**usage, "output_tokens": 1}}}, "head")
+    pinged = style is None  # a recorded stream pings once, after the first block opens
+    for n, seg in enumerate(turn.segments):
+        block = n  # every segment is a content block
+        if isinstance(seg, Text):
+            frame({"type": "content_block_start", "index": block,
+                   "content_block": {"type": "text", "text": ""}}, "text_start", n)
+        else:
+            frame({"type": "content_block_start", "index": block, "content_block": {
+                "type": "tool_use", "id": seg.call_id, "name": seg.tool, "input": {}}},
+                "call_start", n, block=block)
+        if not pinged:
+            frames.append(PING)
+            pinged = True
+        if isinstance(seg, Text):
+            for piece in seg.fragments:
+                frame({"type": "content_block_delta", "index": block,
+                       "delta": {"type": "text_delta", "text": piece}}, "text", n, piece)
+        else:
+            if style is not None:
+                frame({"type": "content_block_delta", "index": block,
+                       "delta": {"type": "input_json_delta", "partial_json": ""}}, "other", n,
+                      block=block)
+            for piece in seg.fragments:
+                frame({"type": "content_block_delta", "index": block,
+                       "delta": {"type": "input_json_delta", "partial_json": piece}},
+                      "args", n, piece, block)
+        frame({"type": "content_block_stop", "index": block},
+              "text_stop" if isinstance(seg, Text) else "call_stop", n,
+              block=None if isinstance(seg, Text) else block)
+    delta = {"stop_reason": "tool_use" if turn.calls else "end_turn", "stop_sequence": None}
+    frame({"type": "message_delta", "delta": delta,
+           "usage": {**usage, "output_tokens": style.output_tokens} if style else
+           {"output_tokens": 1}}, "finish")
+    frame({"type": "message_stop"}, "end")
+    return frames
+
+
+# -- the quirks a Messages producer can send, each written into a turn's frames ------------
+def _set_fragment(f: WireFrame, text: str) -> None:
+    f.payload["delta"]["partial_json"] = text
+
+
+def _set_block(f: WireFrame, block: int) -> None:
+    f.payload["index"] = block
+
+
+def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """Each call's input sent whole in ``content_block_start``, no deltas (Gemini through a
+    gateway, pydantic-ai#2302: the shape of a server tool called from code)."""
+    out = []
+    for f in frames:
+        seg = turn.segments[f.segment] if f.segment is not None else None
+        if f.role == "call_start" and isinstance(seg, Call) and seg.args:
+            args = json_object(seg.args, FORMAT.name)
+            f.payload["content_block"]["input"] = raw(0)
+            f.data, f.fragment = raw_json(f.payload, [args]), args
+            f.payload["content_block"]["input"] = json.loads(args)
+        elif f.block is not None and f.role in ("args", "other") and isinstance(seg, Call) \
+                and seg.args:
+            continue  # its deltas, the empty first one included
+        out.append(f)
+    return out
+
+
+def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """``stop_reason: "end_turn"`` on a message that made client calls."""
+    for f in frames:
+        if f.role == "finish":
+            f.payload["delta"]["stop_reason"] = "end_turn"
+    return frames
+
+
+QUIRKS: dict[str, Transform | None] = {
+    "args_in_announcement": _args_in_announcement,
+    "empty_arguments": None,
+    "stop_reason_mismatch": _stop_reason_mismatch,
+    **shared(_set_block, _set_fragment),
+}
+"""What a Messages producer can send, and how each is written (None: only the content)."""
+
+
+FORMAT = WireFormat(
+    name=AnthropicMessages.name,
+    reader=AnthropicMessages,
+    framing="sse",
+    docs="https://docs.anthropic.com/en/api/messages-streaming",
+    path="/v1/messages",
+    events={
+        "call_start": ("content_block_start",),
+        "args_delta": ("content_block_delta", "content_block_start"),
+        "block_stop": ("content_block_stop",),
+        "text_start": ("content_block_start",),
+        "text_delta": ("content_block_delta",),
+        "turn_stop": ("message_stop",),
+        "error": ("error",),
+        "other": ("message_start", "message_delta", "ping", "content_block_start",
+                  "content_block_delta"),
+    },
+    fields=Fields(call_id=("id", "tool_use_id"), tool=("name",), fragment=("partial_json",),
+                  whole=("input",), text=("text",)),
+    envelope=Envelope(
+        containers=frozenset(("message", "content_block", "delta", "usage", "error", "content",
+                              "cache_creation", "server_tool_use")),
+        schema=frozenset(("type", "role", "name", "model", "stop_reason", "service_tier",
+                          "inference_geo")),
+        numbers=frozenset(("index",)),
+    ),
+    write=write,
+    quirks=QUIRKS,
+    keepalive=PING,
+    whole=whole,
+    streaming=Streaming("stream"),
+    call_ids=("toolu_01", 22),
+    tool_stop=frozenset(("tool_use",)),
+    server_ids=("srvtoolu_", "mcptoolu_"),
+)

@@ -20,10 +20,23 @@ from typing import Any
 
 import orjson
 
-from ..events import Ev, Kind, array, fragment_row, index, obj, text
+from ..events import Ev, Kind, array, fragment_row, index, maybe_text, obj, stated, text
+from ..framing.sse import json_data
+from ..turns import (
+    Call,
+    Script,
+    Transform,
+    WireFrame,
+    shared,
+    transformed,
+)
+from .anthropic import FORMAT as ANTHROPIC
 from .anthropic import AnthropicMessages
+from .anthropic import write as anthropic_write
+from .as_written import object_after, wire_length
+from .openai_chat import FORMAT as CHAT
 from .openai_chat import OpenAIChat
-from .wire import wire_length
+from .spec import Answer, Envelope, Fields, WireFormat
 
 _TYPES = frozenset(
     (
@@ -85,7 +98,7 @@ class BedrockConverse:
             return [Ev(event, "block_stop", index(payload["contentBlockIndex"],
                                                   "contentBlockIndex"))]
         if event == "messageStop":
-            return [Ev(event, "turn_stop")]
+            return [Ev(event, "turn_stop", reason=stated(payload.get("stopReason")))]
         if event.endswith("Exception"):
             message = payload.get("message") if isinstance(payload, dict) else payload
             return [Ev.provider_error(event, message, event)]
@@ -177,7 +190,7 @@ def _text_family(inner: dict[str, Any], inner_text: str) -> list[Ev]:
                 out.append(fragment_row(key, "text_delta", None, frag,
                                      wire_length(inner_text, key, frag)))
             if inner.get(stop) is not None:
-                out.append(Ev(key, "turn_stop"))
+                out.append(Ev(key, "turn_stop", reason=stated(inner[stop])))
             return out or [Ev(key, "other")]
     if "outputs" in inner:  # Mistral
         for output in array(inner["outputs"], "outputs"):
@@ -187,10 +200,162 @@ def _text_family(inner: dict[str, Any], inner_text: str) -> list[Ev]:
                 out.append(fragment_row("outputs", "text_delta", None, frag,
                                      wire_length(inner_text, "text", frag)))
             if output.get("stop_reason") is not None:
-                out.append(Ev("outputs", "turn_stop"))
+                out.append(Ev("outputs", "turn_stop", reason=stated(output["stop_reason"])))
         return out or [Ev("outputs", "other")]
     if set(inner) == {_METRICS}:
         return [Ev(_METRICS, "other")]
     keys = ", ".join(sorted(inner)[:8])
     return [Ev("chunk", "other", problem=f"a Bedrock invoke chunk from a model family this kit "
                                           f"does not read (its keys: {keys}): kept as other")]
+
+
+def whole(payload: Any, data: str) -> Answer | None:
+    """A whole ``Converse`` response (the API that does not stream): its ``toolUse``
+    blocks (``input`` the object exactly as written), ``stopReason`` and text; None for
+    any other payload."""
+    if not (isinstance(payload, dict) and isinstance(payload.get("output"), dict)
+            and isinstance(payload["output"].get("message"), dict) and "stopReason" in payload):
+        return None
+    calls, texts, at = [], [], 0
+    for block in array(payload["output"]["message"].get("content") or [], "message.content"):
+        block = obj(block, "content[]")
+        if "toolUse" in block:
+            use = obj(block["toolUse"], "content[].toolUse")
+            args, at = object_after(data, "input", use["input"], at, "toolUse.input")
+            calls.append({"call_id": text(use["toolUseId"], "toolUse.toolUseId"),
+                          "tool": text(use["name"], "toolUse.name"), "args": args})
+        elif "text" in block:
+            texts.append(text(block["text"], "content[].text"))
+    return Answer(tuple(calls), maybe_text(payload["stopReason"], "stopReason"),
+                  "".join(texts))
+
+
+# -- writing a turn ------------------------------------------------------------------------
+def write_converse(turn: Script) -> list[WireFrame]:
+    """A turn as ConverseStream sends it: each segment a content block (a text block has no
+    start event), ``messageStop`` with the stop reason, then ``metadata``."""
+    frames = [WireFrame({"role": "assistant"}, "messageStart", "head")]
+    for n, seg in enumerate(turn.segments):
+        if isinstance(seg, Call):
+            frames.append(WireFrame({"contentBlockIndex": n, "start": {"toolUse": {
+                "toolUseId": seg.call_id, "name": seg.tool}}}, "contentBlockStart",
+                "call_start", n, block=n))
+        for piece in seg.fragments:
+            delta = {"toolUse": {"input": piece}} if isinstance(seg, Call) else {"text": piece}
+            frames.append(WireFrame({"contentBlockIndex": n, "delta": delta},
+                                    "contentBlockDelta",
+                                    "args" if isinstance(seg, Call) else "text", n, piece,
+                                    n if isinstance(seg, Call) else None))
+        frames.append(WireFrame({"contentBlockIndex": n}, "contentBlockStop",
+                                "call_stop" if isinstance(seg, Call) else "text_stop", n,
+                                block=n if isinstance(seg, Call) else None))
+    frames.append(WireFrame({"stopReason": "tool_use" if turn.calls else "end_turn"},
+                            "messageStop", "finish"))
+    frames.append(WireFrame({"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+                             "metrics": {"latencyMs": 1}}, "metadata", "end"))
+    return frames
+
+
+def write_invoke(turn: Script) -> list[WireFrame]:
+    """A turn as InvokeModelWithResponseStream sends Claude's: each Anthropic Messages event
+    base64-wrapped in a ``chunk``, the invocation metrics riding on ``message_stop``."""
+    inner = transformed(ANTHROPIC.name, anthropic_write(turn), turn)  # its quirks, inside
+    frames = []
+    for f in inner:
+        text = f.text  # as the Messages writer wrote it (an input object verbatim)
+        if f.payload.get("type") == "message_stop":
+            text = json_data({**f.payload, _METRICS: {"inputTokenCount": 1,
+                                                      "outputTokenCount": 1,
+                                                      "invocationLatency": 1,
+                                                      "firstByteLatency": 1}})
+        wrapped = base64.b64encode(text.encode("utf-8")).decode("ascii")
+        frames.append(WireFrame({"bytes": wrapped}, "chunk", f.role, f.segment, f.fragment,
+                                f.block))
+    return frames
+
+
+# -- the quirks a ConverseStream producer can send ------------------------------------------
+def _set_fragment(f: WireFrame, text: str) -> None:
+    f.payload["delta"]["toolUse"]["input"] = text
+
+
+def _set_block(f: WireFrame, block: int) -> None:
+    f.payload["contentBlockIndex"] = block
+
+
+def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """``stopReason: "end_turn"`` on a message that made calls."""
+    for f in frames:
+        if f.role == "finish":
+            f.payload["stopReason"] = "end_turn"
+    return frames
+
+
+QUIRKS: dict[str, Transform | None] = {
+    "empty_arguments": None,
+    "stop_reason_mismatch": _stop_reason_mismatch,
+    **shared(_set_block, _set_fragment),
+}
+"""What a ConverseStream producer can send, and how each is written."""
+_ENVELOPE = frozenset(("start", "toolUse", "delta", "usage", "metrics", "messageStart",
+                       "contentBlockStart", "contentBlockDelta", "contentBlockStop",
+                       "messageStop", "metadata"))
+FORMAT = WireFormat(
+    name=BedrockConverse.name,
+    reader=BedrockConverse,
+    framing="eventstream",
+    docs="https://docs.aws.amazon.com/bedrock/latest/APIReference/"
+         "API_runtime_ConverseStream.html",
+    path="/model/streamcalls-lab/converse-stream",
+    events={
+        "call_start": ("contentBlockStart",),
+        "args_delta": ("contentBlockDelta",),
+        "block_stop": ("contentBlockStop",),
+        "text_delta": ("contentBlockDelta",),
+        "turn_stop": ("messageStop",),
+        "error": tuple(sorted(_EXCEPTIONS)),
+        "other": ("messageStart", "metadata", "contentBlockStart", "contentBlockDelta"),
+    },
+    fields=Fields(call_id=("toolUseId",), tool=("name",), fragment=("input",),
+                  text=("text",)),
+    envelope=Envelope(
+        containers=_ENVELOPE,
+        schema=frozenset(("role", "name", "stopReason")),
+        numbers=frozenset(("contentBlockIndex", "latencyMs")),
+    ),
+    write=write_converse,
+    quirks=QUIRKS,
+    tool_stop=frozenset(("tool_use",)),
+    whole=whole,
+)
+INVOKE = WireFormat(
+    name=BedrockInvoke.name,
+    reader=BedrockInvoke,
+    framing="eventstream",
+    docs="https://docs.aws.amazon.com/bedrock/latest/APIReference/"
+         "API_runtime_InvokeModelWithResponseStream.html",
+    path="/model/streamcalls-lab/invoke-with-response-stream",
+    events={kind: ("chunk", *names) for kind, names in ANTHROPIC.events.items()},
+    # The inner events are Anthropic's (Claude), ConverseStream's (Nova) or Chat's
+    # (OpenAI-compatible families): their fields and envelopes together.
+    fields=Fields(
+        call_id=(*ANTHROPIC.fields.call_id, *FORMAT.fields.call_id, *CHAT.fields.call_id),
+        tool=ANTHROPIC.fields.tool,
+        fragment=(*ANTHROPIC.fields.fragment, *FORMAT.fields.fragment, *CHAT.fields.fragment),
+        whole=(*ANTHROPIC.fields.whole, *CHAT.fields.whole),
+        text=(*ANTHROPIC.fields.text, *CHAT.fields.text, "generation", "outputText"),
+    ),
+    envelope=Envelope(
+        containers=(ANTHROPIC.envelope.containers | _ENVELOPE | CHAT.envelope.containers
+                    | {_METRICS}),
+        schema=(ANTHROPIC.envelope.schema | CHAT.envelope.schema
+                | {"stopReason", "stop_reason", "completionReason"}),
+        numbers=ANTHROPIC.envelope.numbers | CHAT.envelope.numbers | {"contentBlockIndex"},
+        ids=CHAT.envelope.ids,
+        wrapped="bytes",
+    ),
+    write=write_invoke,
+    quirks=dict.fromkeys(ANTHROPIC.quirks),  # written inside, by the Messages transforms
+    tool_stop=ANTHROPIC.tool_stop,
+    server_ids=ANTHROPIC.server_ids,
+)

@@ -14,9 +14,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import Ev, fragment_row, index, maybe_text, obj, text
-from .sniffing import ByType
-from .wire import wire_length
+from ..events import Ev, array, fragment_row, index, maybe_text, obj, stated, text
+from ..turns import (
+    Role,
+    Script,
+    Text,
+    Transform,
+    WireFrame,
+    renumbered,
+    shared,
+    with_gaps,
+)
+from .as_written import wire_length
+from .recognise import ByType
+from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
 TYPES = frozenset(
     (
@@ -71,9 +82,10 @@ class CohereChat:
             out = [Ev(kind, "call_start", block, maybe_text(call.get("id"), "tool_calls.id"),
                       maybe_text(fn.get("name"), "function.name"))]
             args = maybe_text(fn.get("arguments"), "function.arguments")
-            if args:  # sent whole in the start (the documented start has "")
+            if args:  # sent in the start (the documented start has "")
                 out.append(fragment_row(kind, "args_delta", block, args,
-                                     wire_length(data, "arguments", args)))
+                                        wire_length(data, "arguments", args))._replace(
+                    quirk="args_in_announcement: argument text in tool-call-start"))
             return out
         if kind == "tool-call-end":
             return [Ev(kind, "block_stop", index(payload["index"], "index"))]
@@ -81,5 +93,143 @@ class CohereChat:
             content = obj(_message(payload).get("content") or {}, "message.content")
             return [Ev(kind, "text_start" if content.get("type", "text") == "text" else "other")]
         if kind == "message-end":
-            return [Ev(kind, "turn_stop")]
+            delta = payload.get("delta")
+            finish = delta.get("finish_reason") if isinstance(delta, dict) else None
+            return [Ev(kind, "turn_stop", reason=stated(finish))]
         return [Ev(kind, "other")]  # message-start, content-end, citations, debug
+
+
+def whole(payload: Any, data: str) -> Answer | None:
+    """A whole ``/v2/chat`` response (``stream`` false): its calls (``function.arguments``
+    the string sent), ``finish_reason`` and text content; None for any other payload (an
+    event has a ``type`` and its message under ``delta``)."""
+    if not (isinstance(payload, dict) and isinstance(payload.get("finish_reason"), str)
+            and isinstance(payload.get("message"), dict)):
+        return None
+    message = payload["message"]
+    calls = []
+    for tc in array(message.get("tool_calls") or [], "message.tool_calls"):
+        fn = obj(obj(tc, "tool_calls[]").get("function"), "tool_calls[].function")
+        calls.append({"call_id": maybe_text(tc.get("id"), "tool_calls[].id"),
+                      "tool": text(fn.get("name"), "function.name"),
+                      "args": text(fn.get("arguments", ""), "function.arguments")})
+    texts = [text(part["text"], "content[].text") for part in
+             (obj(p, "content[]") for p in array(message.get("content") or [], "content"))
+             if part.get("type") == "text"]
+    return Answer(tuple(calls), payload["finish_reason"], "".join(texts))
+
+
+# -- writing a turn ------------------------------------------------------------------------
+def write(turn: Script) -> list[WireFrame]:
+    """A turn as ``/v2/chat`` streams it, each event named on its ``event:`` line: text as
+    content blocks (their own ``index``), each call announced, filled and ended under its
+    tool-call ``index``, then ``message-end`` with the finish reason."""
+    frames = [WireFrame({"id": "lab", "type": "message-start", "delta": {"message": {
+        "role": "assistant", "content": [], "tool_plan": "", "tool_calls": [],
+        "citations": []}}}, "message-start", "head")]
+
+    def add(payload: dict[str, Any], role: Role, n: int | None = None,
+            fragment: str | None = None, block: int | None = None) -> None:
+        frames.append(WireFrame(payload, payload["type"], role, n, fragment, block))
+
+    calls = texts = 0
+    for n, seg in enumerate(turn.segments):
+        if isinstance(seg, Text):
+            add({"type": "content-start", "index": texts, "delta": {"message": {
+                "content": {"type": "text", "text": ""}}}}, "text_start", n)
+            for piece in seg.fragments:
+                add({"type": "content-delta", "index": texts, "delta": {"message": {
+                    "content": {"text": piece}}}}, "text", n, piece)
+            add({"type": "content-end", "index": texts}, "text_stop", n)
+            texts += 1
+            continue
+        add({"type": "tool-call-start", "index": calls, "delta": {"message": {"tool_calls": {
+            "id": seg.call_id, "type": "function",
+            "function": {"name": seg.tool, "arguments": ""}}}}}, "call_start", n, block=calls)
+        for piece in seg.fragments:
+            add({"type": "tool-call-delta", "index": calls, "delta": {"message": {
+                "tool_calls": {"function": {"arguments": piece}}}}}, "args", n, piece, calls)
+        add({"type": "tool-call-end", "index": calls}, "call_stop", n, block=calls)
+        calls += 1
+    add({"type": "message-end", "delta": {
+        "finish_reason": "TOOL_CALL" if calls else "COMPLETE",
+        "usage": {"billed_units": {"input_tokens": 1, "output_tokens": 1},
+                  "tokens": {"input_tokens": 1, "output_tokens": 1}}}}, "end")
+    return frames
+
+
+# -- the quirks a Cohere producer can send ----------------------------------------------------
+def _set_fragment(f: WireFrame, text: str) -> None:
+    f.payload["delta"]["message"]["tool_calls"]["function"]["arguments"] = text
+
+
+def _set_block(f: WireFrame, block: int) -> None:
+    f.payload["index"] = block
+
+
+def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """``finish_reason: "COMPLETE"`` after calls (litellm#12862 names Cohere)."""
+    for f in frames:
+        if f.role == "end":
+            f.payload["delta"]["finish_reason"] = "COMPLETE"
+    return frames
+
+
+def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """Each call's first fragment sent as the ``arguments`` of ``tool-call-start``."""
+    out: list[WireFrame] = []
+    start: dict[int | None, WireFrame] = {}
+    for f in frames:
+        if f.role == "call_start":
+            start[f.segment] = f
+        elif f.role == "args" and f.segment in start:
+            head = start.pop(f.segment)
+            _set_fragment(head, f.fragment or "")
+            head.fragment = f.fragment
+            continue
+        out.append(f)
+    return out
+
+
+QUIRKS: dict[str, Transform | None] = {
+    "args_in_announcement": _args_in_announcement,
+    "empty_arguments": None,
+    "stop_reason_mismatch": _stop_reason_mismatch,
+    "index_gap": renumbered(_set_block, with_gaps),
+    **shared(_set_block, _set_fragment),
+}
+"""What a Cohere producer can send, and how each is written."""
+
+
+FORMAT = WireFormat(
+    name=CohereChat.name,
+    reader=CohereChat,
+    framing="sse",
+    docs="https://docs.cohere.com/v2/docs/streaming",
+    path="/v2/chat",
+    events={
+        "call_start": ("tool-call-start",),
+        "args_delta": ("tool-call-delta", "tool-call-start"),
+        "block_stop": ("tool-call-end",),
+        "text_start": ("content-start",),
+        "text_delta": ("content-delta", "tool-plan-delta"),
+        "turn_stop": ("message-end",),
+        "other": tuple(sorted(TYPES - {"tool-call-start", "tool-call-delta", "tool-call-end",
+                                       "content-delta", "tool-plan-delta", "message-end"})),
+    },
+    fields=Fields(call_id=("id",), tool=("name",), fragment=("arguments",),
+                  text=("text", "tool_plan")),
+    envelope=Envelope(
+        containers=frozenset(("delta", "message", "tool_calls", "function", "content",
+                              "usage", "billed_units", "tokens")),
+        schema=frozenset(("type", "role", "name", "finish_reason")),
+        numbers=frozenset(("index",)),
+        ids=frozenset(("id",)),
+    ),
+    write=write,
+    quirks=QUIRKS,
+    tool_stop=frozenset(("TOOL_CALL",)),
+    counts_calls=True,
+    whole=whole,
+    streaming=Streaming("stream"),
+)

@@ -17,9 +17,11 @@ from itertools import pairwise
 from typing import Any
 
 from ..events import Ev, array, fragment_row, index, maybe_text, obj, text
-from .sniffing import unclaimed
-from .spans import exact_span, object_text
-from .spans import value_span as _span
+from ..turns import Script, Text, WireFrame, json_object, raw, raw_json
+from .as_written import exact_span, object_after, object_text
+from .as_written import value_span as _span
+from .recognise import ByKeys
+from .spec import Answer, Envelope, Fields, WireFormat
 
 
 class Gemini:
@@ -30,14 +32,8 @@ class Gemini:
         self._calls: dict[int, int] = {}  # per candidate: calls so far, the next one's block
         self._open: dict[int, _Streamed] = {}  # per candidate: a call whose args still stream
 
-    @staticmethod
-    def sniff(event: str, payload: Any) -> bool:
-        # Never a frame another format claims: Chat has choices, the others a type.
-        return unclaimed(payload, "choices", "type", "object") and (
-            isinstance(payload.get("candidates"), list)
-            or "usageMetadata" in payload or "promptFeedback" in payload
-        )
-
+    # A GenerateContentResponse: its candidates, or the usage or prompt feedback alone.
+    sniff = ByKeys({"candidates": list, "usageMetadata": None, "promptFeedback": None})
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         state = deepcopy((self._calls, self._open))
@@ -65,8 +61,9 @@ class Gemini:
             content = obj(cand.get("content") or {}, "candidates[].content")
             for part in array(content.get("parts") or [], "content.parts"):
                 at = self._part(event, obj(part, "parts[]"), data, at, out, k)
-            if maybe_text(cand.get("finishReason"), "candidates[].finishReason"):
-                out.append(Ev(event, "turn_stop", choice=k))
+            finish = maybe_text(cand.get("finishReason"), "candidates[].finishReason")
+            if finish:
+                out.append(Ev(event, "turn_stop", choice=k, reason=finish))
         feedback = payload.get("promptFeedback")
         if isinstance(feedback, dict) and feedback.get("blockReason") and not candidates:
             out.append(Ev(event, "turn_stop"))  # the prompt was blocked: no answer follows
@@ -224,3 +221,92 @@ def _set(node: Any, step: str | int, value: Any) -> None:
     if isinstance(step, int):
         node.extend([None] * (step + 1 - len(node)))
     node[step] = value
+
+
+def whole(payload: Any, data: str) -> Answer | None:
+    """A whole ``GenerateContentResponse`` (``generateContent``, not streamed): the first
+    candidate's calls (``args`` the object exactly as written; an absent ``id`` is None),
+    its ``finishReason`` and its text (thoughts left out); None for any other payload."""
+    if not (isinstance(payload, dict) and isinstance(payload.get("candidates"), list)):
+        return None
+    if not payload["candidates"]:
+        return Answer((), None)
+    cand = obj(payload["candidates"][0], "candidates[]")
+    calls, texts, at = [], [], 0
+    for part in array(obj(cand.get("content") or {}, "candidates[].content").get("parts")
+                      or [], "content.parts"):
+        part = obj(part, "parts[]")
+        if "functionCall" in part:
+            fc = obj(part["functionCall"], "parts[].functionCall")
+            args = ""
+            if fc.get("args") is not None:
+                args, at = object_after(data, "args", fc["args"], at, "functionCall.args")
+            calls.append({"call_id": maybe_text(fc.get("id"), "functionCall.id"),
+                          "tool": text(fc.get("name"), "functionCall.name"), "args": args})
+        elif "text" in part and not part.get("thought"):
+            texts.append(text(part["text"], "parts[].text"))
+    return Answer(tuple(calls), maybe_text(cand.get("finishReason"), "finishReason"),
+                  "".join(texts))
+
+
+# -- writing a turn ------------------------------------------------------------------------
+def write(turn: Script) -> list[WireFrame]:
+    """A turn as ``streamGenerateContent`` streams it: one ``GenerateContentResponse`` per
+    text fragment, each call whole in a chunk of its own (``args`` the object as given),
+    then a chunk whose candidate says ``finishReason`` with the usage."""
+    frames: list[WireFrame] = []
+    version = {"modelVersion": turn.model}
+
+    def chunk(parts: list[dict[str, Any]], **candidate: Any) -> dict[str, Any]:
+        return {"candidates": [{"content": {"parts": parts, "role": "model"}, **candidate,
+                                "index": 0}], **version}
+
+    calls = 0
+    for n, seg in enumerate(turn.segments):
+        if isinstance(seg, Text):
+            for piece in seg.fragments:
+                frames.append(WireFrame(chunk([{"text": piece}]), None, "text", n, piece))
+            continue
+        if seg.args:
+            args = json_object(seg.args, FORMAT.name)
+            payload = chunk([{"functionCall": {"id": seg.call_id, "name": seg.tool,
+                                               "args": raw(0)}}])
+            frames.append(WireFrame(payload, None, "call_start", n, args, calls,
+                                    raw_json(payload, [args])))
+        else:  # a call that takes no arguments sends none
+            payload = chunk([{"functionCall": {"id": seg.call_id, "name": seg.tool}}])
+            frames.append(WireFrame(payload, None, "call_start", n, None, calls))
+        calls += 1
+    frames.append(WireFrame({"candidates": [{"content": {"parts": [{"text": ""}],
+                                                         "role": "model"},
+                                             "finishReason": "STOP", "index": 0}],
+                             "usageMetadata": {"promptTokenCount": 1,
+                                               "candidatesTokenCount": 1,
+                                               "totalTokenCount": 2}, **version},
+                            None, "end"))
+    return frames
+
+
+FORMAT = WireFormat(
+    name=Gemini.name,
+    reader=Gemini,
+    framing="sse",
+    docs="https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent",
+    path="/v1beta/models/streamcalls-lab:streamGenerateContent",
+    events={kind: ("message", "element") for kind in (
+        "call_start", "args_delta", "block_stop", "text_delta", "turn_stop", "error",
+        "other")},
+    fields=Fields(call_id=("id",), tool=("name",), fragment=("args",), whole=("args",),
+                  text=("text",)),
+    envelope=Envelope(
+        containers=frozenset(("candidates", "content", "parts", "functionCall",
+                              "usageMetadata", "partialArgs", "error", "promptFeedback")),
+        schema=frozenset(("role", "name", "finishReason", "modelVersion", "jsonPath",
+                          "status")),
+        ids=frozenset(("responseId",)),
+    ),
+    write=write,
+    quirks=dict.fromkeys(("empty_arguments", "call_in_text", "line_separator_in_data")),
+    calls_whole=True,
+    whole=whole,
+)

@@ -16,12 +16,25 @@ tools (Google Search, code execution, URL context) run on the server: their step
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from ..events import Ev, Kind, error_message, fragment_row, index, maybe_text, obj, text
-from .sniffing import ByType
-from .spans import object_text
-from .wire import wire_length
+from ..events import Ev, Kind, error_message, fragment_row, index, maybe_text, obj, stated, text
+from ..turns import (
+    Call,
+    Role,
+    Script,
+    Text,
+    Transform,
+    WireFrame,
+    json_object,
+    raw,
+    raw_json,
+    shared,
+)
+from .as_written import object_text, wire_length
+from .recognise import ByType
+from .spec import Envelope, Fields, WireFormat
 
 TYPES = frozenset(
     (
@@ -70,13 +83,127 @@ class GeminiInteractions:
                             object_text(data, "arguments", args, 0, len(data), "step.arguments"))
                     out.append(fragment_row(kind, "args_delta", block, frag,
                                             wire_length(data, "arguments", frag)
-                                            if isinstance(args, str) else len(frag)))
+                                            if isinstance(args, str) else len(frag))._replace(
+                        quirk="args_in_announcement: arguments in step.start, not the "
+                        "documented {} placeholder"))
                 return out
             return [Ev(kind, "text_start" if what == "model_output" else "other", block)]
         if kind == "step.stop":
             return [Ev(kind, "block_stop", index(payload["index"], "index"))]
         if kind == "interaction.completed":
-            return [Ev(kind, "turn_stop")]
+            inter = payload.get("interaction")
+            status = inter.get("status") if isinstance(inter, dict) else None
+            return [Ev(kind, "turn_stop", reason=stated(status))]
         if kind == "error":
             return [Ev.provider_error(kind, error_message(payload))]
         return [Ev(kind, "other")]  # interaction.created, status updates
+
+
+# -- writing a turn ------------------------------------------------------------------------
+def write(turn: Script) -> list[WireFrame]:
+    """A turn as the Interactions API streams it, each event named on its ``event:`` line
+    too: every segment a step (``model_output`` text, or a ``function_call`` with its id and
+    name and an empty ``arguments`` placeholder), filled by deltas and stopped, then
+    ``interaction.completed`` (``requires_action`` when calls wait)."""
+    interaction = {"id": "v1_lab", "status": "in_progress", "object": "interaction"}
+    frames = [WireFrame({"interaction": interaction, "event_type": "interaction.created"},
+                        "interaction.created", "head")]
+
+    def add(payload: dict[str, Any], role: Role, n: int | None = None,
+            fragment: str | None = None, block: int | None = None) -> None:
+        frames.append(WireFrame(payload, payload["event_type"], role, n, fragment, block))
+
+    for n, seg in enumerate(turn.segments):
+        if isinstance(seg, Text):
+            add({"index": n, "step": {"type": "model_output"}, "event_type": "step.start"},
+                "text_start", n)
+            for piece in seg.fragments:
+                add({"index": n, "delta": {"text": piece, "type": "text"},
+                     "event_type": "step.delta"}, "text", n, piece)
+            add({"index": n, "event_type": "step.stop"}, "text_stop", n)
+            continue
+        add({"index": n, "step": {"id": seg.call_id, "type": "function_call",
+                                  "name": seg.tool, "arguments": {}},
+             "event_type": "step.start"}, "call_start", n, block=n)
+        for piece in seg.fragments:
+            add({"index": n, "delta": {"arguments": piece, "type": "arguments_delta"},
+                 "event_type": "step.delta"}, "args", n, piece, n)
+        add({"index": n, "event_type": "step.stop"}, "call_stop", n, block=n)
+    status = "requires_action" if turn.calls else "completed"
+    add({"interaction": {**interaction, "status": status},
+         "event_type": "interaction.completed"}, "end")
+    return frames
+
+
+# -- the quirks an Interactions producer can send --------------------------------------------
+def _set_fragment(f: WireFrame, text: str) -> None:
+    f.payload["delta"]["arguments"] = text
+
+
+def _set_block(f: WireFrame, block: int) -> None:
+    f.payload["index"] = block
+
+
+def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """``status: "completed"`` although calls wait for the client."""
+    for f in frames:
+        if f.role == "end":
+            f.payload["interaction"]["status"] = "completed"
+    return frames
+
+
+def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """Each call's arguments sent whole, as an object, in its ``step.start`` (instead of the
+    documented ``{}`` placeholder), no deltas."""
+    out = []
+    for f in frames:
+        seg = turn.segments[f.segment] if f.segment is not None else None
+        if f.role == "call_start" and isinstance(seg, Call) and seg.args:
+            args = json_object(seg.args, FORMAT.name)
+            f.payload["step"]["arguments"] = raw(0)
+            f.data, f.fragment = raw_json(f.payload, [args]), args
+            f.payload["step"]["arguments"] = json.loads(args)
+        elif f.role == "args" and isinstance(seg, Call) and seg.args:
+            continue
+        out.append(f)
+    return out
+
+
+QUIRKS: dict[str, Transform | None] = {
+    "args_in_announcement": _args_in_announcement,
+    "empty_arguments": None,
+    "stop_reason_mismatch": _stop_reason_mismatch,
+    **shared(_set_block, _set_fragment),
+}
+"""What an Interactions producer can send, and how each is written."""
+
+
+FORMAT = WireFormat(
+    name=GeminiInteractions.name,
+    reader=GeminiInteractions,
+    framing="sse",
+    docs="https://ai.google.dev/gemini-api/docs/interactions/streaming",
+    path="/v1beta/interactions",
+    events={
+        "call_start": ("step.start",),
+        "args_delta": ("step.delta", "step.start"),
+        "block_stop": ("step.stop",),
+        "text_start": ("step.start",),
+        "text_delta": ("step.delta",),
+        "turn_stop": ("interaction.completed",),
+        "error": ("error",),
+        "other": ("interaction.created", "interaction.status_update", "step.start",
+                  "step.delta"),
+    },
+    fields=Fields(call_id=("id",), tool=("name",), fragment=("arguments",),
+                  whole=("arguments",), text=("text",)),
+    envelope=Envelope(
+        containers=frozenset(("interaction", "step", "delta", "usage", "error")),
+        schema=frozenset(("type", "event_type", "status", "object", "name", "role")),
+        numbers=frozenset(("index",)),
+        ids=frozenset(("id",)),
+    ),
+    write=write,
+    quirks=QUIRKS,
+    tool_stop=frozenset(("requires_action",)),
+)

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import Ev, array, fragment_row, maybe_text, obj, text
-from .sniffing import unclaimed
-from .spans import exact_span, object_text
-from .wire import wire_length
+from ..events import Ev, array, fragment_row, maybe_text, obj, stated, text
+from ..turns import Script, Text, WireFrame, json_object, raw, raw_json
+from .as_written import exact_span, object_after, object_text, wire_length
+from .recognise import ByKeys
+from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
 
 class Ollama:
@@ -28,15 +29,8 @@ class Ollama:
     def __init__(self) -> None:
         self._calls = 0  # calls so far in the turn: the next one's block
 
-    @staticmethod
-    def sniff(event: str, payload: Any) -> bool:
-        # Never a frame another format claims: those carry a type, choices or candidates.
-        return (
-            unclaimed(payload, "type", "choices")
-            and type(payload.get("done")) is bool
-            and ("message" in payload or "response" in payload)
-        )
-
+    # Every line says whether it is the last (``done``) and holds a message or a response.
+    sniff = ByKeys({"message": None, "response": None}, needs={"done": bool})
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         calls = self._calls
@@ -65,7 +59,7 @@ class Ollama:
         for tc in array(message.get("tool_calls") or [], "message.tool_calls"):
             at = self._call(name, obj(tc, "tool_calls[]"), data, at, out)
         if done:
-            out.append(Ev(name, "turn_stop"))
+            out.append(Ev(name, "turn_stop", reason=stated(payload.get("done_reason"))))
         return out or [Ev(name, "other")]  # thinking alone, or nothing new
 
     def _call(self, name: str, tc: dict[str, Any], data: str, at: int, out: list[Ev]) -> int:
@@ -86,3 +80,74 @@ class Ollama:
             out.append(fragment_row(name, "args_delta", block, frag, len(frag)))
         out.append(Ev(name, "block_stop", block))
         return span[1]
+
+
+def whole(payload: Any, data: str) -> Answer | None:
+    """A whole answer (a request with ``"stream": false``: the one line, ``done`` true): its
+    calls (``function.arguments`` the object exactly as written, or the string a server
+    sent), ``done_reason`` and ``message.content`` (``response`` for ``/api/generate``);
+    None for any other payload."""
+    if not (isinstance(payload, dict) and payload.get("done") is True
+            and ("message" in payload or "response" in payload)):
+        return None
+    message = obj(payload.get("message") or {}, "message")
+    calls, at = [], 0
+    for tc in array(message.get("tool_calls") or [], "message.tool_calls"):
+        fn = obj(obj(tc, "tool_calls[]").get("function"), "tool_calls[].function")
+        args = fn.get("arguments", "")
+        if not isinstance(args, str):
+            args, at = object_after(data, "arguments", args, at, "function.arguments")
+        calls.append({"call_id": maybe_text(tc.get("id"), "tool_calls[].id"),
+                      "tool": text(fn.get("name"), "function.name"), "args": args})
+    said = message.get("content") if "message" in payload else payload.get("response")
+    return Answer(tuple(calls), maybe_text(payload.get("done_reason"), "done_reason"),
+                  text(said or "", "content"))
+
+
+# -- writing a turn ------------------------------------------------------------------------
+def write(turn: Script) -> list[WireFrame]:
+    """A turn as ``/api/chat`` streams it, one JSON object a line: a line per text
+    fragment, each call whole in a line of its own (``arguments`` the object as given), then
+    the ``done`` line."""
+    head = {"model": turn.model, "created_at": "2026-01-01T00:00:00Z"}
+    frames = []
+    calls = 0
+    for n, seg in enumerate(turn.segments):
+        if isinstance(seg, Text):
+            frames += [WireFrame({**head, "message": {"role": "assistant", "content": piece},
+                                  "done": False}, None, "text", n, piece)
+                       for piece in seg.fragments]
+            continue
+        args = json_object(seg.args, FORMAT.name)
+        payload = {**head, "message": {"role": "assistant", "content": "", "tool_calls": [
+            {"id": seg.call_id, "function": {"name": seg.tool, "arguments": raw(0)}}]},
+            "done": False}
+        frames.append(WireFrame(payload, None, "call_start", n, args, calls,
+                                raw_json(payload, [args])))
+        calls += 1
+    frames.append(WireFrame({**head, "message": {"role": "assistant", "content": ""},
+                             "done_reason": "stop", "done": True}, None, "end"))
+    return frames
+
+
+FORMAT = WireFormat(
+    name=Ollama.name,
+    reader=Ollama,
+    framing="ndjson",
+    docs="https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion",
+    path="/api/chat",
+    events={"call_start": ("chunk", "done"), "args_delta": ("chunk", "done"),
+            "block_stop": ("chunk", "done"), "text_delta": ("chunk", "done"),
+            "turn_stop": ("done",), "error": ("error",), "other": ("chunk", "done")},
+    fields=Fields(call_id=("id",), tool=("name",), fragment=("arguments",),
+                  whole=("arguments",), text=("content", "response")),
+    envelope=Envelope(
+        containers=frozenset(("message", "tool_calls", "function")),
+        schema=frozenset(("role", "name", "model", "done_reason")),
+    ),
+    write=write,
+    quirks=dict.fromkeys(("call_in_text", "line_separator_in_data")),
+    calls_whole=True,
+    whole=whole,
+    streaming=Streaming("stream"),
+)

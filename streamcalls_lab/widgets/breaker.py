@@ -7,7 +7,7 @@ to a ``Setup`` and ``render``'s output to an ``HTML`` widget.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -15,13 +15,21 @@ import ipywidgets as w
 
 from .. import breaker
 from ..breaker import Bubble, CallDiff, Outcome, Result, Setup
-from ..check import TURN_FORMATS
+from ..check import TURN_FORMATS, producer_families
 from ..display import SafeHTML, escape
 from ..faults import FAULTS
 from . import render as r
 
 OWN = "your own"
 NO_BOUNDARY = -1
+# The server quirks a turn can be written with: those a correct client survives, in the
+# order the first format that carries each lists them.
+SERVER_QUIRKS = tuple(dict.fromkeys(q for fmt in TURN_FORMATS for q in producer_families(fmt)))
+
+PLACES = (("sent before this one", "before"), ("interleaved with it", "interleave"),
+          ("another choice's (n = 2)", "two_choices"))
+"""Where the earlier call goes: before the call, its fragments alternating with the call's
+(Chat, Responses), or as the first of two choices (Chat)."""
 MAX_EVERY = 40
 MAX_READ = 64
 
@@ -80,7 +88,10 @@ def _sent(result: Result) -> str:
              + (f" of {s.read_size} bytes" if s.read_size else "")]
     extra = []
     if s.earlier is not None:
-        extra.append(f"an earlier {escape(s.tool)} call: {r.code(s.earlier)}")
+        how = (" (its fragments alternating with this call's)" if s.interleave
+               else " (choice 0's; this call is choice 1's)" if s.two_choices else "")
+        extra.append(f"an earlier {escape(s.earlier_tool or s.tool)} call{how}: "
+                     f"{r.code(s.earlier)}")
     if s.before:
         extra.append(f"prose before: {r.code(s.before)}")
     if s.after and not s.cut_off:
@@ -136,6 +147,8 @@ class BreakerView(r.View):
         self.result: Result | None = None
         self._holding = False
         self._tool = "create_ticket"
+        self._earlier_tool: str | None = None
+        self._only: tuple[str, ...] = ()
         style = {"description_width": "9em"}
         wide = w.Layout(width="98%")
         self.preset = w.Dropdown(options=[*breaker.PRESETS, OWN], value=OWN,
@@ -156,11 +169,16 @@ class BreakerView(r.View):
                                                                 margin="0 0 0 9.5em"))
         self.earlier = w.Text(description="earlier call", placeholder="(none)", style=style,
                               layout=wide)
+        self.place = w.Dropdown(options=PLACES, value="before", description="earlier call is",
+                                style=style)
         self.before = w.Text(description="prose before", style=style, layout=wide)
         self.after = w.Text(description="prose after", style=style, layout=wide)
+        self.quirks = w.SelectMultiple(options=SERVER_QUIRKS, value=(), rows=4,
+                                       description="server quirks", style=style)
         self.output = w.HTML()
         for control in (self.args, self.split, self.every, self.read_size, self.cut_off,
-                        self.earlier, self.before, self.after, self.provider):
+                        self.earlier, self.place, self.before, self.after, self.provider,
+                        self.quirks):
             control.observe(self._changed, "value")
         self.preset.observe(self._preset_changed, "value")
         self.boundary.observe(self._boundary_changed, "value")
@@ -170,7 +188,7 @@ class BreakerView(r.View):
         self.widget = w.VBox([
             w.HBox([self.preset, self.provider]), self.args, self.split, self.boundary,
             w.HBox([self.every, self.read_size, hint]), self.cut_off, self.earlier,
-            self.before, self.after, self.output,
+            self.place, self.before, self.after, self.quirks, self.output,
         ])
         self.widget.add_class("scl-breaker-view")
         self.output.add_class("scl-breaker-output")
@@ -182,9 +200,12 @@ class BreakerView(r.View):
         return Setup(
             args=self.args.value, split=self.split.value or None, every=self.every.value,
             provider=self.provider.value, tool=self._tool,
-            earlier=self.earlier.value or None, before=self.before.value,
+            earlier=self.earlier.value or None, earlier_tool=self._earlier_tool,
+            interleave=self.place.value == "interleave",
+            two_choices=self.place.value == "two_choices", before=self.before.value,
             after=self.after.value, cut_off=self.cut_off.value,
-            read_size=self.read_size.value or None,
+            read_size=self.read_size.value or None, quirks=tuple(self.quirks.value),
+            only=self._only,
         )
 
     def load(self, preset: str | Setup) -> None:
@@ -195,6 +216,9 @@ class BreakerView(r.View):
         try:
             self.focus = name if name in breaker.PRESETS else self.focus
             self._tool = setup.tool
+            self._earlier_tool = setup.earlier_tool
+            self._only = setup.only
+            self.quirks.value = tuple(q for q in setup.quirks if q in SERVER_QUIRKS)
             self.preset.value = name
             self.provider.value = setup.provider
             self.args.value = setup.args
@@ -204,6 +228,8 @@ class BreakerView(r.View):
             self.read_size.value = min(setup.read_size or 0, MAX_READ)
             self.cut_off.value = setup.cut_off
             self.earlier.value = setup.earlier or ""
+            self.place.value = ("two_choices" if setup.two_choices
+                                else "interleave" if setup.interleave else "before")
             self.before.value = setup.before
             self.after.value = setup.after
         finally:
@@ -264,12 +290,15 @@ class BreakerView(r.View):
             self.split.value = change["new"]
 
 
-def overview(presets: dict[str, Setup] | None = None,
+def overview(presets: Mapping[str, Setup] | None = None,
              provider: str | None = None) -> SafeHTML:
-    """A static table: for each preset, which faults give a wrong result and why."""
+    """A static table: for each preset, which faults give a wrong result and why (in
+    ``provider`` where the preset's turn can be written in it)."""
     rows = []
     for name, setup in (breaker.PRESETS if presets is None else presets).items():
-        result = breaker.run(setup if provider is None else replace(setup, provider=provider))
+        if provider in setup.formats():
+            setup = replace(setup, provider=provider)
+        result = breaker.run(setup)
         cells = [f"<b>{escape(name)}</b>", r.code(setup.args)]
         cells += [f'<span class="scl-bad" title="{escape(o.reason)}">✗</span>'
                   if o.broken else '<span class="scl-ok">✓</span>'

@@ -1,7 +1,7 @@
 """Step through an accumulator: buttons, a slider and a play clock over a pure Stepper.
 
 :func:`render` draws one step of a :class:`~streamcalls_lab.Stepper` as escaped HTML: the
-raw frame, the event, every buffer keyed by block, the message surface, what is handed on,
+raw frame, the event, every buffer as its handler keys it, the message surface, what is handed on,
 and how each fault variant has fared so far. :class:`StepperView` only moves the index.
 """
 
@@ -14,11 +14,10 @@ import ipywidgets as w
 import pandas as pd
 import traitlets
 
-from ..accumulate import present
+from ..accumulate import CallKey, present
 from ..display import SafeHTML, escape, visible
-from ..playback import Clock, clock, history, ms_of, play_range, step_of
 from ..sources import Source
-from ..stepper import CORRECT, Step, Stepper
+from ..stepper import CORRECT, Clock, Step, Stepper, clock, history, ms_of, play_range, step_of
 from . import render as r
 
 TICK_MS = 50
@@ -28,18 +27,28 @@ SPEEDS = (("½× recorded", 0.5), ("recorded pace", 1.0), ("2×", 2.0), ("5×", 
 
 
 def _tools(stepper: Stepper, seq: Any) -> dict[Hashable, str]:
-    """Each block's tool, from the announcements up to this event."""
+    """Each call's tool, from the announcements up to this event, under every key a handler
+    files a call by: (choice, block), the block alone, the call's id."""
     ev = stepper.events
     starts = ev[(ev["kind"] == "call_start") & (ev["seq"] <= seq)]
-    return {b: str(t) for b, t in zip(starts["block"], starts["tool"], strict=True)
-            if not (pd.isna(b) or pd.isna(t))}
+    choices = starts["choice"] if "choice" in starts else [None] * len(starts)
+    out: dict[Hashable, str] = {}
+    for block, choice, call_id, tool in zip(starts["block"], choices, starts["call_id"],
+                                            starts["tool"], strict=True):
+        if present(tool) is None:
+            continue
+        for key in (CallKey(present(choice), present(block)), present(block), present(call_id)):
+            if key is not None:
+                out.setdefault(key, str(tool))
+    return out
 
 
 def _buffer_cell(text: str, step: Step, key: Hashable) -> str:
     """The buffer as code, the fragment this step appended (if it is at the end) marked."""
     ev = step.event
     fragment = ev.get("fragment")
-    if ev.get("kind") == "args_delta" and ev.get("block") == key and fragment and (
+    here = CallKey(ev.get("choice"), ev.get("block"))
+    if ev.get("kind") == "args_delta" and key in (here, here.block) and fragment and (
             text.endswith(fragment)):
         head = text[: len(text) - len(fragment)]
         return (f'<code class="scl-frag scl-buffer">{visible(head)}'

@@ -1,0 +1,157 @@
+"""load()'s fast path: a whole capture's frames normalised together.
+
+Most captures are one complete body framed the usual way (all ``data:`` lines, or
+``event:`` then ``data:``). For those, :func:`~.sse.split_whole` frames the body with
+counts and splits done in C, and :func:`hot_rows` decodes the frames that need no state
+(the deltas, nearly all of a stream) into typed structs at once, as each format's ``hot``
+describes them. The few frames left (announcements, stops) go through ``normalize`` one by
+one, in order, as always. This module is the only place that does either.
+
+Anything unusual sends the whole capture back to the incremental decoder: a frame that
+does not decode or normalise, a format not yet known from the first frame. So this path
+never reports a problem; it only ever gives the rows that path would give, faster, and
+``tests/test_bulk.py`` checks that it does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from itertools import compress, count, repeat
+from operator import add
+from typing import Any, NamedTuple
+
+import msgspec
+import orjson
+
+from .events import DONE, DONE_RAW, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, is_done
+from .framing.sse import split_whole
+from .providers import READERS, Reader, sniff
+
+_COLD_ERRORS = (*PAYLOAD_ERRORS, orjson.JSONDecodeError)
+_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
+
+
+class Whole(NamedTuple):
+    """A capture's rows, frame by frame."""
+
+    bounds: list[int]
+    """Each frame's byte offset, then the end of the capture."""
+    provider: str
+    rows: list[Sequence[Ev]]
+    """Each frame's normalised events (one or more)."""
+    raws: list[bytes]
+    """Each frame's data line."""
+
+
+WINDOW = 1 << 20
+"""A body is split and decoded this many bytes (give or take a frame) at a time, so a long
+single capture holds its intermediate lines and structs for one window only."""
+
+
+def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Whole | None:
+    """The rows of a whole capture, or None when it needs the incremental decoder.
+
+    ``raws=False`` keeps no data lines (``Whole.raws`` is then empty): load() without
+    ``raw=True`` needs none.
+    """
+    fmt = None
+    bounds: list[int] = []
+    rows: list[Sequence[Ev]] = []
+    kept: list[bytes] = []
+    for start, stop in _windows(body) if len(body) > WINDOW else ((0, len(body)),):
+        split = split_whole(body[start:stop] if start or stop < len(body) else body)
+        if split is None:
+            return None
+        where, events, lines = split
+        parsed = {}  # the first frame, parsed to find the format, is not parsed again
+        if fmt is None:
+            if provider == "auto":
+                try:
+                    first = DONE if is_done(lines[0]) else orjson.loads(lines[0])
+                except orjson.JSONDecodeError:
+                    return None
+                found = sniff(events[0], first)
+                if found is None:
+                    return None  # a ping first: the decoder holds frames until the format shows
+                provider, parsed[0] = found, first
+            fmt = READERS[provider]()
+        got = _rows(fmt, events, lines, parsed)
+        if got is None:
+            return None
+        if stop == len(body) and not start:  # one window, as most captures are
+            return Whole(where, fmt.name, got, lines if raws else [])
+        rows += got
+        bounds += map(add, where[:-1], repeat(start)) if start else where[:-1]
+        if raws:
+            kept += lines
+    bounds.append(len(body))
+    assert fmt is not None  # split_whole gives at least one frame
+    return Whole(bounds, fmt.name, rows, kept)
+
+
+def _windows(body: bytes) -> Iterator[tuple[int, int]]:
+    """``body`` in spans of about :data:`WINDOW` bytes, each ending with a blank line (in the
+    usual framing, the end of a frame; anything else fails :func:`split_whole` on its own)."""
+    gap = b"\r\n\r\n" if b"\r" in body else b"\n\n"
+    start = 0
+    while len(body) - start > WINDOW:
+        at = body.find(gap, start + WINDOW)
+        if at < 0:
+            break
+        yield start, at + len(gap)
+        start = at + len(gap)
+    if start < len(body) or not body:
+        yield start, len(body)
+
+
+def _rows(fmt: Reader, events: list[str], raws: list[bytes],
+          parsed: dict[int, Any]) -> list[Sequence[Ev]] | None:
+    """Each frame's rows: the stateless ones together, then the rest in order."""
+    rows = hot_rows(fmt.hot, events, raws)
+    normalize = fmt.normalize
+    for i in [i for i, r in enumerate(rows) if r is None]:
+        raw = raws[i]
+        if is_done(raw):  # the end-of-stream sentinel, whatever the format
+            rows[i] = DONE_ROWS
+            continue
+        try:
+            payload = parsed.pop(i) if i in parsed else orjson.loads(raw)
+            rows[i] = normalize(events[i], payload, raw.decode())
+        except _COLD_ERRORS:
+            return None  # the decoder says why, in strict or lenient mode
+    return rows  # type: ignore[return-value]  # no None is left
+
+
+def hot_rows(hot: Hot | None, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
+    """The rows of the frames that need no state, decoded together; None for the rest.
+
+    For each frame either exactly what the format's ``normalize`` gives for it, or None:
+    that frame is then normalised on its own, in order with the other Nones.
+    """
+    rows: list[Sequence[Ev] | None] = [None] * len(raws)
+    if hot is None:
+        return rows
+    pick = hot.event
+    picked = range(len(raws)) if pick is None else compress(count(), map(pick, events))
+    at = [i for i in picked if raws[i] != DONE_RAW]
+    hot.rows(at, decode_each(hot.decode, [raws[i] for i in at]), events, raws, rows)
+    return rows
+
+
+def decode_each(decode: Callable[[bytes], Any], raws: list[bytes]) -> list[Any]:
+    """``decode`` of every data line, None where it fails.
+
+    The typed payload structs forbid unknown fields, so every byte of a payload is parsed
+    (as orjson would), and anything unexpected leaves the frame to ``normalize``.
+    """
+    try:
+        return list(map(decode, raws))  # the usual case: no Python code per frame
+    except _DECODE_ERRORS:
+        pass
+    out = []
+    for raw in raws:
+        try:
+            out.append(decode(raw))
+        except _DECODE_ERRORS:
+            out.append(None)
+    return out

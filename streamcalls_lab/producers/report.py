@@ -1,0 +1,142 @@
+"""What did this server send me? One report per turn: who served it, its calls, its problems
+and its anomalies (``python -m streamcalls_lab inspect``).
+
+Captured text never reaches a terminal as is: every preview, tool name and reason goes
+through :func:`~streamcalls_lab.display.inert`, so an escape sequence or a bidi override in a
+capture shows as its escape and does nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..calls import calls as call_table
+from ..display import inert
+from ..events import PROVIDER_ERROR
+from ..loader import load
+from ..sources import Source
+from .scan import anomalies
+from .served import served_by
+
+PREVIEW = 48
+"""Characters of a call's arguments a report shows."""
+
+
+@dataclass(frozen=True)
+class CallSeen:
+    call_id: str | None
+    tool: str | None
+    chars: int
+    preview: str
+    """The start of the arguments, made inert."""
+    complete: bool
+    valid_json: bool
+
+
+@dataclass(frozen=True)
+class Problem:
+    offset: int
+    problem: str
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    anomaly: str
+    offset: int
+    call_id: str | None
+    detail: str
+
+
+@dataclass(frozen=True)
+class TurnReport:
+    """One turn: what the kit read of it."""
+
+    turn: str
+    provider: str
+    host: str | None
+    model: str | None
+    calls: tuple[CallSeen, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    """What the kit could not read (damaged bytes, an unknown format)."""
+    errors: tuple[Problem, ...] = ()
+    """What the provider said went wrong (its error events, read fine)."""
+    anomalies: tuple[Anomaly, ...] = field(default=())
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain JSON values (``inspect --json``)."""
+        return asdict(self)
+
+    def text(self) -> str:
+        """The report as readable, inert lines."""
+        served = " ".join(f"{k} {inert(v, 60)}" for k, v in (("host", self.host),
+                                                               ("model", self.model)) if v)
+        out = [f"{inert(self.turn, 120)}  [{self.provider}{', ' + served if served else ''}]"]
+        if not self.calls:
+            out.append("  no calls")
+        for c in self.calls:
+            state = "complete" if c.complete else "NOT complete"
+            parse = "" if c.valid_json else ", not valid JSON"
+            out.append(f"  call {inert(c.call_id, 40) or '(no id)'} {inert(c.tool, 40)}: "
+                       f"{c.chars} chars, {state}{parse}: {c.preview}")
+        out += [f"  problem at byte {p.offset}: {inert(p.problem, 200)}" for p in self.problems]
+        out += [f"  {inert(p.problem, 200)} (at byte {p.offset})" for p in self.errors]
+        out += [f"  anomaly {a.anomaly} at byte {a.offset}: {inert(a.detail, 200)}"
+                for a in self.anomalies]
+        return "\n".join(out)
+
+
+def _present(value: Any) -> Any:
+    return None if value is None or (not isinstance(value, str) and pd.isna(value)) else value
+
+
+def report(source: Source) -> list[TurnReport]:
+    """A report for every turn of ``source`` (read leniently: a problem is reported, never
+    raised)."""
+    deltas = load(source, strict=False)
+    table = call_table(deltas)
+    found = anomalies(deltas)
+    served = served_by(source).set_index("turn")
+    out = []
+    for turn, rows in deltas.groupby("turn", sort=False):
+        provider = str(rows["provider"].iloc[0])
+        who = served.loc[turn] if turn in served.index else None
+        mine = table[table["turn"] == turn]
+        calls = tuple(CallSeen(_present(c.call_id), _present(c.tool), int(c.chars),
+                               inert(c.args, PREVIEW), bool(c.complete), bool(c.valid_json))
+                      for c in mine.itertuples())
+        bad = rows[(rows["kind"] == "error") | (rows["problem"].notna()
+                                               & (rows["provider"] == "unknown"))]
+        said = bad["problem"].fillna("").str.startswith(PROVIDER_ERROR).to_numpy(dtype=bool)
+        problems, errors = _once(bad[~said]), _once(bad[said])
+        quirks = found[found["turn"] == turn]
+        seen = tuple(Anomaly(str(a.anomaly), int(a.offset), _present(a.call_id), str(a.detail))
+                     for a in quirks.itertuples())
+        out.append(TurnReport(str(turn), provider,
+                              _present(who["host"]) if who is not None else None,
+                              _present(who["model"]) if who is not None else None,
+                              calls, problems, errors, seen))
+    return out
+
+
+def _once(rows: pd.DataFrame) -> tuple[Problem, ...]:
+    """Each distinct problem once, at its first byte (one repeated on every frame, a stream
+    of an unknown format, is one line that says how many)."""
+    first: dict[str, list[int]] = {}
+    for r in rows.itertuples():
+        first.setdefault(str(r.problem), []).append(int(r.offset))
+    return tuple(Problem(at[0], why if len(at) == 1 else f"{why} ({len(at)} frames)")
+                 for why, at in first.items())
+
+
+def frame_text(body: bytes, offset: int) -> str:
+    """The frame of ``body`` that starts at ``offset`` (or holds it), as text: the evidence
+    of a finding, to show inert (``display.code_block`` escapes it)."""
+    from ..framing import decode_any
+
+    for frame in decode_any([body], strict=False):
+        if frame.offset <= offset < max(frame.end, frame.offset + 1):
+            return body[frame.offset:frame.end].decode("utf-8", "replace")
+    return body[offset:offset + 400].decode("utf-8", "replace")

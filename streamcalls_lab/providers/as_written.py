@@ -1,0 +1,114 @@
+"""Values as they stand in a frame's raw data text: escaped lengths and exact spans.
+
+The wire lengths the chapter counts are of the escaped form inside the ``data`` JSON
+(:func:`wire_length`), and Gemini and Ollama send a call's arguments as a JSON object, not a
+string: its fragment is that object's text exactly as it stood in the data (a slice, never
+re-serialised: :func:`object_text`), so ``calls()`` gives the arguments byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from json.encoder import encode_basestring as _quote  # the C escaper: '"' + minimal + '"'
+from typing import Any
+
+import orjson
+
+from ..events import obj
+
+
+@cache
+def _pattern(key: str) -> re.Pattern[str]:
+    # A JSON string token: anything but a quote or backslash, or an escape pair.
+    return re.compile(r'"' + re.escape(key) + r'"\s*:\s*"((?:[^"\\]|\\.)*)"', re.S)
+
+
+def wire_lengths(data: str, key: str) -> list[int]:
+    """Escaped lengths of every string value of ``key`` in a raw JSON text, in order.
+
+    A quote inside a JSON string is always escaped, so ``"key":`` with bare
+    quotes can only be a real key, never text inside a value.
+    """
+    return [len(m.group(1)) for m in _pattern(key).finditer(data)]
+
+
+def wire_length(data: str, key: str, fragment: object) -> int | None:
+    """Length of ``fragment`` as it stood, escaped, in the raw ``data`` (the value of ``key``).
+
+    With no backslash in ``data`` nothing was escaped: it is ``len(fragment)``. Otherwise,
+    when the first ``"key":`` is followed by the fragment's minimal escaping (what nearly
+    every server sends), that token is it, found without a scan. Anything else (``\\u00e9``,
+    ``\\/``, other spacing) is measured by :func:`wire_lengths` (the first value of ``key``).
+    """
+    if type(fragment) is str:
+        if "\\" not in data:
+            return len(fragment)
+        quoted = f'"{key}"'
+        at = data.find(quoted)
+        if at >= 0:
+            at += len(quoted)
+            if data.startswith(":", at):
+                token = _quote(fragment)
+                if data.startswith(token, at + 1) or (
+                    data.startswith(" ", at + 1) and data.startswith(token, at + 2)
+                ):
+                    return len(token) - 2
+    lengths = wire_lengths(data, key)
+    return lengths[0] if lengths else None
+
+
+
+# -- JSON values as written ---------------------------------------------------------------
+_scan = json.JSONDecoder().raw_decode  # a JSON value's end, from where it starts
+
+
+@cache
+def _key(key: str) -> re.Pattern[str]:
+    # A bare quote after '{', ',' or whitespace opens a key: inside a string it would
+    # have been escaped, and the character before it a backslash.
+    return re.compile(r'(?<=[{,\s])"' + re.escape(key) + r'"[ \t\n\r]*:[ \t\n\r]*')
+
+
+def value_span(data: str, key: str, value: Any, start: int, end: int) -> tuple[int, int] | None:
+    """Where the value of ``key`` that parses to ``value`` stands in ``data[start:end]``.
+
+    Parsing each candidate and comparing keeps a like-named key elsewhere (a nested
+    ``"args"``, a repeated key orjson overrode) from being taken for it.
+    """
+    for m in _key(key).finditer(data, start, end):
+        at = m.end()
+        try:  # (orjson's and json's errors are ValueErrors)
+            found, stop = _scan(data, at)
+            if stop <= end and (
+                found == value if type(value) is str  # a string reads the same in both
+                else type(found) is dict and orjson.loads(data[at:stop]) == value
+            ):  # an object is compared as orjson read it (big integers, floats)
+                return at, stop
+        except (ValueError, RecursionError):
+            continue
+    return None
+
+
+def exact_span(data: str, key: str, value: Any, start: int, end: int, field: str
+               ) -> tuple[int, int]:
+    """:func:`value_span`, or a problem naming ``field`` when the value is not there."""
+    span = value_span(data, key, value, start, end)
+    if span is None:
+        raise TypeError(f"{field}: not found as written in the data line")
+    return span
+
+
+def object_text(data: str, key: str, value: Any, start: int, end: int, field: str) -> str:
+    """The JSON object ``value`` (of ``key``) exactly as it stands in ``data[start:end]``:
+    a call's arguments as one fragment, byte for byte, never re-serialised."""
+    at, stop = exact_span(data, key, obj(value, field), start, end, field)
+    return data[at:stop]
+
+
+def object_after(data: str, key: str, value: Any, at: int, field: str) -> tuple[str, int]:
+    """:func:`object_text` of the first such object after ``at``, and where it ends: a whole
+    response's calls, each looked for after the one before."""
+    start, end = exact_span(data, key, obj(value, field), at, len(data), field)
+    return data[start:end], end

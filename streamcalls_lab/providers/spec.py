@@ -1,0 +1,167 @@
+"""What a wire format declares: everything about it that any part of the kit needs, once.
+
+Each module in ``providers/`` knows one format and ends with one ``FORMAT = WireFormat(...)``;
+the registry (``providers/__init__.py``) lists them. The loader reads a format through its
+``reader``; redaction, fixture rewriting, coverage, the check suite, the torture harness, the
+generator, ``conform`` and the diagnosis of unknown streams read the other declarations, and
+none of them names a format's wire fields. Adding a format is one module and one registry
+line; ``tests/providers/test_formats.py`` then runs it through the same contract as every
+other format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from ..events import Ev, Hot, Kind
+
+if TYPE_CHECKING:
+    from ..turns import Script, Transform, WireFrame
+
+Framing = Literal["sse", "ndjson", "jsonarray", "eventstream"]
+
+
+class Reader(Protocol):
+    """Reads one format: a fresh instance per turn, fed every frame in order."""
+
+    name: str
+    hot: Hot | None
+    """The frames that need no state, as the fast path reads them (or None)."""
+
+    @staticmethod
+    def sniff(event: str, payload: Any) -> bool:
+        """Whether one frame shows this format, by a positive signature of its own."""
+        ...
+
+    def normalize(self, event: str, payload: Any, data: str) -> list[Ev]: ...
+
+
+@dataclass(frozen=True)
+class Fields:
+    """Which JSON keys hold a call's parts in this format's payloads.
+
+    Keys, not paths: every consumer looks a key up where the reader says a call's part is
+    (redaction finds the string the reader read a fragment from by its key and value).
+    """
+
+    call_id: tuple[str, ...]
+    """Keys holding a call's id (and ids that refer to one, such as a result's)."""
+    tool: tuple[str, ...]
+    """Keys holding a tool's name."""
+    fragment: tuple[str, ...]
+    """Keys whose string is an argument fragment (``partial_json``, ``arguments``, ``delta``)."""
+    whole: tuple[str, ...] = ()
+    """Keys holding a call's whole arguments at once (a ``.done`` repeating them, an error
+    echoing a call), or its arguments as an object (Gemini's ``args``)."""
+    text: tuple[str, ...] = ()
+    """Keys whose string is a text fragment."""
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """What in a payload is structure rather than data: redaction keeps these values.
+
+    Default deny: every string and number a format does not name here is data.
+    """
+
+    containers: frozenset[str]
+    """Objects whose members are envelope (``message``, ``choices``, ``delta`` ...); under
+    anything else (argument objects, a field not listed) a ``name`` or ``42`` is data."""
+    schema: frozenset[str] = frozenset()
+    """Keys whose values are schema (``type``, ``finish_reason``), kept under containers."""
+    numbers: frozenset[str] = frozenset()
+    """Numbers that are structure (``index``) or measurements, kept under containers."""
+    ids: frozenset[str] = frozenset()
+    """Keys holding ids that are not a call's (a message's, a response's, an item's): like
+    call ids, each is replaced by the same stand-in wherever it recurs."""
+    wrapped: str | None = None
+    """A key whose string is base64 of an inner JSON event (Bedrock InvokeModel's ``bytes``)."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A whole (non-streamed) response: what ``conform`` holds a streamed one to."""
+
+    calls: tuple[dict[str, Any], ...]
+    """Each call as ``{"call_id", "tool", "args"}``; ``args`` the argument text as sent (an
+    object's exact text where the format sends an object)."""
+    stop: str | None
+    """The stop or finish reason, as the format names it."""
+    text: str = ""
+    """The message's text."""
+
+
+@dataclass(frozen=True)
+class Streaming:
+    """How a request's body asks for a streamed answer or a whole one (``conform --url``
+    sends one request both ways)."""
+
+    switch: str
+    """The body's key that turns streaming on (true) and off (false); always sent, as a
+    body without it streams on some servers (Ollama's ``/api/chat``) and not on others."""
+    only: tuple[str, ...] = ()
+    """Keys a body may carry only when it streams (``stream_options``): the whole request
+    goes without them, as servers refuse them there."""
+
+
+class Writer(Protocol):
+    """Writes a turn in this format: the frames a producer sends, each tagged with its role."""
+
+    def __call__(self, script: Script) -> list[WireFrame]: ...
+
+
+@dataclass(frozen=True)
+class WireFormat:
+    """One wire format, as every part of the kit needs to know it."""
+
+    name: str
+    """What the ``provider`` column shows."""
+    reader: type[Reader]
+    framing: Framing
+    """How its bytes are framed (SSE, NDJSON, a streamed JSON array, AWS event-stream)."""
+    docs: str
+    """Where the format's streaming is documented."""
+    events: Mapping[Kind, tuple[str, ...]]
+    """For each row kind, the event names (the ``event`` column) that give it."""
+    fields: Fields
+    envelope: Envelope
+    write: Writer | None = None
+    """Writes a turn (the check suite, the torture harness and the generator use it)."""
+    quirks: Mapping[str, Transform | None] = field(default_factory=dict)
+    """The producer quirks this format can carry (``producers.QUIRKS`` names them), each with
+    the transform that writes it into the writer's frames (None: only the turn's content
+    changes, or the writer handles it)."""
+    keepalive: WireFrame | None = None
+    """The format's own keep-alive event, if it has one (Anthropic's ``ping``)."""
+    calls_whole: bool = False
+    """Each call arrives whole in one frame (Gemini, Ollama): no fragments to cut between."""
+    path: str | None = None
+    """The HTTP path a client posts to (the torture harness and ``serve`` answer any)."""
+    whole: Callable[[Any, str], Answer | None] | None = None
+    """Reads a whole, non-streamed response of this format (its payload and raw text), or
+    gives None when the payload is not one (``conform``; the diagnosis of unknown streams)."""
+    streaming: Streaming | None = None
+    """How a request body turns streaming on and off (None: the URL decides, as Gemini's
+    and Bedrock's do)."""
+    stop_terms: Callable[[str], str] | None = None
+    """A stop reason as the stream states it (the ``reason`` column), in the terms the
+    ``whole`` reader states it (``Answer.stop``); None: the same words."""
+    tool_stop: frozenset[str] | None = None
+    """The stop reasons that say the model asked for tools (None: the format has none, or
+    always says the same; ``stop_reason_mismatch`` is found against this)."""
+    interleaves: bool = False
+    """Its fragments name their call, so parallel calls' fragments may interleave by the
+    format's own rules (Chat's ``index``, Responses' ``output_index``); an interleaved turn is
+    then a normal one, not a gateway's quirk (``providers.INTERLEAVING`` lists these)."""
+    counts_calls: bool = False
+    """The block is the producer's count of calls (Chat's ``tool_calls[].index``), not a
+    position among content blocks: indices are expected to run 0, 1, 2 ..."""
+    server_ids: tuple[str, ...] = ()
+    """Prefixes of the ids of calls the server runs itself (no client call to make)."""
+    call_ids: tuple[str, int] = ("call_", 24)
+    """How the format's call ids look: a prefix and that many base-62 characters (the
+    generator draws its ids so)."""
+    aliases: tuple[str, ...] = field(default=())
+    """Other names the format goes by (a gateway's, an SDK's)."""

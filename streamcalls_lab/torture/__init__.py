@@ -1,0 +1,147 @@
+"""``check_client``: torture any streaming client, in any language, over real HTTP.
+
+``check_handler`` feeds events to a Python class. Most code that streams tool calls is an
+SDK, a framework or a client in another language, and it meets the stream as bytes on a
+socket. Here each case is served on 127.0.0.1 (any path answers) and the client command
+runs once per case with the base URL and fake keys in its environment, or (``loop=True``)
+once in all, reading where each case is from its stdin (:mod:`.run` has the protocol). It
+prints one JSON line per finished call, ``{"call_id", "tool", "args"}`` (or ``input``, the
+parsed value, if that is all it exposes); the harness compares them with the calls sent and
+names the bug.
+
+The argument documents and turn builders are :mod:`streamcalls_lab.check`'s (entry points:
+``DOCUMENTS``, ``TWO_CALLS``, ``TRUNCATED``, ``Call``, ``turn_bytes``, ``expected_calls``,
+``byte_turns``, ``TURN_FORMATS``, ``ESCAPE``, ``in_escape``, ``report_frame``); what only a
+real transport shows (read boundaries, chunked framing, gzip, line ends, comments) and the
+stream-level cases (interleaved calls, index reuse, no terminal event) are made here by
+rewriting those turns' frames. What a failure is put down to is decided by the bug-class
+specs in :mod:`streamcalls_lab.faults`, the same rules ``check_handler`` applies.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shlex
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
+
+import pandas as pd
+
+from ..check import TURN_FORMATS
+from .cases import PATHS, SUITES, CallTuple, WireCase, cases
+from .judge import (
+    CLASSES,
+    Finding,
+    Tolerance,
+    judge,
+    markdown,
+    not_started,
+    report,
+    settle,
+    tolerated,
+    verdict,
+)
+from .run import LoopClient, Run, accepts_gzip, case_env, client_env, run_case
+
+__all__ = [
+    "CLASSES", "PATHS", "SUITES", "CallTuple", "Finding", "LoopClient", "Run", "Tolerance",
+    "WireCase", "accepts_gzip", "case_env", "cases", "check_client", "client_env", "judge",
+    "markdown", "not_started", "report", "run_case", "settle", "tolerated", "verdict",
+]
+
+
+def _command(cmd: str | Sequence[str]) -> list[str]:
+    parts = shlex.split(cmd) if isinstance(cmd, str) else list(cmd)
+    if not parts:
+        raise ValueError("the client command is empty")
+    return parts
+
+
+_Runner = Callable[[WireCase], Run]
+
+
+@contextmanager
+def _runner(argv: list[str], timeout: float, loop: bool, jobs: int) -> Iterator[_Runner]:
+    """Run one case: a process of its own, or (loop) whichever of ``jobs`` looping
+    processes is free."""
+    if not loop:
+        yield lambda case: run_case(argv, case, timeout)
+        return
+    idle: queue.SimpleQueue[LoopClient] = queue.SimpleQueue()
+    clients = [LoopClient(argv, timeout) for _ in range(jobs)]  # each starts on first use
+    for client in clients:
+        idle.put(client)
+
+    def run(case: WireCase) -> Run:
+        client = idle.get()
+        try:
+            return client.run(case)
+        finally:
+            idle.put(client)
+
+    try:
+        yield run
+    finally:
+        for client in clients:
+            client.close()
+
+
+def _alone(argv: list[str], case: WireCase, timeout: float, loop: bool) -> Run:
+    if not loop:
+        return run_case(argv, case, timeout)
+    with LoopClient(argv, timeout) as client:
+        return client.run(case)
+
+
+def check_client(cmd: str | Sequence[str], formats: Sequence[str] = TURN_FORMATS, *,
+                 suite: str = "quick", families: Sequence[str] | None = None,
+                 jobs: int | None = None, timeout: float = 120.0, loop: bool = False,
+                 progress: bool = True,
+                 on_case: Callable[[WireCase, Run, list[Finding]], None] | None = None,
+                 ) -> pd.DataFrame:
+    """Run a client command against every case of ``suite``; one row per class found.
+
+    Shaped like :func:`~streamcalls_lab.check.check_handler`'s report; ``attrs`` hold
+    ``cases``, ``seconds`` (the suite's wall time), ``failed`` (how many cases failed),
+    ``tolerances`` (what the client was let off, one record per note: not failures) and
+    ``not_started`` (why the client did not start, when it failed the same way on every
+    case before reading anything; the report then has no rows; else None). Cases run
+    ``jobs`` at a time (default: twice the cores, at most 8), each with its own server;
+    ``loop``: ``jobs`` client processes each serve cases in turn, read from their stdin (the
+    protocol is :mod:`.run`'s), instead of a process per case. Empty for a client that
+    survives every case.
+    """
+    from tqdm.auto import tqdm
+
+    argv = _command(cmd)
+    todo = cases(formats, suite, families)
+    jobs = max(1, min(jobs or min(8, 2 * (os.cpu_count() or 1)), len(todo)))
+    start = time.perf_counter()
+    runs: dict[int, Run] = {}
+    judged: dict[int, tuple[list[Finding], list[Tolerance]]] = {}
+    with (_runner(argv, timeout, loop, jobs) as run_one, ThreadPoolExecutor(jobs) as pool,
+          tqdm(total=len(todo), disable=not progress, desc="torture", unit="case") as bar):
+        futures = {pool.submit(run_one, c): n for n, c in enumerate(todo)}
+        for future in as_completed(futures):
+            n = futures[future]
+            case, run = todo[n], future.result()
+            if run.timed_out:  # a loaded machine, or a real hang: once more, alone, to tell
+                run = _alone(argv, case, 2 * timeout, loop)
+            runs[n], judged[n] = run, verdict(case, run)
+            if on_case is not None:
+                on_case(case, run, judged[n][0])
+            bar.update()
+    seconds = time.perf_counter() - start
+    why = not_started(todo, [runs[n] for n in range(len(todo))])
+    if why is not None:
+        out = report([], len(todo), seconds)
+        out.attrs.update(failed=0, not_started=why)
+        return out
+    in_order = [judged[n] for n in range(len(todo))]  # the same report however runs finish
+    out = report([f for found, _ in in_order for f in found], len(todo), seconds,
+                 [t for _, noted in in_order for t in noted])
+    out.attrs.update(failed=sum(bool(found) for found, _ in in_order), not_started=None)
+    return out

@@ -1,0 +1,277 @@
+"""The torture harness's cases: the bytes to serve, how to cut and frame them, the calls
+expected.
+
+The argument documents are :mod:`streamcalls_lab.check`'s, and every turn is written by its
+format's own writer (:mod:`streamcalls_lab.turns`), so a case is the same stream a correct
+provider sends. What only a real transport shows (read boundaries, chunked framing, gzip, line
+ends, comments, ``retry:`` and ``id:`` fields) is made here by framing those frames with the
+one SSE writer (:func:`~streamcalls_lab.framing.sse.sse_frame`) in other ways; the
+stream-level cases (interleaved calls, index reuse, a cut, no terminal event) are the
+writer's own options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+from .. import turns
+from ..check import (
+    BYTES_ARGS,
+    BYTES_TEXT,
+    DOCUMENTS,
+    ESCAPE,
+    PRODUCER_SPLITS,
+    TRUNCATED,
+    TURN_FORMATS,
+    TWO_CALLS,
+    in_escape,
+    producer_calls,
+    producer_families,
+)
+from ..events import DONE
+from ..framing.sse import Newline, sse_frame
+from ..providers import FORMATS
+from ..turns import Call, Script, Segment, Text, WireFrame
+
+SUITES = ("quick", "full")
+CallTuple = tuple[str, str, Any]
+"""(call_id, tool, args): args is the exact string, or the parsed value when compared so."""
+PATHS = {fmt: FORMATS[fmt].path or "/" for fmt in TURN_FORMATS}
+
+
+# -- cases ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class WireCase:
+    """One case: the bytes to serve, how to cut and frame them, and the calls expected."""
+
+    family: str
+    format: str
+    example: str
+    expected: tuple[CallTuple, ...]
+    sent: tuple[str, ...]
+    """Every call's arguments as sent, a cut-off call's included."""
+    reads: tuple[bytes, ...]
+    """The body, one server write (and so, as near as TCP allows, one client read) each."""
+    gzip: bool = False
+    """Served gzip-encoded, flushed after every read, to a client whose ``Accept-Encoding``
+    allows it (plain to the others, noted as a tolerance)."""
+    chunk_sizes: tuple[int, ...] | None = None
+    """Re-frame the body as HTTP chunks of these sizes (cycled), written a few bytes at a time."""
+    ends_early: bool = False
+    """The stream stops before its end (a call's stop or the terminal event never comes)."""
+    escape_cut: bool = False
+    mixed: str = ""
+    """For interleaved calls: every fragment joined in arrival order, what one buffer gets."""
+    quirks: frozenset[str] = frozenset()
+    """The producer quirks the turn was written with (``producers.QUIRKS``): a class only a
+    quirk exposes is named only where it was sent."""
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(self.reads)
+
+    @property
+    def size(self) -> int:
+        return sum(map(len, self.sent)) + len(self.reads)
+
+
+def _framed(frames: Sequence[WireFrame], *, newline: Newline = "\n", events: bool = True,
+            ids: bool = False) -> list[bytes]:
+    """Each frame as its own SSE block (one server write each): ``events=False`` leaves out
+    the ``event:`` lines, ``ids`` gives every event an ``id:`` and a keep-alive after it."""
+    out = []
+    for n, f in enumerate(frames):
+        block = sse_frame(f.text, f.event if events else None, id=str(n) if ids else None,
+                          newline=newline)
+        if ids:
+            block += sse_frame(None, comment="keep-alive", newline=newline)
+        out.append(block.encode("utf-8"))
+    return out
+
+
+def _written(fmt: str, turn: Script) -> tuple[list[WireFrame], tuple[CallTuple, ...]]:
+    frames = turns.write(fmt, turn)
+    return frames, tuple((c["call_id"], c["tool"], c["args"])
+                         for c in turns.expected_calls(frames, turn))
+
+
+def _event_case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
+                *, escape_cut: bool = False, shown: str = "", **options: Any) -> WireCase:
+    turn = turns.script(segments, cut=cut, **options)
+    frames, expected = _written(fmt, turn)
+    example = shown or " + ".join(repr(list(c.fragments)) for c in turn.calls)
+    mixed = "".join(f.fragment or "" for f in frames if f.role == "args") if (
+        turn.interleave) else ""
+    return WireCase(family, fmt, example + (" then the stream ends" if cut else ""), expected,
+                    tuple(c.args for c in turn.calls), (b"".join(_framed(frames)),),
+                    ends_early=cut, escape_cut=escape_cut, mixed=mixed, quirks=turn.quirks)
+
+
+def _split_points(doc: str, quick: int, n: int) -> list[int]:
+    """``quick`` first, then up to ``n`` cuts spread over the document, escapes included."""
+    inside = [m.start() + 1 for m in ESCAPE.finditer(doc)]
+    spread = [round(i * len(doc) / (n + 1)) for i in range(1, n + 1)]
+    picked = dict.fromkeys([quick, *inside[:2], *spread])
+    return [k for k in picked if 0 < k < len(doc)]
+
+
+_QUICK_SPLIT = {"spaces": DOCUMENTS["spaces"].index(" request"),
+                "escapes": DOCUMENTS["escapes"].index(', "quote"'),
+                "top_level_number": 2}
+
+
+def _document_cases(fmt: str, full: bool) -> Iterator[WireCase]:
+    for name, doc in DOCUMENTS.items():
+        if not full and name not in _QUICK_SPLIT:
+            continue
+        ks = _split_points(doc, _QUICK_SPLIT.get(name, len(doc) // 2), 2) if full else [
+            _QUICK_SPLIT[name]]
+        for k in ks:
+            yield _event_case(name, fmt, [Call("lookup", "call_1", (doc[:k], doc[k:]))],
+                              escape_cut=in_escape(doc, k))
+
+
+def _stream_cases(fmt: str, full: bool) -> Iterator[WireCase]:
+    a, b = TWO_CALLS
+    for k in (8, 3, 12) if full else (8,):
+        yield _event_case("two_calls_one_tool", fmt, [
+            Call("get_weather", f"call_{n}", (d[:k], d[k:])) for n, d in enumerate((a, b), 1)])
+    for k in (len(TRUNCATED), 9, 1) if full else (len(TRUNCATED),):
+        yield _event_case("truncated", fmt, [Call("lookup", "call_1", (TRUNCATED[:k],))],
+                          cut=True)
+    for k in (12, 30) if full else (12,):
+        yield _event_case("cut_after_a_call", fmt, [
+            Call("get_weather", "call_1", (a[:6], a[6:])),
+            Call("lookup", "call_2", (TRUNCATED[:k],))], cut=True)
+    weather = Call("get_weather", "call_1", ('{"ci', 'ty": "Pa', 'ris"}'))
+    clock = Call("get_time", "call_2", ('{"tz"', ': "Europe/', 'Rome"}'))
+    pair = [weather, clock]
+    yield _event_case("interleaved", fmt, pair, interleave=True,
+                      shown="two calls announced, then their fragments alternating: "
+                      f"{list(weather.fragments)!r} with {list(clock.fragments)!r}")
+    frames, expected = _written(fmt, turns.script(pair))
+    last = frames[-1]
+    name = "[DONE]" if last.payload is DONE else str(last.event or last.payload.get("type"))
+    yield WireCase("no_terminal", fmt, "every call finished, then the stream ends without "
+                   + name, expected, (weather.args, clock.args),
+                   (b"".join(_framed(frames[:-1])),), ends_early=True)
+
+
+def _producer_cases(fmt: str, full: bool) -> Iterator[WireCase]:
+    """What servers send that a correct client survives: each quirk the format can carry
+    (``check.producer_families``), written into two calls, as its own family."""
+    for quirk in producer_families(fmt):
+        for k in PRODUCER_SPLITS if full else PRODUCER_SPLITS[1:2]:
+            calls = producer_calls(k)
+            shown = " + ".join(repr(list(c.fragments)) for c in calls)
+            yield _event_case(quirk, fmt, calls, quirks=frozenset({quirk}),
+                              shown=f"{shown}, the server sending {quirk}")
+
+
+def _inside_characters(body: bytes) -> list[int]:
+    """Cut points inside every multi-byte UTF-8 character: one per character."""
+    return [k for k in range(1, len(body)) if body[k] & 0xC0 == 0x80
+            and body[k - 1] & 0xC0 != 0x80]
+
+
+def _cut(body: bytes, points: Iterable[int]) -> tuple[bytes, ...]:
+    edges = [0, *sorted(set(points)), len(body)]
+    return tuple(body[i:j] for i, j in pairwise(edges) if j > i)
+
+
+def _comments(fmt: str, frames: Sequence[WireFrame]) -> list[bytes]:
+    """A keep-alive comment block first, the format's own keep-alive event (Anthropic's
+    ``ping``) after the first frame, comment lines inside events, comment blocks between."""
+    keepalive = FORMATS[fmt].keepalive
+    out = [sse_frame(None, comment="keep-alive"), sse_frame(frames[0].text, frames[0].event)]
+    if keepalive is not None:
+        out.append(sse_frame(keepalive.text, keepalive.event))
+    for n, f in enumerate(frames[1:]):
+        out.append(sse_frame(f.text, f.event, comment="" if n % 2 else "still here"))
+        if n % 3 == 0:
+            out.append(sse_frame(None, comment="ping"))
+    return [b.encode("utf-8") for b in out]
+
+
+def _retry(frames: Sequence[WireFrame]) -> list[bytes]:
+    """A block holding only ``retry:`` first (it dispatches nothing), one inside an event."""
+    out = [sse_frame(None, retry=3000), sse_frame(frames[0].text, frames[0].event)]
+    out += [sse_frame(f.text, f.event, retry=1000 if n == 0 else None)
+            for n, f in enumerate(frames[1:])]
+    return [b.encode("utf-8") for b in out]
+
+
+def _transport_cases(fmt: str, full: bool) -> Iterator[WireCase]:
+    turn = turns.script([Text(BYTES_TEXT), Call("lookup", "call_1", BYTES_ARGS)])
+    frames, want = _written(fmt, turn)
+    sent = tuple(c.args for c in turn.calls)
+    body = b"".join(_framed(frames))
+
+    def case(family: str, example: str, reads: Iterable[bytes], **kw: Any) -> WireCase:
+        return WireCase(family, fmt, example, want, sent, tuple(reads), **kw)
+
+    inside = _inside_characters(body)
+    yield case("utf8_read_split", f"reads cut inside each of the {len(inside)} multi-byte "
+               "characters (é, —, 東, 🌧️, 👍🏽 …)", _cut(body, inside))
+    if full:
+        for k in inside[:: max(1, len(inside) // 3)][:3]:
+            yield case("utf8_read_split", f"reads cut at byte {k}: {body[k - 6:k]!r} | "
+                       f"{body[k:k + 6]!r}", _cut(body, [k]))
+    crlf = b"".join(_framed(frames, newline="\r\n"))
+    between = [k for k in range(1, len(crlf)) if crlf[k - 1:k + 1] == b"\r\n"]
+    yield case("cr_lf_read_split", "CRLF line ends, every read cut between \\r and \\n",
+               _cut(crlf, between))
+    yield case("one_byte_reads", f"{len(body)} bytes in reads of 1 byte",
+               _cut(body, range(1, len(body))))
+    yield case("odd_chunks", "HTTP chunks of 1, 3, 5 … 17 bytes, written 5 bytes at a time "
+               "(chunk headers cut across reads)", (body,), chunk_sizes=(1, 3, 5, 7, 9, 11,
+                                                                           13, 15, 17))
+    yield case("gzip", "content-encoding: gzip, flushed after every event", _framed(frames),
+               gzip=True)
+    yield case("comments", "comment lines and pings between and inside events",
+               _comments(fmt, frames))
+    yield case("retry_field", "a block holding only 'retry: 3000' before the first event",
+               _retry(frames))
+    yield case("ids_and_keepalive", "'id: N' on every event, a ': keep-alive' comment block "
+               "after each", _framed(frames, ids=True))
+    yield case("no_event_lines", "no 'event:' lines: every event's type only in its data "
+               "(a valid stream: the SSE event type is then 'message')",
+               (b"".join(_framed(frames, events=False)),))
+    yield case("crlf", "CRLF line ends", (crlf,))
+    yield case("cr", "CR line ends", (b"".join(_framed(frames, newline="\r")),))
+
+
+def cases(formats: Sequence[str] = TURN_FORMATS, suite: str = "quick",
+          families: Sequence[str] | None = None) -> list[WireCase]:
+    """The cases of a suite: ``quick`` (a few per family, for tests) or ``full``;
+    ``families`` keeps only those."""
+    if suite not in SUITES:
+        raise ValueError(f"unknown suite {suite!r}: one of {', '.join(SUITES)}")
+    unknown = [f for f in formats if f not in TURN_FORMATS]
+    if unknown:
+        raise ValueError(f"unknown format {unknown[0]!r}: one of {', '.join(TURN_FORMATS)}")
+    full = suite == "full"
+    out = [c for fmt in formats for make in (_document_cases, _stream_cases,
+                                               _producer_cases, _transport_cases)
+           for c in make(fmt, full)]
+    if families is None:
+        return out
+    kept = [c for c in out if c.family in families]
+    if not kept or set(families) - {c.family for c in out}:
+        # a producer family is served only in the formats that can carry its quirk
+        everywhere = {c.family: c.format for fmt in TURN_FORMATS if fmt not in formats
+                      for make in (_document_cases, _stream_cases, _producer_cases,
+                                   _transport_cases) for c in make(fmt, False)}
+        unknown = sorted(set(families) - {c.family for c in out} - set(everywhere))
+        if unknown:
+            raise ValueError(f"unknown family {unknown[0]!r}")
+        if not kept:
+            raise ValueError(f"no case of {', '.join(sorted(families))} in "
+                             f"{', '.join(formats)}: a producer family is served only where "
+                             "its format can carry the quirk")
+    return kept
+
+

@@ -1,0 +1,221 @@
+"""Judging one run: what went wrong, put down to one class each, what was tolerated, and
+the report.
+
+What a client did is described as :class:`~streamcalls_lab.faults.Symptom` records, the
+same as ``check_handler`` builds, and each is put down to a class by the specs in
+:mod:`streamcalls_lab.faults`: the rules are theirs, not this module's. What the calls of a
+cut stream must be is read from the stream itself: a turn whose stop reason never came may
+keep every call back, and may hand on those its format finished; a call handed on before
+its format finished it, with its arguments whole, is a :class:`Tolerance`, not a failure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
+
+import pandas as pd
+
+from ..accumulate import present
+from ..calls import calls
+from ..check import DOCUMENTS, report_frame
+from ..faults import CLASSES as CLASSES  # what a failure is put down to, in report order
+from ..faults import Seen, Sent, classify, cover, describe, json_value, symptoms
+from ..loader import load
+from ..producers.quirks import with_implied
+from .cases import WireCase
+from .run import GZIP, IDENTITY, Run
+
+
+# -- judging -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Finding:
+    case: WireCase
+    cls: str
+    expected: str
+    got: str
+    detail: str
+    could: frozenset[str] = frozenset()
+    """Every class that could explain it (``cls`` is the one chosen): :func:`settle`
+    chooses again over a whole suite."""
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Something a client did on a case that is not a failure, but worth knowing."""
+
+    case: WireCase
+    note: str
+
+
+EARLY = ("handed on a call before any stop for it came (a later call starting is not one), "
+         "its arguments whole: early, not wrong")
+SERVED_IDENTITY = "served identity: the client did not accept gzip"
+
+
+def _got(run: Run) -> tuple[list[Seen], bool]:
+    """The calls printed, and whether they are compared as parsed values (``input``)."""
+    parsed = bool(run.calls) and all("args" not in c and "input" in c for c in run.calls)
+    return [(c.get("call_id"), c.get("tool"), c.get("input") if parsed else c.get("args"))
+            for c in run.calls], parsed
+
+
+def _tail(text: str) -> str:
+    lines = [line for line in text.strip().split("\n") if line.strip()]  # LF only: U+2028 is text
+    return lines[-1][:200] if lines else ""
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A body as the kit's own reader finds it."""
+
+    sent: tuple[Sent, ...]
+    """Every call it sends (a cut one too)."""
+    finished: frozenset[Any]
+    """The ids of the calls its format says finished (a stop or done event came)."""
+    stopped: bool
+    """The turn's stop reason came (Chat's finish_reason, Anthropic's stop_reason, a
+    Responses status): a turn without one never finished."""
+
+
+@lru_cache(maxsize=1024)  # a suite judges each body once per client
+def _read(body: bytes) -> _Read:
+    deltas = load(body, strict=False)
+    table = calls(deltas)
+    return _Read(tuple(Sent(present(r.call_id), present(r.tool), r.args, present(r.block),
+                            present(r.choice)) for r in table.itertuples()),
+                 frozenset(present(r.call_id) for r in table.itertuples() if r.complete),
+                 bool(deltas["reason"].notna().any()))
+
+
+def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
+    """The failures of one run, each put down to one class (the fewest that explain the
+    run; :func:`settle` chooses over a whole suite), and what was tolerated."""
+    got, parsed = _got(run)
+    # parsed, a call with no argument text is the empty object a tool takes as no input
+    want = [(i, t, ({} if not a.strip() else json_value(a)) if parsed else a)
+            for i, t, a in case.expected]
+    read = _read(case.body)
+    notes = []
+    if case.gzip and run.encoding == IDENTITY:
+        notes.append(SERVED_IDENTITY)
+    if case.ends_early and not read.stopped:
+        # A turn that never finished: keeping all its calls back is right in every format,
+        # and so is handing on what the format finished; judged are the calls handed on.
+        handed = {g[0] for g in got}
+        want = [w for w in want if w[0] in handed]
+        if any(w[0] not in read.finished and w in got for w in want):
+            notes.append(EARLY)
+    if run.timed_out:
+        error = run.stderr
+    else:
+        error = f"exited {run.returncode}: {_tail(run.stderr)}" if run.returncode else ""
+    found = symptoms(sent=read.sent, expected=want, got=got, parsed=parsed,
+                     error=error, hung=run.timed_out, ends_early=case.ends_early,
+                     escape_cut=case.escape_cut, reads_cut=True,  # a socket cuts anywhere
+                     content_encoding=GZIP if run.encoding == GZIP else "",
+                     quirks=with_implied(case.quirks))
+    out = []
+    for cls, mine in cover([(s, classify(s)) for s in found], lambda f: f[1]).items():
+        out += [Finding(case, cls, *describe(s), could) for s, could in mine]
+    return out, [Tolerance(case, note) for note in notes]
+
+
+def settle(findings: Sequence[Finding]) -> list[Finding]:
+    """``findings`` each put down to the fewest classes that explain the whole suite, as
+    ``check_handler`` chooses them: a run alone cannot tell a client keyed by id from one
+    that takes an empty id for a new call, a suite can."""
+    chosen = cover(findings, lambda f: f.could or frozenset({f.cls}))
+    cls = {id(f): c for c, mine in chosen.items() for f in mine}
+    return [replace(f, cls=cls[id(f)]) for f in findings]
+
+
+def judge(case: WireCase, run: Run) -> list[Finding]:
+    """The failures of one run (:func:`verdict` without the tolerances)."""
+    return verdict(case, run)[0]
+
+
+def _smallest(items: Sequence[Finding] | Sequence[Tolerance]) -> Any:
+    return min(items, key=lambda f: (f.case.size, len(f.case.example)))
+
+
+def report(findings: Sequence[Finding], n_cases: int, seconds: float,
+           tolerances: Sequence[Tolerance] = ()) -> pd.DataFrame:
+    """One row per class (chosen over all ``findings``: :func:`settle`): the smallest
+    failing example, and how many failures it has.
+    ``attrs["tolerances"]``: one record per note (``note``, ``format``, ``family``,
+    ``example`` of its smallest case, ``cases``), not failures."""
+    findings = settle(findings)
+    best = []
+    for cls in CLASSES:
+        mine = [f for f in findings if f.cls == cls]
+        if mine:
+            best.append((cls, _smallest(mine), len(mine)))
+    out = report_frame(best)
+    noted = []
+    for note in dict.fromkeys(t.note for t in tolerances):
+        mine = [t for t in tolerances if t.note == note]
+        case = _smallest(mine).case
+        noted.append({"note": note, "format": case.format, "family": case.family,
+                      "example": case.example, "cases": len(mine)})
+    out.attrs.update(cases=n_cases, seconds=round(seconds, 2), tolerances=noted)
+    return out
+
+
+TOLERANCE_COLUMNS = ("note", "format", "family", "example", "cases")
+
+
+def tolerated(table: pd.DataFrame) -> pd.DataFrame:
+    """A report's tolerances (``attrs["tolerances"]``) as a table, one row per note."""
+    return pd.DataFrame(table.attrs.get("tolerances") or [], columns=list(TOLERANCE_COLUMNS))
+
+
+_NUMBERS = re.compile(r"\d+")
+
+
+def not_started(cases: Sequence[WireCase], runs: Sequence[Run]) -> str | None:
+    """Why a client did not start, when it failed the same way on every case before reading
+    anything, else None: no case handed anything on, and no request reached the server on
+    any, or every one failed (exited non-zero or hung) with the same last line of stderr, a
+    plain argument document's case among them (a client that fails only on odd streams,
+    however alike, has bugs: it started)."""
+    if not runs or any(r.calls for r in runs):
+        return None
+    tails = {_NUMBERS.sub("N", _tail(r.stderr)) for r in runs}  # ports, pids, timings
+    same = len(tails) == 1
+    if all(r.requests == 0 for r in runs):
+        first = runs[0]
+        if first.timed_out:
+            return f"{first.stderr}, and no request reached the server"
+        return _tail(first.stderr) or (f"exited {first.returncode} before any request "
+                                       "reached the server")
+    if same and all(r.returncode != 0 for r in runs) and any(
+            c.family in DOCUMENTS for c in cases):
+        return _tail(runs[0].stderr) or runs[0].stderr
+    return None
+
+
+_VERBATIM = frozenset({"example", "expected", "got"})
+
+
+def _cell(value: object, verbatim: bool) -> str:
+    """Verbatim cells as code spans (backslashes shown as sent); ``|`` escaped for tables."""
+    text = str(value).replace("\n", " ").replace("|", "\\|")
+    return f"`` {text} ``" if verbatim else text
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """A report (or any frame) as a Markdown table: captured text only as code spans."""
+    if table.empty:
+        return "no failures"
+    head = "| " + " | ".join(map(str, table.columns)) + " |"
+    rule = "|" + "---|" * len(table.columns)
+    code = [c in _VERBATIM for c in table.columns]
+    rows = ["| " + " | ".join(_cell(v, c) for v, c in zip(row, code, strict=True)) + " |"
+            for row in table.itertuples(index=False)]
+    return "\n".join([head, rule, *rows])
+
+

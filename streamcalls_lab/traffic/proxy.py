@@ -1,0 +1,501 @@
+"""A recording reverse proxy: point an SDK's base URL at it and keep every stream it carries.
+
+Each request goes to the upstream unchanged (method, path, query, headers with
+the client's own credentials, body); only ``Host`` names the upstream and
+hop-by-hop headers (``Connection``, ``Transfer-Encoding``, ``Expect``, ...)
+are the proxy's own. The response comes back as it arrives: every upstream
+read is written to the client at once (as one HTTP chunk, or as raw bytes when
+the upstream gave a length), before it is saved. Only the end of a response
+waits until its capture is complete on disk, so a client that has its whole
+answer finds the capture finished.
+
+The client receives the upstream's bytes exactly, ``Content-Encoding``
+included (a gzipped stream stays gzipped, so the SDK decodes it as it would).
+The capture keeps the body after transfer and content decoding: what the
+SDK's event parser sees. A body in an encoding the proxy cannot decode (br,
+zstd) is passed through and not saved; its ``meta.json`` says why.
+
+Streamed responses (SSE, NDJSON, AWS event-stream, by content type) are saved
+in ``out`` as ``<UTC time>-<n>-<path>.sse`` / ``.ndjson`` / ``.eventstream``
+with a ``.timing.tsv`` sidecar and a ``.meta.json`` scrubbed by
+:mod:`provenance`'s rules (the credentials the client sent, in headers, query or JSON
+body, are the secrets).
+Others pass through, and are saved too (``.json`` / ``.body``) with
+``save_all``. An upstream that cannot be reached closes the client's
+connection without an answer, as a dead host would; one that breaks off
+mid-body has the client's connection broken at the same byte, and the partial
+capture is kept and marked ``"cut_off": "<reason>"``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import re
+import select
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+from urllib.parse import SplitResult, unquote, urlsplit
+
+from .. import provenance
+from .replay import AWS_EVENT_STREAM, EVENT_STREAM, JSON, NDJSON, Clock
+from .saving import BodyNotSaved, BodyRecorder
+from .server import LoopbackServer, OwnedHTTPServer, chunk
+
+CA_BUNDLE_ENV = "STREAMCALLS_CA_BUNDLE"
+READ_SIZE = 1 << 16
+STREAM_SUFFIXES = {
+    EVENT_STREAM: ".sse",
+    NDJSON: ".ndjson",  # Ollama
+    "application/ndjson": ".ndjson",
+    "application/jsonl": ".ndjson",
+    "application/x-jsonlines": ".ndjson",
+    AWS_EVENT_STREAM: ".eventstream",  # Bedrock
+}
+# RFC 9110 7.6.1: meaningful for one connection only, never forwarded.
+HOP_BY_HOP = frozenset({
+    "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization",
+    "te", "trailer", "transfer-encoding", "upgrade", "expect",
+})
+IDLE_SECONDS = 30.0  # an idle upstream connection older than this is not used again
+MAX_IDLE = 16
+_MODEL_IN_PATH = re.compile(r"/(?:models|model|deployments)/([^/:?]+)")
+
+
+def stream_suffix(content_type: str | None, path: str = "") -> str | None:
+    """The capture suffix for a streamed content type, or None for a whole response.
+
+    Gemini's ``:streamGenerateContent`` without ``?alt=sse`` streams a JSON array under
+    ``application/json``: that is a stream too (``.json``; load it by name or glob)."""
+    main = (content_type or "").split(";", 1)[0].strip().lower()
+    if main == JSON and ":streamgeneratecontent" in path.split("?", 1)[0].lower():
+        return ".json"
+    return STREAM_SUFFIXES.get(main)
+
+
+def model_of(path: str, body: bytes) -> str | None:
+    """The model a request names: its JSON body's ``model``, else the path's (Gemini's
+    ``/models/X:stream...``, Bedrock's ``/model/X/invoke...``, Azure's ``/deployments/X``)."""
+    try:
+        payload = json.loads(body) if body[:1] == b"{" else None
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict) and isinstance(payload.get("model"), str):
+        return payload["model"]
+    found = _MODEL_IN_PATH.search(urlsplit(path).path)
+    return unquote(found.group(1)) if found else None
+
+
+def _connect(parts: SplitResult, timeout: float,
+             tls: ssl.SSLContext | None) -> http.client.HTTPConnection:
+    """A connection to the upstream, not yet opened."""
+    if parts.scheme == "https":
+        return http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout,
+                                           context=tls)
+    return http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+
+
+def _quiet(conn: http.client.HTTPConnection) -> bool:
+    """An idle connection the upstream has neither closed nor written to."""
+    if conn.sock is None:
+        return False
+    try:
+        return not select.select([conn.sock], [], [], 0)[0]
+    except (OSError, ValueError):
+        return False
+
+
+def _slug(path: str) -> str:
+    text = re.sub(r"[^A-Za-z0-9.]+", "-", urlsplit(path).path).strip("-.")
+    return text[-60:].lstrip("-.") or "root"
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One proxied request as the proxy logs it: no header value, no credential."""
+
+    method: str
+    path: str
+    status: int | None
+    capture: Path | None
+    nbytes: int
+    nreads: int
+    cut_off: str | None
+    note: str | None = None
+
+    def __str__(self) -> str:
+        status = "no answer" if self.status is None else str(self.status)
+        path = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in self.path)
+        text = f"{self.method} {path} -> {status}"  # no terminal escapes from a client
+        if self.capture is not None:
+            text += f", {self.nbytes} bytes in {self.nreads} reads to {self.capture.name}"
+        if self.cut_off:
+            text += f", cut off: {self.cut_off}"
+        return text + (f" ({self.note})" if self.note else "")
+
+
+class RecordingProxy(LoopbackServer):
+    """Forward everything on ``host:port`` to ``upstream``, saving streamed responses in ``out``.
+
+    ``upstream`` may carry a path prefix (``https://api.openai.com/v1``): it is
+    put before every request path. HTTPS upstreams are verified against the
+    system's CAs, or ``ca_bundle`` (default: ``$STREAMCALLS_CA_BUNDLE``).
+    ``timeout`` bounds each wait for the upstream, not a whole stream. ``log``
+    gets one :class:`Exchange` per request.
+    """
+
+    def __init__(
+        self,
+        upstream: str,
+        out: str | Path,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        save_all: bool = False,
+        ca_bundle: str | Path | None = None,
+        timeout: float = 600.0,
+        clock: Clock = time.monotonic,
+        log: Callable[[Exchange], None] | None = None,
+    ) -> None:
+        parts = urlsplit(upstream)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("the upstream must be an http:// or https:// URL with a host")
+        if parts.query or parts.fragment or parts.username or parts.password:
+            raise ValueError("the upstream URL takes no query, fragment or user info")
+        self.upstream = parts
+        self.prefix = parts.path.rstrip("/")
+        self.out = Path(out)
+        self.save_all = save_all
+        self.ca_bundle = ca_bundle or os.environ.get(CA_BUNDLE_ENV) or None
+        if self.ca_bundle and not Path(self.ca_bundle).is_file():
+            raise ValueError(f"CA bundle {self.ca_bundle} is not a file")
+        # Verifies the upstream against the bundle's CAs only, else the system's.
+        self._tls = ssl.create_default_context(
+            cafile=str(self.ca_bundle) if self.ca_bundle else None
+        ) if parts.scheme == "https" else None
+        self.timeout = timeout
+        self.clock = clock
+        self.log = log
+        self.exchanges: list[Exchange] = []
+        self.stopping = threading.Event()
+        self._count = 0
+        self._lock = threading.Condition()
+        self._idle: list[tuple[http.client.HTTPConnection, float]] = []
+        self._busy: set[http.client.HTTPConnection] = set()
+        self.out.mkdir(parents=True, exist_ok=True)
+        super().__init__(_Handler, host, port)
+
+    # -- upstream connections: kept open between requests, as the SDK's own pool would --
+    def upstream_headers(self, method: str, client: list[tuple[str, str]],
+                         body: bytes) -> list[tuple[str, str]]:
+        """The client's headers as they go upstream: ``Host`` the upstream's, hop-by-hop
+        ones dropped, the length the body's."""
+        out = [("Host", self.upstream.netloc), *_forwardable(client, "content-length")]
+        if body or method in ("POST", "PUT", "PATCH"):
+            out.append(("Content-Length", str(len(body))))
+        return out
+
+    def send(self, method: str, target: str, headers: list[tuple[str, str]],
+             body: bytes) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """Send one request upstream (``headers`` as :meth:`upstream_headers` gives them)
+        and read the response head.
+
+        A kept-alive connection the upstream has closed meanwhile fails before any
+        answer; the request then goes once more on a new connection (the upstream
+        never read it), never in any other case.
+        """
+        while True:
+            conn, reused = self._checkout()
+            try:
+                conn.putrequest(method, self.prefix + target, skip_host=True,
+                                skip_accept_encoding=True)
+                for name, value in headers:
+                    conn.putheader(name, value)
+                conn.endheaders(body or None)
+                return conn, conn.getresponse()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self.release(conn, None)
+                if not reused:
+                    raise
+            except BaseException:
+                self.release(conn, None)
+                raise
+
+    def _checkout(self) -> tuple[http.client.HTTPConnection, bool]:
+        with self._lock:
+            while self._idle:
+                conn, since = self._idle.pop()
+                if time.monotonic() - since < IDLE_SECONDS and _quiet(conn):
+                    self._busy.add(conn)
+                    return conn, True
+                conn.close()
+            conn = _connect(self.upstream, self.timeout, self._tls)
+            self._busy.add(conn)
+            return conn, False
+
+    def release(self, conn: http.client.HTTPConnection,
+                finished: http.client.HTTPResponse | None) -> None:
+        """Done with ``conn``: kept for the next request if ``finished`` was read to its end."""
+        if finished is not None:
+            finished.close()  # the response only; the socket stays open
+        with self._lock:
+            self._busy.discard(conn)
+            keep = finished is not None and not self.stopping.is_set() and len(
+                self._idle) < MAX_IDLE
+            if keep:
+                self._idle.append((conn, time.monotonic()))
+            self._lock.notify_all()
+        if not keep:
+            conn.close()
+
+    def close(self) -> None:
+        """Stop: streams still open are cut (their captures kept and marked), then the
+        listener closes."""
+        self.stopping.set()
+        with self._lock:
+            for conn in self._busy:
+                if conn.sock is not None:
+                    with contextlib.suppress(OSError):
+                        conn.sock.shutdown(socket.SHUT_RDWR)
+            self._lock.wait_for(lambda: not self._busy, timeout=5)
+            idle, self._idle = self._idle, []
+        for conn, _ in idle:
+            conn.close()
+        super().close()
+
+    def new_capture(self, path: str, suffix: str) -> Path:
+        """Create an empty capture file named for ``path``; the name is never one that
+        exists, whoever else (other threads, other proxies) writes to ``out``."""
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        while True:
+            with self._lock:
+                self._count += 1
+                n = self._count
+            name = self.out / f"{stamp}-{n:04d}-{_slug(path)}{suffix}"
+            try:
+                name.open("xb").close()
+                return name
+            except FileExistsError:
+                continue
+
+    def done(self, exchange: Exchange) -> None:
+        with self._lock:
+            self.exchanges.append(exchange)
+        if self.log is not None:
+            self.log(exchange)
+
+
+class _Saved:
+    """The copy of one response kept in the proxy's folder, opened at its first read (so
+    the first read reaches the client first), or at the end for an empty body."""
+
+    def __init__(self, proxy: RecordingProxy, target: str, suffix: str,
+                 encoding: str | None, secrets: list[str]) -> None:
+        self._new = lambda: proxy.new_capture(target, suffix)
+        self._args = (encoding, proxy.clock, secrets)
+        self.where: Path | None = None
+        self.recorder: BodyRecorder | None = None
+        self.note: str | None = None
+
+    def _open(self) -> None:
+        if self.where is None:
+            self.where = where = self._new()
+            try:
+                self.recorder = BodyRecorder(where, *self._args)
+            except BodyNotSaved as e:
+                where.unlink()
+                self.note = f"not saved: {e}"
+
+    def feed(self, raw: bytes, now: float) -> None:
+        self._open()
+        if self.recorder is not None:
+            try:
+                self.recorder.feed(raw, now)
+            except BodyNotSaved as e:
+                self.recorder, self.note = None, f"not saved: {e}"
+
+    def close(self, exchange: Exchange) -> tuple[Path, Exchange]:
+        """Finish the files; where the meta.json goes, and ``exchange`` with what was saved
+        and why it ends early."""
+        self._open()
+        assert self.where is not None
+        rec = self.recorder
+        if rec is None:
+            return self.where, replace(exchange, note=self.note)
+        rec.finish()
+        return self.where, replace(exchange, capture=rec.out, nbytes=rec.nbytes,
+                                   nreads=len(rec.reads), cut_off=exchange.cut_off or rec.cut)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: OwnedHTTPServer
+    disable_nagle_algorithm = True  # each read goes out at once, not held for an ACK
+    timeout = 600.0  # a client silent this long (mid-request or idle) is disconnected
+    kept_upstream = False
+    """Whether the current request's upstream connection went back to the pool."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent: the proxy logs each exchange itself, without header values."""
+
+    def do_GET(self) -> None:
+        self._proxy()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
+
+    def _request_body(self) -> bytes:
+        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+            parts = []
+            while size := int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16):
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+            while self.rfile.readline().strip():  # trailers
+                pass
+            return b"".join(parts)
+        length = int(self.headers.get("content-length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _proxy(self) -> None:
+        proxy: RecordingProxy = self.server.owner
+        method = self.command
+        target = self.path
+        if "://" in target.split("?", 1)[0]:  # absolute form: keep path and query
+            parts = urlsplit(target)
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        try:
+            body = self._request_body()
+        except ValueError:
+            self.send_error(400, "malformed chunked request body")
+            return
+        # what the client authenticated with: credential headers, key-like query
+        # values, values under secret-named keys of a JSON request body
+        secrets = provenance.exchange_secrets(target, body, list(self.headers.items()))
+        sent = proxy.upstream_headers(method, list(self.headers.items()), body)
+        safe_path = provenance.scrub_url("http://x" + target, secrets).removeprefix("http://x")
+        try:
+            conn, resp = proxy.send(method, target, sent, body)
+        except http.client.InvalidURL:
+            self.send_error(400, "a request target that cannot be forwarded")
+            return
+        except (OSError, http.client.HTTPException) as e:  # TLS failures included
+            # As a dead upstream would: no answer, the connection closed.
+            self.close_connection = True
+            proxy.done(Exchange(method, safe_path, None, None, 0, 0, None,
+                                f"upstream: {type(e).__name__}"))
+            return
+        except ValueError:  # http.client refuses a header value (a control character, say)
+            self.send_error(400, "a request header that cannot be forwarded")
+            return
+        self.kept_upstream = False
+        try:
+            self._relay(proxy, conn, resp, method, target, safe_path, body, sent, secrets)
+        finally:
+            if not self.kept_upstream:
+                proxy.release(conn, None)
+
+    def _relay(self, proxy: RecordingProxy, conn: http.client.HTTPConnection,
+               resp: http.client.HTTPResponse, method: str, target: str, safe_path: str,
+               body: bytes, sent: list[tuple[str, str]], secrets: list[str]) -> None:
+        headers = resp.getheaders()
+        has_body = method != "HEAD" and resp.status not in (204, 304) and resp.status >= 200
+        length = resp.getheader("content-length")
+        chunked = (has_body and (length is None or resp.chunked)
+                   and self.request_version != "HTTP/1.0")
+        self.send_response_only(resp.status, resp.reason)
+        for name, value in _forwardable(headers):
+            if not (chunked and name.lower() == "content-length"):
+                self.send_header(name, value)
+        if chunked:
+            self.send_header("transfer-encoding", "chunked")
+        elif has_body and length is None:
+            self.close_connection = True  # HTTP/1.0: the body ends when the connection does
+        self.end_headers()
+
+        suffix = stream_suffix(resp.getheader("content-type"), target)
+        if suffix is None and proxy.save_all:
+            ctype = (resp.getheader("content-type") or "").lower()
+            suffix = ".json" if "json" in ctype else ".body"
+        saved = _Saved(proxy, target, suffix, resp.getheader("content-encoding"), secrets) \
+            if has_body and suffix is not None else None
+        cut: str | None = None
+        last: bytes = b""  # a sized body's final read: sent once the capture is on disk
+        while has_body:
+            try:
+                raw = resp.read1(READ_SIZE)
+            except TimeoutError:
+                cut = f"upstream sent nothing for {proxy.timeout:g} s"
+                break
+            except (OSError, http.client.HTTPException) as e:
+                cut = f"upstream: {type(e).__name__}"
+                break
+            now = proxy.clock()
+            if not raw:
+                if resp.length:  # a declared length not reached
+                    cut = "upstream: IncompleteRead"
+                break
+            if not resp.chunked and resp.length == 0:
+                last = raw
+            else:
+                try:
+                    self.wfile.write(chunk(raw) if chunked else raw)
+                except OSError:
+                    cut = "the client closed the connection"
+                    break
+            if saved is not None:
+                saved.feed(raw, now)
+            if last:
+                break
+        if proxy.stopping.is_set() and (cut or not (resp.chunked or resp.length is not None)):
+            cut = "the proxy was stopped"
+        # The capture is complete on disk before the client sees its response end.
+        exchange = Exchange(method, safe_path, resp.status, None, 0, 0, cut)
+        if saved is not None:
+            where, exchange = saved.close(exchange)
+            self._write_meta(proxy, where, resp, method, target, safe_path, body, sent,
+                             secrets, exchange.cut_off, exchange.note)
+        proxy.done(exchange)
+        if cut is not None:
+            self.close_connection = True  # the client sees the break where it happened
+            return
+        if not resp.will_close:  # ready for the client's next request before it can send it
+            self.kept_upstream = True
+            proxy.release(conn, resp)
+        try:
+            self.wfile.write(last + (chunk(b"") if chunked else b""))
+        except OSError:
+            self.close_connection = True
+
+    def _write_meta(self, proxy: RecordingProxy, capture: Path, resp: http.client.HTTPResponse,
+                    method: str, target: str, safe_path: str, body: bytes,
+                    sent: list[tuple[str, str]], secrets: list[str], cut: str | None,
+                    note: str | None) -> None:
+        up = proxy.upstream
+        meta = provenance.exchange(
+            "proxy", f"{up.scheme}://{up.netloc}{proxy.prefix}{target}", method, resp.status,
+            sent, resp.getheaders(), secrets, cut_off=cut, path=safe_path,
+            model=model_of(target, body))
+        if note:
+            meta["not_saved"] = note
+        try:
+            provenance.write(capture, meta, secrets)
+        except ValueError:  # a credential turned up in the model name, say
+            meta["model"] = None
+            provenance.write(capture, meta, secrets)
+
+
+def _forwardable(headers: list[tuple[str, str]], *also: str) -> list[tuple[str, str]]:
+    """Headers as they came, less hop-by-hop ones, those the ``Connection`` header names,
+    ``Host`` and ``also``."""
+    drop = HOP_BY_HOP | {"host", *also} | {
+        t.strip().lower() for k, v in headers if k.lower() == "connection" for t in v.split(",")}
+    return [(k, v) for k, v in headers if k.lower() not in drop]

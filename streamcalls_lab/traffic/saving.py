@@ -1,0 +1,101 @@
+"""Save a response body as it arrives: content-decoded, read by read, with its timing sidecar.
+
+What a capture keeps is the body the client's event parser sees: after
+transfer decoding (the HTTP library's job) and content decoding (gzip,
+deflate; here). Each read's decoded size and time go to ``X.timing.tsv``.
+A body that breaks off, or whose compressed stream is corrupt or unfinished,
+is kept as far as it decoded, with the reason in :attr:`BodyRecorder.cut`.
+A body that holds a credential the client sent is never kept at all.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+
+from .. import timing
+from .replay import Clock
+
+DECODABLE = ("identity", "gzip", "x-gzip", "deflate")
+
+
+class BodyNotSaved(RuntimeError):
+    """The body cannot be kept (an encoding this cannot decode, or a credential in it)."""
+
+
+class BodyRecorder:
+    """Write a response body to ``out`` read by read (see the module docstring).
+
+    The last bytes that could begin one of ``secrets`` are held back until the
+    next read shows they do not; when a secret appears, the file is removed and
+    :meth:`feed` raises :class:`BodyNotSaved`.
+    """
+
+    def __init__(self, out: Path, content_encoding: str | None, clock: Clock = time.monotonic,
+                 secrets: Iterable[str] = ()) -> None:
+        encoding = (content_encoding or "identity").strip().lower()
+        if encoding not in DECODABLE:
+            raise BodyNotSaved(f"the body is compressed as {encoding!r}, which this cannot "
+                               "decode")
+        self.encoding = encoding
+        self._inflate = None if encoding == "identity" else zlib.decompressobj(
+            wbits=15 if encoding == "deflate" else 31)
+        self.out = out
+        self.clock = clock
+        self.reads: list[tuple[float, int]] = []
+        self.cut: str | None = None
+        """Why the body ends early, if it does: its compressed stream corrupt or unfinished."""
+        self._secrets = [s.encode() for s in secrets if s]
+        self._hold = max((len(s) for s in self._secrets), default=1) - 1
+        self._pending = b""
+        self._first: float | None = None
+        self._file = out.open("wb")
+
+    @property
+    def nbytes(self) -> int:
+        return sum(n for _, n in self.reads)
+
+    def feed(self, raw: bytes, now: float) -> None:
+        """One read as it came off the wire (transfer-decoded, still content-encoded)."""
+        if self.cut is not None:
+            return
+        data = raw
+        if self._inflate is not None:
+            try:
+                data = self._inflate.decompress(raw)
+            except zlib.error:
+                self.cut = f"corrupt {self.encoding} body"
+                return
+        self._keep(data, now)
+
+    def _keep(self, data: bytes, now: float) -> None:
+        if not data:
+            return
+        if self._first is None:
+            self._first = now
+        self.reads.append((now - self._first, len(data)))
+        data = self._pending + data
+        if any(s in data for s in self._secrets):
+            self.discard()
+            raise BodyNotSaved("the body contains a credential the client sent")
+        keep = len(data) - self._hold
+        self._file.write(data[:keep] if keep > 0 else b"")
+        self._pending = data[keep:] if keep > 0 else data
+
+    def finish(self) -> Path:
+        """Flush, close and write the timing sidecar; returns the sidecar's path."""
+        if self._inflate is not None and self.cut is None:
+            self._keep(self._inflate.flush(), self.clock())
+            if not self._inflate.eof:
+                self.cut = f"{self.encoding} body ended before its end"
+        self._file.write(self._pending)
+        self._pending = b""
+        self._file.close()
+        return timing.write(self.out, self.reads)
+
+    def discard(self) -> None:
+        """Close and remove the file: nothing kept."""
+        self._file.close()
+        self.out.unlink(missing_ok=True)

@@ -1,0 +1,245 @@
+"""The whole course in a real browser: each notebook runs in JupyterLab, and its widgets respond.
+
+One JupyterLab (browser_fixtures' session server) and one browser context for the module;
+the six notebooks run at once, each in its own tab, with every request that would leave the
+machine aborted and recorded. A screenshot of each lands in artifacts/browser/. The
+interactions are checked against the pure models (``Stepper``, ``breaker.run``), through
+stable hooks only: the kit's CSS classes (``scl-table``, ``scl-stepper-view``,
+``scl-stepper-output``, ``scl-index``, ``scl-next``, ``scl-buffers``, ``scl-block``,
+``scl-buffer``, ``scl-breaker-view``, ``scl-breaker-output``), widget descriptions ("start
+from") and option labels ("20×"), and the controls' own elements (select, textarea, the Play
+widget's first button).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+import streamcalls_lab as scl
+from streamcalls_lab import breaker, display
+
+from ..conftest import REPO
+from ..support.xss import IMG, XSS_STATE
+
+if TYPE_CHECKING:
+    from .conftest import Server
+
+# One worker runs every browser test (conftest.ONE_WORKER), so they share one server.
+pytestmark = [pytest.mark.browser]
+
+COURSE = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
+# The tabs later tests look into again; the others close once checked.
+KEEP_OPEN = {"01-anatomy-of-a-streamed-turn.ipynb", "03-breaking-a-stream.ipynb",
+             "04-step-through-an-accumulator.ipynb"}
+UPDATE_MS = 15_000
+PLAY_MS = 90_000
+RUN_S = 300
+CLICKS = 20
+LIVE = "script, iframe, object, embed, [onerror], [onload], [onclick], [onmouseover]"
+
+
+@dataclass
+class Tab:
+    page: Any
+    errors: list[str] | None = None  # None: still running
+    stderr: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Course:
+    """Notebooks run so far, by name; the context's requests that tried to leave the machine."""
+
+    lab: Server
+    context: Any
+    left: list[str]
+    tabs: dict[str, Tab] = field(default_factory=dict)
+
+    def start(self, names: list[str]) -> None:
+        """Open each notebook in a tab of its own and start Run All in every tab."""
+        for name in names:
+            tab = Tab(self.context.new_page())
+            tab.page.on("dialog", lambda d, tab=tab: (tab.dialogs.append(d.message),
+                                                      d.dismiss()))
+            self.lab.start_all_cells(tab.page, self.lab.copy_notebook(name), timeout_s=RUN_S)
+            self.tabs[name] = tab
+
+    def run(self, name: str) -> Tab:
+        """The tab of ``name`` once its Run All finished, with what it showed."""
+        if name not in self.tabs:
+            self.start([name])
+        tab = self.tabs[name]
+        if tab.errors is None:
+            self.lab.wait_all_ran(tab.page, name, timeout_s=RUN_S)
+            tab.errors = self.lab.error_outputs(tab.page)
+            stderr = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+            tab.stderr = [el.text_content() or "" for el in tab.page.query_selector_all(stderr)]
+            tab.dialogs += tab.page.locator(".jp-Dialog").all_inner_texts()
+        return tab
+
+
+@pytest.fixture(scope="module")
+def course(chromium: Any, jupyter_lab: Server) -> Iterator[Course]:
+    from .conftest import block_remote
+
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    left = block_remote(context)
+    course = Course(jupyter_lab, context, left)
+    course.start(COURSE)  # all at once: page loads overlap the kernels' work
+    yield course
+    context.close()
+
+
+@pytest.mark.parametrize("name", COURSE, ids=[n[:2] for n in COURSE])
+def test_notebook_runs_in_jupyterlab_without_error_or_dialog(
+    course: Course, name: str, artifacts: Path
+) -> None:
+    tab = course.run(name)
+    first = tab.page.locator(".jp-OutputArea-output").first
+    if first.count():
+        first.scroll_into_view_if_needed()
+    tab.page.screenshot(path=str(artifacts / f"course-{Path(name).stem}.png"))
+    assert tab.errors == []
+    assert tab.stderr == []
+    assert tab.dialogs == []
+    assert course.left == []
+    if name not in KEEP_OPEN:
+        tab.page.close()
+
+
+def test_notebook_1_shows_the_event_table(course: Course, artifacts: Path) -> None:
+    page = course.run("01-anatomy-of-a-streamed-turn.ipynb").page
+    # the first event table (the notebook shows smaller tables before it)
+    trace_table = page.locator(".jp-OutputArea-output table.scl-table",
+                               has_text="call_start").first
+    trace = trace_table.inner_text()
+    assert "call_start" in trace and "args_delta" in trace and "block_stop" in trace
+    assert page.locator(".jp-OutputArea-output img").count() >= 1  # the timeline figure
+    trace_table.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "01-anatomy-in-jupyterlab.png"))
+
+
+def stepper_capture() -> Path:
+    """Notebook 4's CAPTURE: the bundled two-call turn under STREAMCALLS_DATA."""
+    from .conftest import course_data
+
+    return course_data() / "anthropic-messages" / "two-calls-long-args.sse"
+
+
+def drawn(text: str) -> str:
+    """A buffer as the view draws it (line breaks and tabs as symbols), as plain text."""
+    return html.unescape(re.sub(r"<[^>]+>", "", display.visible(text)))
+
+
+def stepper_on_page(course: Course) -> tuple[Any, Any, Any]:
+    """Notebook 04's page, its first stepper view, and the step index that view shows."""
+    page = course.run("04-step-through-an-accumulator.ipynb").page
+    view = page.locator(".scl-stepper-view").first
+    return page, view, view.locator(".scl-stepper-output .scl-index")
+
+
+def test_clicking_next_in_jupyterlab_shows_the_steppers_buffers(
+    course: Course, artifacts: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    page, view, index = stepper_on_page(course)
+    expect(view).to_be_visible(timeout=UPDATE_MS)
+    expect(index).to_have_text("0", timeout=UPDATE_MS)
+    for i in range(1, CLICKS + 1):
+        view.locator("button.scl-next").click()
+        expect(index).to_have_text(str(i), timeout=UPDATE_MS)
+
+    want = scl.Stepper(stepper_capture()).state(CLICKS).buffers
+    rows = view.locator(".scl-stepper-output table.scl-buffers tbody tr")
+    shown = {rows.nth(i).locator(".scl-block").inner_text():
+             rows.nth(i).locator("code.scl-buffer").inner_text()
+             for i in range(rows.count())}
+    assert len(want) == 2
+    assert shown == {str(k): drawn(v) for k, v in want.items()}
+    view.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "04-stepper-in-jupyterlab.png"))
+
+
+def test_stepper_play_at_20x_ends_on_the_last_step(course: Course, artifacts: Path) -> None:
+    """From wherever the slider is (the test above leaves it part way)."""
+    from playwright.sync_api import expect
+
+    page, view, index = stepper_on_page(course)
+    last = len(scl.Stepper(stepper_capture())) - 1
+    view.locator("select").first.select_option(label="20×")
+    view.locator(".widget-play button, .jupyter-widget-play button").first.click()
+    expect(index).to_have_text(str(last), timeout=PLAY_MS)
+    view.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "course-04-played-at-20x.png"))
+
+
+def verdicts(output: Any) -> dict[str, str]:
+    """Each handler's row of a breaker table: first cell -> the row's text."""
+    rows = output.locator("table tr")
+    shown = {}
+    for i in range(rows.count()):
+        cells = rows.nth(i).locator("td")
+        if cells.count():
+            shown[cells.first.inner_text().strip()] = rows.nth(i).inner_text()
+    return shown
+
+
+def choose_preset(view: Any, name: str) -> None:
+    from playwright.sync_api import expect
+
+    start_from = view.locator(".widget-dropdown", has_text="start from").locator("select")
+    start_from.select_option(label=name)
+    expect(view.locator("textarea")).to_have_value(breaker.PRESETS[name].args,
+                                                   timeout=UPDATE_MS)
+
+
+def breaker_from_preset(course: Course, preset: str) -> tuple[Any, Any, Any]:
+    """Notebook 03's page, its first breaker playground started from ``preset``, and the
+    playground's output."""
+    page = course.run("03-breaking-a-stream.ipynb").page
+    playground = page.locator(".scl-breaker-view").first
+    choose_preset(playground, preset)
+    return page, playground, playground.locator(".scl-breaker-output")
+
+
+@pytest.mark.parametrize("preset", list(breaker.PRESETS))
+def test_breaker_preset_marks_the_faults_the_model_finds_broken(
+    course: Course, preset: str
+) -> None:
+    from playwright.sync_api import expect
+
+    page, _, output = breaker_from_preset(course, preset)
+    expect(output).to_contain_text(preset, timeout=UPDATE_MS)
+    broken = set(breaker.run(breaker.PRESETS[preset]).broken())
+    assert preset in broken  # what a preset is for: a setup in which its fault bites
+    page.wait_for_timeout(300)  # the output is redrawn whole; let the last redraw land
+    rows = verdicts(output)
+    shown = {name for name in breaker.PRESETS if "✗" in rows.get(name, "")}
+    assert shown == broken & set(rows)
+
+
+def test_the_markdown_bubble_shows_markup_in_arguments_inert(
+    course: Course, artifacts: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    page, playground, output = breaker_from_preset(course, "markdown_bubble")
+    typed = '{"note": "see *both* ' + IMG + ' [link](javascript:window.__xss=3)"}'
+    playground.locator("textarea").fill(typed)
+    expect(output).to_contain_text(f"{len(typed)} characters", timeout=UPDATE_MS)
+    page.wait_for_timeout(300)
+    bubble = verdicts(output).get("markdown_bubble", "")
+    assert "✗" in bubble  # the renderer changed the arguments ...
+    assert output.locator(LIVE).count() == 0  # ... and nothing in what it shows can run
+    assert output.locator("a[href^='javascript' i]").count() == 0
+    assert page.evaluate(XSS_STATE) == "undefined"
+    output.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "course-03-markdown-bubble.png"))

@@ -1,0 +1,130 @@
+"""`make demo` in a real browser: notebook 3 served by Voila renders its widgets and responds.
+
+Voila is started the way the Makefile starts it, plus a free port on 127.0.0.1, a token and
+private Jupyter directories (it has no ``--allow-root``: only its kernels run code). The
+page is driven by Debian's Chromium; the screenshot lands in artifacts/browser/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from streamcalls_lab.breaker import PRESETS
+
+from ..conftest import REPO
+
+if TYPE_CHECKING:
+    from .conftest import Server
+
+pytestmark = [pytest.mark.browser]
+
+NOTEBOOK = REPO / "notebooks" / "03-breaking-a-stream.ipynb"
+TEMPLATES = REPO / "share" / "jupyter"
+TEMPLATE = "streamcalls"
+START_TIMEOUT = 60.0
+RENDER_TIMEOUT_MS = 120_000
+UPDATE_TIMEOUT_MS = 15_000
+IMG = "<img src=x onerror=window.__xss=1>"
+
+
+def views_in(notebook: Path) -> int:
+    """How many breaker views the notebook's code cells make."""
+    cells = json.loads(notebook.read_text("utf-8"))["cells"]
+    code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    return len(re.findall(r"\bBreakerView\(", code))
+
+
+def _wait_listening(process: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"voila exited early:\n{log.read_text()[-3000:]}")
+        with socket.socket() as s:
+            s.settimeout(1)
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.3)
+    raise RuntimeError(f"voila not listening after {START_TIMEOUT}s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def voila(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """Voila serving notebook 3 on a free localhost port; stopped (by its own pid) after."""
+    from .conftest import Server, free_port, stop_server
+
+    tmp_path = tmp_path_factory.mktemp("voila")
+    port, token = free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "MPLBACKEND": "Agg"}
+    for name in ("runtime", "config", "data"):
+        (tmp_path / name).mkdir()
+        env[f"JUPYTER_{name.upper()}_DIR"] = str(tmp_path / name)
+    # As `make demo`: the offline template, found on JUPYTER_PATH.
+    env["JUPYTER_PATH"] = os.pathsep.join(
+        p for p in (str(TEMPLATES), os.environ.get("JUPYTER_PATH")) if p)
+    command = [sys.executable, "-m", "voila", str(NOTEBOOK), "--no-browser",
+               f"--template={TEMPLATE}",
+               f"--port={port}", "--Voila.ip=127.0.0.1", "--Voila.port_retries=0",
+               f"--token={token}"]
+    log = tmp_path / "voila.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=NOTEBOOK.parent, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT)
+    server = Server(f"http://127.0.0.1:{port}", token, NOTEBOOK.parent, process, log)
+    try:
+        _wait_listening(process, port, log)
+        yield server
+    finally:
+        stop_server(server)
+
+
+def test_the_demo_renders_the_breaker_and_answers_typing(
+    page: Any, voila: Server, artifacts: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(voila.url(""), timeout=RENDER_TIMEOUT_MS)
+    views = page.locator(".scl-breaker-view")
+    expect(views.first).to_be_visible(timeout=RENDER_TIMEOUT_MS)
+    expect(views).to_have_count(views_in(NOTEBOOK), timeout=RENDER_TIMEOUT_MS)
+    playground = views.first
+    output = playground.locator(".scl-breaker-output")
+    expect(output).to_contain_text("Handed on", timeout=UPDATE_TIMEOUT_MS)
+    expect(playground.locator("textarea")).to_have_value(PRESETS["trim"].args)
+    assert playground.locator(".widget-slider, .jupyter-widget-slider").count() >= 3
+
+    typed = '{"note": "typed in the demo ' + IMG + '"}'
+    playground.locator("textarea").fill(typed)
+    expect(output).to_contain_text(f"{len(typed)} characters", timeout=UPDATE_TIMEOUT_MS)
+    expect(output.locator(".scl-pieces")).to_contain_text("typed in the demo")
+    expect(output).to_contain_text(IMG)  # shown as characters ...
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => typeof window.__xss") == "undefined"  # ... never run
+    output.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "03-voila-demo.png"))
+
+
+def test_the_demo_fetches_nothing_from_off_this_machine(
+    page: Any, left_machine: list[str], voila: Server
+) -> None:
+    """Offline use: FontAwesome, fonts, widgets and kernel traffic all come from Voila itself."""
+    from playwright.sync_api import expect
+
+    page.goto(voila.url(""), timeout=RENDER_TIMEOUT_MS)
+    expect(page.locator(".scl-breaker-view").first).to_be_visible(timeout=RENDER_TIMEOUT_MS)
+    page.wait_for_load_state("networkidle", timeout=RENDER_TIMEOUT_MS)
+    assert left_machine == []
+    # The icon font the CDN link would have brought is declared by Voila's own bundle.
+    families = page.evaluate("() => [...document.fonts].map(f => f.family)")
+    assert any("Font Awesome" in family for family in families), families

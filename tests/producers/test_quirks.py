@@ -1,0 +1,110 @@
+"""Every producer quirk, written in every format that can carry it: found, and read right.
+
+Driven by the registries alone (``producers.QUIRKS`` and each ``FORMAT.quirks``), so a quirk or
+a format added the documented way is covered here with no other edit.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import streamcalls_lab as scl
+from streamcalls_lab import FAULTS, turns
+from streamcalls_lab.loader import load_captures
+from streamcalls_lab.producers import QUIRKS, anomalies
+from streamcalls_lab.providers import FORMATS
+from streamcalls_lab.sources import resolve
+from streamcalls_lab.turns import Call, Script, Text
+
+from ..conftest import REPO
+
+SEGMENTS = (
+    Text(("Let me ", "check é.")),
+    Call("get_weather", "call_1", ('{"city": "Zü', 'rich", "note": "say \\"hi\\""}')),
+    Call("get_time", "call_2", ('{"tz": ', '"Europe/Rome"}')),
+)
+CASES = [(fmt, name) for fmt, spec in FORMATS.items() if spec.write is not None
+         for name in spec.quirks]
+
+
+def _written(fmt: str, name: str) -> tuple[bytes, list[dict], Script]:
+    turn = Script(SEGMENTS, quirks=frozenset({name}))
+    frames = turns.write(fmt, turn)
+    return turns.body(fmt, frames), turns.expected_calls(frames, turn), turn
+
+
+@pytest.mark.parametrize(("fmt", "name"), CASES)
+def test_a_quirk_written_in_a_format_is_found_there_and_nothing_else(fmt: str, name: str) -> None:
+    body, _, _ = _written(fmt, name)
+    found = anomalies(scl.load(body, name=name))
+    assert name in set(found["anomaly"])
+    assert set(found["anomaly"]) <= {name, *QUIRKS[name].implies}
+    assert (found["offset"] >= 0).all() and (found["offset"] < len(body)).all()
+
+
+@pytest.mark.parametrize(("fmt", "name"), [c for c in CASES if not QUIRKS[c[1]].destroys])
+def test_a_quirk_that_destroys_nothing_is_read_as_a_careful_client_reads_it(
+        fmt: str, name: str) -> None:
+    body, expected, _ = _written(fmt, name)
+    table = scl.calls(body)
+    got = [(c.call_id, c.tool, c.args, c.complete) for c in table.itertuples()]
+    assert got == [(c["call_id"], c["tool"], c["args"], True) for c in expected]
+
+
+@pytest.mark.parametrize(("fmt", "name"), CASES)
+def test_a_quirk_is_a_finding_not_an_error_and_the_fast_path_agrees(fmt: str, name: str) -> None:
+    body, _, _ = _written(fmt, name)
+    strict = scl.load(body)  # raises on anything it cannot read
+    assert not (strict["kind"] == "error").any()
+    fast, reference = (load_captures(resolve(body), bulk=b) for b in (True, False))
+    assert fast.equals(reference)
+
+
+def test_every_format_with_a_writer_writes_a_clean_turn_with_no_anomaly() -> None:
+    for fmt, spec in FORMATS.items():
+        if spec.write is not None:
+            body = turns.turn_bytes(fmt, Script(SEGMENTS))
+            assert anomalies(scl.load(body)).empty, fmt
+
+
+def test_every_quirk_is_cited_explained_writable_and_documented() -> None:
+    contract = (REPO / "docs" / "contract.md").read_text("utf-8")
+    carried = {name for spec in FORMATS.values() for name in spec.quirks}
+    for q in QUIRKS.values():
+        assert q.summary and q.reading and q.threads, q.name
+        assert all("#" in t for t in q.threads), q.name
+        assert q.name in carried, f"no format can carry {q.name}"
+        assert set(q.worsens) <= set(FAULTS), q.name
+        assert set(q.implies) <= set(QUIRKS), q.name
+        assert f"`{q.name}`" in contract, f"docs/contract.md does not name {q.name}"
+    for spec in FORMATS.values():
+        assert set(spec.quirks) <= set(QUIRKS), spec.name
+
+
+def test_a_content_quirk_can_occur_wherever_its_content_can_be_written() -> None:
+    for q in QUIRKS.values():
+        if q.content:
+            writable = [f for f in FORMATS.values() if f.write is not None]
+            missing = [f.name for f in writable if q.name not in f.quirks and not (
+                f.calls_whole and q.name == "invalid_arguments")
+                and not (f.name == "ollama" and q.name == "empty_arguments")]
+            assert missing == [], q.name
+
+
+def test_a_format_refuses_a_quirk_it_cannot_carry_and_an_unknown_one() -> None:
+    with pytest.raises(ValueError, match="gemini cannot carry snapshot_deltas"):
+        turns.write("gemini", Script(SEGMENTS, quirks=frozenset({"snapshot_deltas"})))
+    with pytest.raises(ValueError, match="unknown quirk 'nope'"):
+        turns.write("openai-chat", Script(SEGMENTS, quirks=frozenset({"nope"})))
+
+
+def test_the_generator_writes_a_seeded_example_of_each_quirk() -> None:
+    from streamcalls_lab.generate import generate
+
+    for name in FORMATS["openai-chat"].quirks:
+        one = generate([("get_weather", {"city": "Zürich"}), ("get_time", {"tz": "Rome"})],
+                       provider="openai-chat", before="Let me check.", seed=4, quirks=[name])
+        again = generate([("get_weather", {"city": "Zürich"}), ("get_time", {"tz": "Rome"})],
+                         provider="openai-chat", before="Let me check.", seed=4, quirks=[name])
+        assert one.body == again.body
+        assert name in set(anomalies(scl.load(one.body))["anomaly"]), name

@@ -1,0 +1,114 @@
+"""inspect: per turn who served it, its calls, problems and anomalies; inert; exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from streamcalls_lab import turns
+from streamcalls_lab.cli import main
+from streamcalls_lab.producers import QUIRKS
+from streamcalls_lab.producers.report import report
+from streamcalls_lab.producers.served import served_by
+from streamcalls_lab.turns import Call, Script, Text
+
+from ..conftest import DATA
+
+HOSTILE = "\x1b[2J\x1b]0;owned\x07\u202eevil"
+"""An ANSI clear-screen, a title-setting OSC sequence and a bidi override."""
+
+
+def _write(path: Path, fmt: str = "openai-chat", **options: object) -> Path:
+    segments = options.pop("segments", (Text(("Hi ", "there.")),
+                                        Call("get_weather", "call_1", ('{"city": ', '"Paris"}'))))
+    path.write_bytes(turns.turn_bytes(fmt, Script(tuple(segments), **options)))
+    return path
+
+
+def test_a_clean_turn_reports_its_calls_and_exits_zero(tmp_path: Path, capsys) -> None:
+    _write(tmp_path / "a.sse")
+    assert main(["inspect", str(tmp_path / "a.sse")]) == 0
+    out = capsys.readouterr().out
+    assert "a  [openai-chat, model streamcalls-lab]" in out
+    assert 'call call_1 get_weather: 17 chars, complete: {"city": "Paris"}' in out
+
+
+def test_json_gives_one_object_per_turn(tmp_path: Path, capsys) -> None:
+    _write(tmp_path / "a.sse")
+    _write(tmp_path / "b.sse", quirks=frozenset({"stop_reason_mismatch"}))
+    assert main(["inspect", "--json", str(tmp_path)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["turn"] for r in rows] == ["a", "b"]
+    assert rows[1]["anomalies"][0]["anomaly"] == "stop_reason_mismatch"
+    assert set(rows[0]) == {"turn", "provider", "host", "model", "calls", "problems", "errors",
+                            "anomalies"}
+
+
+def test_a_turn_with_problems_exits_one(tmp_path: Path, capsys) -> None:
+    _write(tmp_path / "a.sse")
+    (tmp_path / "b.sse").write_bytes(b"data: {not json\n\n")
+    assert main(["inspect", str(tmp_path)]) == 1
+    assert "problem at byte 0: invalid JSON" in capsys.readouterr().out
+
+
+def test_a_path_that_names_nothing_is_a_usage_error(tmp_path: Path, capsys) -> None:
+    assert main(["inspect", str(tmp_path / "nothing.sse")]) == 2
+    assert main(["inspect"]) == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_captured_text_never_reaches_the_terminal_as_is(tmp_path: Path, capsys) -> None:
+    _write(tmp_path / "x.sse", segments=(Call(HOSTILE, "call_1", (json.dumps(
+        {"note": HOSTILE}),)),))
+    main(["inspect", str(tmp_path / "x.sse")])
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
+    assert "\\x1b[2J" in out and "\\u202e" in out
+
+
+def test_quirks_lists_every_quirk_with_its_threads(capsys) -> None:
+    assert main(["inspect", "--quirks"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"{name}: " in out for name in QUIRKS)
+
+
+def test_the_bundled_data_inspects_clean() -> None:
+    reports = report(DATA)
+    assert reports and not any(r.problems for r in reports)
+    assert {r.provider for r in reports} == {"anthropic-messages", "openai-chat",
+                                             "openai-responses"}
+
+
+# -- who served a turn ------------------------------------------------------------------------
+def test_the_model_comes_from_the_stream_when_nothing_else_says(tmp_path: Path) -> None:
+    _write(tmp_path / "a.sse", model="qwen3-max")
+    row = served_by(tmp_path / "a.sse").iloc[0]
+    assert (row.model, row.said_by) == ("qwen3-max", "stream") and pd.isna(row.host)
+
+
+def test_the_provenance_sidecar_says_host_and_model(tmp_path: Path) -> None:
+    _write(tmp_path / "a.sse")
+    (tmp_path / "a.sse.meta.json").write_text(json.dumps(
+        {"url": "https://openrouter.ai/api/v1/chat/completions", "model": "qwen/qwen3-max"}))
+    row = served_by(tmp_path / "a.sse").iloc[0]
+    assert (row.host, row.model, row.said_by) == ("openrouter.ai", "qwen/qwen3-max",
+                                                  "provenance")
+
+
+def test_a_folder_index_names_the_host(tmp_path: Path) -> None:
+    (tmp_path / "openai-chat").mkdir()
+    _write(tmp_path / "openai-chat" / "a.sse")
+    (tmp_path / "INDEX.tsv").write_text("file\tnotes\nopenai-chat/a.sse\thost=api.groq.com | "
+                                        "model=llama-3.3 | longest args 3 chars\n")
+    row = served_by(tmp_path).iloc[0]
+    assert (row.host, row.model) == ("api.groq.com", "streamcalls-lab")
+    assert row.said_by == "stream, index"
+
+
+@pytest.mark.captures
+def test_the_shared_captures_inspect_without_a_crash(captures) -> None:
+    reports = report(captures / "openai-chat")
+    assert len(reports) > 200 and all(r.model for r in reports[:20])

@@ -1,0 +1,135 @@
+"""AG-UI: what each event means (the contract every format shares is in ``test_formats.py``).
+Streams written from ``@ag-ui/core``'s event schemas, the client's chunk expansion
+(``transformChunks``) and the Python ``EventEncoder``'s framing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import streamcalls_lab as scl
+
+from ..support.wire_samples import rows_of
+
+RUN = {"threadId": "t1", "runId": "r1"}
+
+
+def agui(*events: dict | str) -> bytes:
+    """Events as ``EventEncoder`` writes them: ``data: <json>`` and a blank line."""
+    return "".join(f"data: {e if isinstance(e, str) else json.dumps(e, separators=(',', ':'))}"
+                   "\n\n" for e in events).encode()
+
+
+WEATHER = agui(
+    {"type": "RUN_STARTED", **RUN},
+    {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Checking the weather."},
+    {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+    {"type": "TOOL_CALL_START", "toolCallId": "call_1", "toolCallName": "get_weather",
+     "parentMessageId": "m1"},
+    {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": '{"city":'},
+    {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": '"Paris"}'},
+    {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
+    {"type": "TOOL_CALL_RESULT", "messageId": "m2", "toolCallId": "call_1",
+     "content": '{"weather":"sunny"}', "role": "tool"},
+    {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/lastCity", "value": "Paris"}]},
+    {"type": "RUN_FINISHED", **RUN, "outcome": {"type": "success"}},
+)
+
+
+def test_a_call_is_started_filled_by_args_and_ended_by_its_end() -> None:
+    assert rows_of(WEATHER) == [
+        ("RUN_STARTED", "other", None, "-"),
+        ("TEXT_MESSAGE_START", "text_start", None, "-"),
+        ("TEXT_MESSAGE_CONTENT", "text_delta", None, "Checking the weather."),
+        ("TEXT_MESSAGE_END", "other", None, "-"),
+        ("TOOL_CALL_START", "call_start", 0, "-"),
+        ("TOOL_CALL_ARGS", "args_delta", 0, '{"city":'),
+        ("TOOL_CALL_ARGS", "args_delta", 0, '"Paris"}'),
+        ("TOOL_CALL_END", "block_stop", 0, "-"),
+        ("TOOL_CALL_RESULT", "other", None, "-"),
+        ("STATE_DELTA", "other", None, "-"),
+        ("RUN_FINISHED", "turn_stop", None, "-"),
+    ]
+    (call,) = scl.calls(WEATHER).to_dict("records")
+    assert (call["call_id"], call["tool"], call["args"], call["complete"]) == (
+        "call_1", "get_weather", '{"city":"Paris"}', True)
+    assert scl.load(WEATHER).reason.dropna().tolist() == ["success"]
+
+
+def test_calls_open_at_once_are_kept_apart_by_id() -> None:
+    body = agui({"type": "TOOL_CALL_START", "toolCallId": "a", "toolCallName": "f"},
+                {"type": "TOOL_CALL_START", "toolCallId": "b", "toolCallName": "g"},
+                {"type": "TOOL_CALL_ARGS", "toolCallId": "b", "delta": "[2"},
+                {"type": "TOOL_CALL_ARGS", "toolCallId": "a", "delta": "[1"},
+                {"type": "TOOL_CALL_ARGS", "toolCallId": "a", "delta": "]"},
+                {"type": "TOOL_CALL_END", "toolCallId": "a"},
+                {"type": "TOOL_CALL_ARGS", "toolCallId": "b", "delta": "]"},
+                {"type": "TOOL_CALL_END", "toolCallId": "b"},
+                {"type": "RUN_FINISHED", **RUN})
+    table = scl.calls(body)
+    assert list(zip(table.call_id, table.block, table.args, strict=True)) == [
+        ("a", 0, "[1]"), ("b", 1, "[2]")]
+    assert table.complete.all()
+
+
+def test_chunks_expand_as_the_client_expands_them() -> None:
+    """The first chunk names the call, a delta fills the call being chunked, a chunk with
+    another id ends it, and so does any other event but RAW and ACTIVITY_*."""
+    body = agui({"type": "RUN_STARTED", **RUN},
+                {"type": "TOOL_CALL_CHUNK", "toolCallId": "a", "toolCallName": "f",
+                 "delta": '{"x"'},
+                {"type": "TOOL_CALL_CHUNK", "delta": ":1}"},
+                {"type": "RAW", "event": {"any": "thing"}},
+                {"type": "TOOL_CALL_CHUNK", "toolCallId": "b", "toolCallName": "g"},
+                {"type": "TOOL_CALL_CHUNK", "toolCallId": "b", "delta": "{}"},
+                {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "done"},
+                {"type": "RUN_FINISHED", **RUN})
+    assert rows_of(body)[1:] == [
+        ("TOOL_CALL_CHUNK", "call_start", 0, "-"),
+        ("TOOL_CALL_CHUNK", "args_delta", 0, '{"x"'),
+        ("TOOL_CALL_CHUNK", "args_delta", 0, ":1}"),
+        ("RAW", "other", None, "-"),
+        ("TOOL_CALL_CHUNK", "block_stop", 0, "-"),
+        ("TOOL_CALL_CHUNK", "call_start", 1, "-"),
+        ("TOOL_CALL_CHUNK", "args_delta", 1, "{}"),
+        ("TEXT_MESSAGE_CHUNK", "block_stop", 1, "-"),
+        ("TEXT_MESSAGE_CHUNK", "text_delta", None, "done"),
+        ("RUN_FINISHED", "turn_stop", None, "-"),
+    ]
+    assert scl.calls(body).complete.all()
+
+
+def test_a_chunked_call_the_stream_never_ends_stays_unfinished() -> None:
+    body = agui({"type": "TOOL_CALL_CHUNK", "toolCallId": "a", "toolCallName": "f",
+                 "delta": '{"x":'})
+    assert not scl.calls(body).complete.any()
+
+
+def test_a_run_error_is_the_servers_error() -> None:
+    df = scl.load(agui({"type": "RUN_STARTED", **RUN},
+                       {"type": "RUN_ERROR", "message": "boom", "code": "TOOL_ERROR"}))
+    assert df.problem[df.kind == "error"].tolist() == ["provider error: TOOL_ERROR: boom"]
+
+
+@pytest.mark.parametrize(("event", "why"), [
+    ({"type": "TOOL_CALL_ARGS", "toolCallId": "a", "delta": 5}, "delta should be a string"),
+    ({"type": "TOOL_CALL_START", "toolCallId": None, "toolCallName": "f"},
+     "toolCallId should be a string"),
+    ({"type": "TOOL_CALL_CHUNK", "delta": "{}"}, "the first chunk of a call should carry"),
+])
+def test_a_field_of_the_wrong_type_is_reported(event: dict, why: str) -> None:
+    body = agui({"type": "RUN_STARTED", **RUN}, event)
+    with pytest.raises(scl.CaptureError, match=why):
+        scl.load(body)
+    assert scl.load(body, strict=False).kind.tolist().count("error") == 1
+
+
+def test_a_problem_event_ends_no_chunked_call() -> None:
+    body = agui({"type": "TOOL_CALL_CHUNK", "toolCallId": "a", "toolCallName": "f"},
+                {"type": "TOOL_CALL_ARGS", "toolCallId": 1, "delta": "x"},
+                {"type": "TOOL_CALL_CHUNK", "delta": "{}"},
+                {"type": "RUN_FINISHED", **RUN})
+    table = scl.calls(body, strict=False)
+    assert (table.args.tolist(), table.complete.tolist()) == (["{}"], [True])

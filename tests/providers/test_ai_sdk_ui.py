@@ -1,0 +1,140 @@
+"""The AI SDK UI message stream: what each chunk means (the contract every format shares is in
+``test_formats.py``). Streams written from ``ai``'s chunk schema (``ui-message-chunks.ts``)
+and its stream-protocol page, as ``JsonToSseTransformStream`` frames them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import streamcalls_lab as scl
+
+from ..support.wire_samples import rows_of
+
+
+def ui(*chunks: dict | str) -> bytes:
+    """Chunks as the SDK writes them: ``data: <JSON.stringify>`` and a blank line, then
+    ``data: [DONE]``."""
+    return "".join(f"data: {c if isinstance(c, str) else json.dumps(c, separators=(',', ':'))}"
+                   "\n\n" for c in (*chunks, "[DONE]")).encode()
+
+
+CALL = "call_fJdQDqnXeGxTmr4E3YPSR7Ar"
+SERVER_TOOL = ui(  # one call the server runs, then a second step with text
+    {"type": "start", "messageId": "msg_1"},
+    {"type": "start-step"},
+    {"type": "tool-input-start", "toolCallId": CALL, "toolName": "getWeatherInformation"},
+    {"type": "tool-input-delta", "toolCallId": CALL, "inputTextDelta": '{"city":"'},
+    {"type": "tool-input-delta", "toolCallId": CALL, "inputTextDelta": 'San Francisco"}'},
+    {"type": "tool-input-available", "toolCallId": CALL, "toolName": "getWeatherInformation",
+     "input": {"city": "San Francisco"}},
+    {"type": "tool-output-available", "toolCallId": CALL,
+     "output": {"city": "San Francisco", "weather": "sunny"}},
+    {"type": "finish-step"},
+    {"type": "start-step"},
+    {"type": "text-start", "id": "txt-0"},
+    {"type": "text-delta", "id": "txt-0", "delta": "It is sunny."},
+    {"type": "text-end", "id": "txt-0"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "stop"},
+)
+
+
+def test_a_call_is_announced_filled_and_ended_by_its_input_available() -> None:
+    assert rows_of(SERVER_TOOL)[2:7] == [
+        ("tool-input-start", "call_start", 0, "-"),
+        ("tool-input-delta", "args_delta", 0, '{"city":"'),
+        ("tool-input-delta", "args_delta", 0, 'San Francisco"}'),
+        ("tool-input-available", "block_stop", 0, "-"),
+        ("tool-output-available", "other", None, "-"),
+    ]
+    (call,) = scl.calls(SERVER_TOOL).to_dict("records")
+    assert (call["call_id"], call["tool"], call["args"]) == (
+        CALL, "getWeatherInformation", '{"city":"San Francisco"}')
+    assert call["complete"] and call["valid_json"]
+
+
+def test_text_parts_have_no_block_and_finish_ends_the_turn() -> None:
+    df = scl.load(SERVER_TOOL)
+    text = df[df.kind.isin(["text_start", "text_delta"])]
+    assert text.block.isna().all() and list(text.fragment.dropna()) == ["It is sunny."]
+    assert list(df.event[df.kind == "turn_stop"]) == ["finish", "[DONE]"]
+    assert df.reason.dropna().tolist() == ["stop"]
+    assert df.call_id[df.event == "tool-output-available"].tolist() == [CALL]
+
+
+def test_calls_are_keyed_by_id_so_interleaved_fragments_stay_apart() -> None:
+    body = ui({"type": "tool-input-start", "toolCallId": "a", "toolName": "f"},
+              {"type": "tool-input-start", "toolCallId": "b", "toolName": "g"},
+              {"type": "tool-input-delta", "toolCallId": "b", "inputTextDelta": '{"y":'},
+              {"type": "tool-input-delta", "toolCallId": "a", "inputTextDelta": '{"x":'},
+              {"type": "tool-input-delta", "toolCallId": "a", "inputTextDelta": "1}"},
+              {"type": "tool-input-delta", "toolCallId": "b", "inputTextDelta": "2}"},
+              {"type": "tool-input-available", "toolCallId": "b", "toolName": "g",
+               "input": {"y": 2}},
+              {"type": "tool-input-available", "toolCallId": "a", "toolName": "f",
+               "input": {"x": 1}},
+              {"type": "finish"})
+    table = scl.calls(body)
+    assert list(zip(table.call_id, table.block, table.args, strict=True)) == [
+        ("a", 0, '{"x":1}'), ("b", 1, '{"y":2}')]
+    assert table.complete.all()
+
+
+@pytest.mark.parametrize("start", [False, True])
+def test_a_call_whose_input_came_in_no_fragment_is_its_input_as_written(start: bool) -> None:
+    """A provider that does not stream arguments: ``tool-input-available`` alone (or after a
+    start with no delta) carries the call; its fragment is the object as the line has it."""
+    chunks = [{"type": "tool-input-start", "toolCallId": "c", "toolName": "f"}] if start else []
+    body = ui(*chunks, '{"type":"tool-input-available","toolCallId":"c","toolName":"f",'
+                       '"input":{"q":"caf\\u00e9", "n":[1,2]}}', {"type": "finish"})
+    (call,) = scl.calls(body).to_dict("records")
+    assert call["args"] == '{"q":"caf\\u00e9", "n":[1,2]}' and call["complete"]
+    assert call["n_deltas"] == 1 and call["wire_chars"] == len(call["args"])
+
+
+def test_an_input_error_ends_the_call_with_what_was_streamed() -> None:
+    body = ui({"type": "tool-input-start", "toolCallId": "c", "toolName": "f"},
+              {"type": "tool-input-delta", "toolCallId": "c", "inputTextDelta": '{"a": tru'},
+              {"type": "tool-input-error", "toolCallId": "c", "toolName": "f",
+               "input": '{"a": tru', "errorText": "Invalid input for tool f"},
+              {"type": "finish"})
+    (call,) = scl.calls(body).to_dict("records")
+    assert (call["args"], call["complete"], call["valid_json"]) == ('{"a": tru', True, False)
+
+
+def test_a_turn_cut_before_input_available_leaves_the_call_unfinished() -> None:
+    body = ui({"type": "start"},
+              {"type": "tool-input-start", "toolCallId": "c", "toolName": "f"},
+              {"type": "tool-input-delta", "toolCallId": "c", "inputTextDelta": '{"a":'})
+    (call,) = scl.calls(body[: body.index(b"data: [DONE]")]).to_dict("records")
+    assert not call["complete"]
+
+
+def test_a_stream_once_called_unknown_is_read() -> None:
+    """``providers/unknown.py`` called this "a Vercel AI SDK UI message stream, not read"."""
+    body = ui({"type": "start", "messageId": "m1"},
+              {"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": '{"a"'})
+    df = scl.load(body)
+    assert set(df.provider) == {"ai-sdk-ui"} and df.problem.isna().all()
+    assert scl.calls(body).problem.iloc[0] == ("argument fragment for a call that was never "
+                                               "announced")
+
+
+def test_an_error_chunk_is_the_servers_error() -> None:
+    df = scl.load(ui({"type": "start"}, {"type": "error", "errorText": "rate limited"}))
+    assert df.problem[df.kind == "error"].tolist() == ["provider error: rate limited"]
+
+
+@pytest.mark.parametrize(("chunk", "field"), [
+    ({"type": "tool-input-delta", "toolCallId": 7, "inputTextDelta": "{"}, "toolCallId"),
+    ({"type": "tool-input-delta", "toolCallId": "c", "inputTextDelta": None}, "inputTextDelta"),
+    ({"type": "tool-input-start", "toolCallId": "c", "toolName": ["f"]}, "toolName"),
+    ({"type": "text-delta", "id": "t", "delta": 1}, "delta"),
+])
+def test_a_field_of_the_wrong_type_is_reported(chunk: dict, field: str) -> None:
+    body = ui({"type": "start"}, chunk)
+    with pytest.raises(scl.CaptureError, match=f"{field} should be a string"):
+        scl.load(body)
+    assert scl.load(body, strict=False).kind.tolist().count("error") == 1

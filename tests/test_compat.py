@@ -1,0 +1,73 @@
+"""Import paths of 0.1 keep working for one release: each warns and hands back the new objects."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+import streamcalls_lab
+from streamcalls_lab import MOVED, decode, loader
+from streamcalls_lab.framing import sse
+from streamcalls_lab.traffic import proxy
+
+
+def _forget(old: str) -> None:
+    """As if ``old`` had never been imported (a module and its parent's attribute)."""
+    sys.modules.pop(f"streamcalls_lab.{old}", None)
+    parent, _, name = f"streamcalls_lab.{old}".rpartition(".")
+    if hasattr(sys.modules[parent], name):
+        delattr(sys.modules[parent], name)
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_an_old_path_warns_naming_where_it_moved(old: str) -> None:
+    _forget(old)
+    with pytest.warns(DeprecationWarning, match=f"moved to streamcalls_lab.{MOVED[old][0]}"):
+        module = importlib.import_module(f"streamcalls_lab.{old}")
+    home = importlib.import_module(f"streamcalls_lab.{MOVED[old][0]}")
+    shared = [k for k in vars(home) if not k.startswith("__")]
+    assert shared and all(getattr(module, k) is getattr(home, k) for k in shared)
+
+
+def test_an_old_path_gives_the_same_objects_as_the_new_one() -> None:
+    _forget("deltas")
+    with pytest.warns(DeprecationWarning):
+        from streamcalls_lab import deltas
+    assert deltas.load is loader.load and deltas.EventDecoder is decode.EventDecoder
+    _forget("sse")
+    with pytest.warns(DeprecationWarning):
+        from streamcalls_lab.sse import Frame, SSEDecoder, sse_frame  # noqa: F401
+    assert SSEDecoder is sse.SSEDecoder
+    _forget("proxy")
+    with pytest.warns(DeprecationWarning):
+        from streamcalls_lab.proxy import RecordingProxy
+    assert RecordingProxy is proxy.RecordingProxy
+
+
+def test_no_old_path_is_still_a_file_and_no_new_code_uses_one() -> None:
+    root = loader.__file__.rsplit("/", 1)[0]
+    from pathlib import Path
+    package = Path(root)
+    for old in MOVED:
+        assert not (package / f"{old.replace('.', '/')}.py").exists(), old
+    used = []
+    repo = package.parent
+    files = [*package.rglob("*.py"), *(repo / "tests").rglob("*.py"),
+             *(repo / "scripts").glob("*.py"), *(repo / "benchmarks").glob("*.py"),
+             *(repo / "clients").glob("*.py"), *(repo / "notebooks").glob("*.ipynb")]
+    for path in files:
+        if path.name in ("test_compat.py", "__init__.py") and path.parent == package:
+            continue
+        text = path.read_text("utf-8")
+        for old in MOVED:
+            if (f"streamcalls_lab.{old} " in text or f"streamcalls_lab.{old}\n" in text
+                    or f"streamcalls_lab.{old} import" in text):
+                used.append(f"{path.relative_to(repo)}: {old}")
+    assert [u for u in used if not u.startswith("tests/test_compat.py")] == []
+
+
+def test_the_finder_is_installed_once() -> None:
+    importlib.reload(streamcalls_lab)
+    assert sum(type(f).__qualname__ == "_MovedModules" for f in sys.meta_path) == 1

@@ -1,0 +1,246 @@
+"""The fast path of load() (bulk.py) gives exactly what the incremental decoder gives.
+
+``load_captures(..., bulk=False)`` is the reference: every frame through the SSE decoder and
+``normalize`` one at a time. The fast path may only ever be faster; any difference in a
+row, a dtype, an error's message or its byte offset is a bug.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import orjson
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from streamcalls_lab.fastpath import decode_each
+from streamcalls_lab.fastpath import whole_rows as normalise_whole
+from streamcalls_lab.framing.sse import SSEDecoder, split_whole
+from streamcalls_lab.loader import load_captures
+from streamcalls_lab.providers import READERS as FORMATS
+from streamcalls_lab.sources import resolve
+
+from .conftest import capture_files
+from .support.compare import assert_same
+from .support.compare import outcome as _outcome
+from .support.sse_turns import N2
+
+
+# -- every real recording ---------------------------------------------------------------------
+def test_every_real_capture_loads_the_same_either_way(captures: Path) -> None:
+    for raw in (False, True):
+        fast = load_captures(resolve(captures), strict=False, raw=raw)
+        slow = load_captures(resolve(captures), strict=False, raw=raw, bulk=False)
+        pd.testing.assert_frame_equal(fast, slow)
+
+
+def test_the_fast_path_takes_nearly_every_real_capture(captures: Path) -> None:
+    """Otherwise the tests above would pass by never taking it."""
+    bodies = [path.read_bytes() for path in capture_files()]
+    taken = sum(normalise_whole(body) is not None for body in bodies)
+    assert taken >= 0.85 * len(bodies), f"{taken} of {len(bodies)}"
+
+
+@pytest.mark.parametrize("provider", sorted(FORMATS))
+def test_a_forced_provider_loads_the_same_either_way(captures: Path, provider: str) -> None:
+    caps = resolve(captures)
+    fast = load_captures(caps, provider=provider, strict=False)
+    slow = load_captures(resolve(captures), provider=provider, strict=False, bulk=False)
+    pd.testing.assert_frame_equal(fast, slow)
+
+
+def test_strict_loads_raise_the_same_error_either_way(captures: Path) -> None:
+    raised = 0
+    for path in capture_files():
+        body = path.read_bytes()
+        fast = _outcome(body, bulk=True, strict=True)
+        slow = _outcome(body, bulk=False, strict=True)
+        if isinstance(slow, str):
+            raised += 1
+            assert fast == slow, path.name
+        else:
+            pd.testing.assert_frame_equal(fast, slow, obj=path.name)
+    assert raised  # some real recordings are damaged: their errors were compared too
+
+
+# -- damaged and unusual recordings ------------------------------------------------------------
+SEEDS = [p for p in capture_files() if p.stat().st_size < 6_000][:40]
+_DAMAGE = [
+    b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x00", b"\\", b'"', b"}", b"1e999", b"\\ud800",
+    b"123456789012345678901234567890", b"\n", b"\n\n", b"\r", b"data: ", b"event: x\n", b",",
+]
+
+
+@pytest.mark.skipif(not SEEDS, reason="real captures not found")
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(SEEDS or [Path()]), st.lists(st.tuples(st.floats(0, 1),
+       st.sampled_from(_DAMAGE), st.booleans()), min_size=1, max_size=3))
+def test_damaged_bytes_load_the_same_either_way(seed: Path, edits) -> None:
+    body = seed.read_bytes()
+    for where, text, replace in edits:
+        at = int(where * len(body))
+        body = body[:at] + text + body[at + len(text) * replace:]
+    assert_same(body)
+
+
+_ODD_VALUES = [
+    None, 0, -1, 2**63, 2**64, 1.5, True, "", "x", "é\n\"\\", [], [1], {}, {"a": 1},
+    {"type": "text_delta", "text": 3}, 1e308,
+]
+
+
+def _payload_paths(value, path=()):
+    yield path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _payload_paths(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _payload_paths(item, (*path, i))
+
+
+def _swap(payload, path, new):
+    if not path:
+        return new
+    head, *rest = path
+    payload[head] = _swap(payload[head], rest, new)
+    return payload
+
+
+@pytest.mark.skipif(not SEEDS, reason="real captures not found")
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(SEEDS or [Path()]), st.randoms(use_true_random=False),
+       st.sampled_from(_ODD_VALUES), st.sampled_from(["swap", "add", "drop", "dup"]))
+def test_payloads_with_odd_fields_load_the_same_either_way(seed: Path, rng: random.Random,
+                                                           value, how: str) -> None:
+    """One field of one frame changed: a wrong type, an unknown field, a missing one, a
+    repeated key. The typed structs must send each such frame to normalize()."""
+    lines = seed.read_bytes().split(b"\n")
+    data = [i for i, line in enumerate(lines) if line.startswith(b"data: {")]
+    if not data:
+        return
+    i = rng.choice(data)
+    payload = orjson.loads(lines[i][6:])
+    paths = list(_payload_paths(payload))
+    path = rng.choice(paths)
+    if how == "swap":
+        payload = _swap(payload, path, value)
+        text = json.dumps(payload, ensure_ascii=False).encode()
+    elif how == "add":
+        target = rng.choice([p for p in paths if _is_dict(payload, p)] or [()])
+        _get(payload, target)["unexpected_field"] = value
+        text = json.dumps(payload, ensure_ascii=False).encode()
+    elif how == "drop" and path:
+        del _get(payload, path[:-1])[path[-1]]
+        text = json.dumps(payload, ensure_ascii=False).encode()
+    else:  # a key sent twice: orjson keeps the last, and so must the fast path
+        text = lines[i][6:-1] + b', "type": ' + json.dumps(value).encode() + b"}"
+    lines[i] = b"data: " + text
+    assert_same(b"\n".join(lines))
+
+
+def _get(payload, path):
+    for key in path:
+        payload = payload[key]
+    return payload
+
+
+def _is_dict(payload, path) -> bool:
+    return isinstance(_get(payload, path), dict)
+
+
+@pytest.mark.parametrize("body", [
+    b"", b"\n\n", b"data: {}\n\n", b'data: {"choices": []}\n\n', b"data: [DONE]\n\n",
+    b'event: ping\ndata: {"type": "ping"}\n\n', b'data: {"type":"message_stop"}\n\n',
+    b'event: message_stop\ndata: {"type":"message_stop"}\n\ndata: [DONE]\n\n',
+    b'event: message_stop\ndata: {"type":"message_stop"}\n\n\n',
+    b'event: \ndata: {"type":"message_stop"}\n\n', b'data: {"choices":[]}\n\ndata: 1\n\n',
+    b'\xef\xbb\xbfdata: {"choices":[]}\n\n', b'data: {"choices":[]}\r\n\r\n',
+    b'data: {"choices":[]}\n', b'data:{"choices":[]}\n\n', b'data: {"choices":[]}\n\n: hi\n\n',
+])
+def test_small_and_odd_bodies_load_the_same_either_way(body: bytes) -> None:
+    assert_same(body)
+    for provider in FORMATS:
+        assert_same(body, provider)
+
+
+def test_a_chat_stream_of_two_choices_loads_the_same_either_way() -> None:
+    body = N2.replace(b"data: [DONE]", b'data: {"choices": [{"index": 1, "delta": {}, '
+                      b'"finish_reason": "stop"}]}\n\ndata: [DONE]')
+    assert normalise_whole(body) is not None
+    assert_same(body)
+
+
+# -- the pieces --------------------------------------------------------------------------------
+def _decoded(body: bytes) -> tuple[list[int], list[str], list[bytes]]:
+    dec = SSEDecoder()
+    frames = dec.feed(body) + dec.close()
+    return ([f.offset for f in frames] + [len(body)], [f.event for f in frames],
+            [f.data.encode() for f in frames])
+
+
+@pytest.mark.parametrize("body", [
+    b"data: a\n\ndata: b\n\n", b"event: x\ndata: a\n\nevent: y\ndata: \xc3\xa9\n\n",
+    b"data: \n\n", b"data:  two spaces\n\n", b"data: a\r\n\r\ndata: b\r\n\r\n",
+    b"event: x\r\ndata: a\r\n\r\nevent: y\r\ndata: \xc3\xa9\r\n\r\n",
+])
+def test_split_whole_gives_what_the_decoder_gives(body: bytes) -> None:
+    assert split_whole(body) == _decoded(body)
+
+
+@pytest.mark.parametrize("body", [
+    b"", b"data: a\n", b"data: a\n\n\n", b"data: a\r\n\n", b"data: a\r\n\r\n\r\n",
+    b"data: a\r\r", b"data: \ra\r\n\r\n", b"\xef\xbb\xbfdata: a\n\n",
+    b"data: a\n\nevent: x\ndata: b\n\n", b"event: x\ndata: a\n\ndata: b\n\n",
+    b"data: a\ndata: b\n\n", b": comment\n\n", b"id: 1\ndata: a\n\n", b"event:\ndata: a\n\n",
+    b"event: \xff\ndata: a\n\n", b"data:a\n\n", b"event: x\nid: 2\n\n",
+])
+def test_split_whole_leaves_anything_else_to_the_decoder(body: bytes) -> None:
+    assert split_whole(body) is None
+
+
+def test_decode_each_gives_none_where_a_frame_does_not_decode() -> None:
+    import msgspec
+
+    decode = msgspec.json.Decoder(dict[str, int]).decode
+    assert decode_each(decode, [b'{"a": 1}', b'{"a": "x"}', b"[", b"{}"]) == [
+        {"a": 1}, None, None, {}]
+
+
+def test_a_capture_is_whole_only_as_one_untimed_body(tmp_path: Path) -> None:
+    (tmp_path / "a.sse").write_bytes(b"data: {}\n\n")
+    (tmp_path / "b.sse").write_bytes(b"data: {}\n\n")
+    (tmp_path / "b.sse.timing.tsv").write_text("t\tbytes\n0.5\t10\n")
+    a, b = resolve(tmp_path)
+    assert a.whole() == b"data: {}\n\n"
+    assert b.whole() is None  # timed: the decoder gives each frame its read's time
+    assert resolve(b"data: {}\n\n")[0].whole() == b"data: {}\n\n"
+    assert resolve([b"data: ", b"{}\n\n"])[0].whole() is None
+
+
+# -- a long capture, read a window at a time ----------------------------------------------------
+@pytest.mark.parametrize("window", [1, 3_000])
+def test_a_capture_read_in_windows_loads_the_same_either_way(captures: Path, monkeypatch,
+                                                             window: int) -> None:
+    """Windows of any size, cut after any frame (a window of 1 byte is one frame each)."""
+    import streamcalls_lab.fastpath as bulk
+
+    monkeypatch.setattr(bulk, "WINDOW", window)
+    bodies = [path.read_bytes() for path in capture_files()[::25]]
+    taken = sum(normalise_whole(body) is not None for body in bodies)
+    assert taken >= 0.85 * len(bodies)
+    for body in bodies:
+        assert_same(body)
+
+
+def test_a_window_cut_between_two_framings_still_gives_the_decoders_frames(monkeypatch) -> None:
+    import streamcalls_lab.fastpath as bulk
+
+    monkeypatch.setattr(bulk, "WINDOW", 1)
+    body = (b'data: {"choices": []}\n\nevent: x\ndata: {"choices": []}\n\n'
+            b'data: {"choices": []}\r\n\r\ndata: [DONE]\n\n')
+    assert_same(body)

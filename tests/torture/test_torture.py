@@ -1,0 +1,521 @@
+"""The torture harness: real HTTP on loopback, a client process per case or looping over
+them, each bug named.
+
+The clients under ``clients/`` are run as processes: the reference one must pass every
+case in all three formats, and each deliberately broken one (``--bug NAME``, one per spec
+with ``client=True``) must be caught under its own class, and only that, in every format
+that can show it. Loop mode (one process serving many cases) must report exactly what a
+process per case does. The real SDK adapters run on a few families where their package
+installs, and must fail exactly as docs/clients.md says.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import streamcalls_lab as scl
+from streamcalls_lab.check import REPORT_COLUMNS, TURN_FORMATS, producer_families
+from streamcalls_lab.cli import main
+from streamcalls_lab.faults import SPECS
+from streamcalls_lab.providers import FORMATS
+from streamcalls_lab.torture import (
+    CLASSES,
+    Finding,
+    Run,
+    accepts_gzip,
+    cases,
+    check_client,
+    judge,
+    markdown,
+    not_started,
+    report,
+    settle,
+    tolerated,
+    verdict,
+)
+from streamcalls_lab.torture.judge import EARLY, SERVED_IDENTITY
+from streamcalls_lab.torture.run import _writes, client_env
+
+CLIENTS = Path(__file__).resolve().parents[2] / "clients"
+REFERENCE = [sys.executable, str(CLIENTS / "reference.py")]
+BUGS = tuple(name for name, spec in SPECS.items() if spec.client)
+# Where a class cannot show beyond what its preset says: Responses' only turn stop is its end
+# marker (response.completed), so a client that hands calls on only there keeps back the
+# calls of a turn that never finished, which is right; only Chat chunks have choices, and
+# only Chat's follow-on fragments carry an id and a name to copy (Responses' blank an item_id).
+SHOWS = {"lost_on_truncation": {"openai-chat", "anthropic-messages"},
+         "choices_index0": {"openai-chat"}, "blank_identity_copied": {"openai-chat"}}
+
+
+def _shows(bug: str) -> set[str]:
+    """The formats a broken client must be caught in: its preset's (``only``, else every
+    format that can carry its producer quirks), else all three."""
+    if bug in SHOWS:
+        return SHOWS[bug]
+    preset = SPECS[bug].preset or {}
+    if "only" in preset:
+        return set(preset["only"])
+    return {f for f in TURN_FORMATS if set(preset.get("quirks", ())) <= set(FORMATS[f].quirks)}
+
+
+def _python(tmp_path: Path, name: str, source: str) -> list[str]:
+    script = tmp_path / name
+    script.write_text(source, encoding="utf-8")
+    return [sys.executable, str(script)]
+
+
+def _same(a, b) -> None:
+    """Two reports agree in everything but their wall time."""
+    assert a.to_dict("records") == b.to_dict("records")
+    assert {k: v for k, v in a.attrs.items() if k != "seconds"} == {
+        k: v for k, v in b.attrs.items() if k != "seconds"}
+
+
+def _case(family: str, fmt: str = "openai-chat"):
+    return next(c for c in cases([fmt]) if c.family == family)
+
+
+def _dechunk(stream: bytes) -> bytes:
+    out, at = b"", 0
+    while True:
+        end = stream.index(b"\r\n", at)
+        size = int(stream[at:end].split(b";")[0], 16)
+        if size == 0:
+            return out
+        out += stream[end + 2:end + 2 + size]
+        at = end + 4 + size
+
+
+# -- the cases themselves ------------------------------------------------------------------
+@pytest.mark.parametrize("suite", ["quick", "full"])
+def test_every_case_decodes_with_the_kits_own_loader_to_the_calls_expected(suite: str) -> None:
+    for case in cases(suite=suite):
+        table = scl.calls(scl.load(case.body))
+        decoded = {(r.call_id, r.tool, r.args) for r in table.itertuples()}
+        assert set(case.expected) <= decoded, (case.family, case.format)
+
+
+def test_every_family_is_in_all_three_formats_and_each_producer_quirk_where_it_can_occur(
+        ) -> None:
+    by_format = {f: {c.family for c in cases([f])} for f in TURN_FORMATS}
+    shared = {f: fams - set(producer_families(f)) for f, fams in by_format.items()}
+    assert shared["openai-chat"] == shared["anthropic-messages"] == shared["openai-responses"]
+    for fmt in TURN_FORMATS:
+        assert set(producer_families(fmt)) <= by_format[fmt]
+        assert {c.family for c in cases([fmt]) if c.quirks} == set(producer_families(fmt))
+
+
+def test_a_producer_family_is_asked_for_only_where_its_format_can_carry_it() -> None:
+    assert {c.family for c in cases(["openai-chat"], families=["args_only_in_done",
+                                                               "interleaved"])} == {
+        "interleaved"}
+    with pytest.raises(ValueError, match="no case of args_only_in_done in openai-chat"):
+        cases(["openai-chat"], families=["args_only_in_done"])
+    with pytest.raises(ValueError, match="unknown family 'nope'"):
+        cases(["openai-chat"], families=["interleaved", "nope"])
+
+
+@pytest.mark.parametrize("family", ["odd_chunks", "gzip", "one_byte_reads"])
+def test_what_the_server_writes_decodes_back_to_the_body(family: str) -> None:
+    case = _case(family)
+    body = _dechunk(b"".join(_writes(case)))
+    assert (gzip.decompress(body) if case.gzip else body) == case.body
+
+
+def test_utf8_reads_are_cut_inside_characters_only() -> None:
+    reads = _case("utf8_read_split").reads
+    assert len(reads) > 5
+    for read in reads[1:]:
+        assert read[0] & 0xC0 == 0x80  # every read starts with a continuation byte
+
+
+# -- judging -------------------------------------------------------------------------------
+def test_a_unicode_error_on_split_reads_is_decode_chunks() -> None:
+    run = Run(1, stderr="Traceback ...\nUnicodeDecodeError: 'utf-8' codec can't decode")
+    assert [f.cls for f in judge(_case("utf8_read_split"), run)] == ["decode_chunks"]
+
+
+def _with_args(case, change) -> Run:
+    return Run(0, calls=[{"call_id": i, "tool": t, "args": change(a)}
+                         for i, t, a in case.expected])
+
+
+@pytest.mark.parametrize("change", [
+    lambda a: a.replace("é", "\ufffd\ufffd"),  # errors="replace": a split é
+    lambda a: a.replace("ï", "\ufffd"),
+    lambda a: a.replace("👍", ""),  # errors="ignore": its bytes dropped
+], ids=["replaced", "replaced-once", "dropped"])
+def test_split_characters_replaced_or_dropped_are_decode_chunks(change) -> None:
+    case = _case("utf8_read_split")
+    assert change(case.expected[0][2]) != case.expected[0][2]
+    assert [f.cls for f in judge(case, _with_args(case, change))] == ["decode_chunks"]
+
+
+def test_a_changed_character_that_no_read_can_cut_is_not_decode_chunks() -> None:
+    case = _case("utf8_read_split")
+    found = judge(case, _with_args(case, lambda a: a.replace("Zürich", "Zurich")))
+    assert [f.cls for f in found] == ["other"]
+    found = judge(case, _with_args(case, lambda a: a.replace('"city"', '"c\ufffdty"')))
+    assert [f.cls for f in found] == ["other"]
+
+
+def test_gzip_is_served_only_where_accept_encoding_allows_it() -> None:
+    for header in ("gzip", "gzip, deflate, br", "br;q=1, GZIP;q=0.5", "*", "x-gzip",
+                   "identity;q=0, *"):
+        assert accepts_gzip(header), header
+    for header in (None, "", "identity", "gzip;q=0", "deflate, br", "*;q=0", "gzip;q=0, *",
+                   "gzip;q=nope"):
+        assert not accepts_gzip(header), header
+
+
+def test_a_gzip_case_served_identity_is_a_tolerance_and_a_gzip_failure_its_own_class(
+        ) -> None:
+    case = _case("gzip")
+    whole = _with_args(case, str)
+    whole.encoding = "identity"
+    assert verdict(case, whole) == ([], verdict(case, whole)[1])
+    assert [t.note for t in verdict(case, whole)[1]] == [SERVED_IDENTITY]
+    broken = Run(1, stderr="zlib.error: Error -3 while decompressing data", encoding="gzip")
+    assert [f.cls for f in judge(case, broken)] == ["content_encoding"]
+    nothing = Run(0, encoding="gzip")
+    assert [f.cls for f in judge(case, nothing)] == ["content_encoding"]
+    broken.encoding = "identity"  # not gzip's fault: the bytes came plain
+    assert [f.cls for f in judge(case, broken)] == ["crash"]
+
+
+# -- a cut turn: what may be kept back, what is early ----------------------------------------
+def _calls(case, n: int | None = None) -> Run:
+    return Run(0, calls=[{"call_id": i, "tool": t, "args": a}
+                         for i, t, a in case.expected[:n]])
+
+
+@pytest.mark.parametrize("fmt", TURN_FORMATS)
+def test_a_turn_that_never_finished_may_keep_every_call_back(fmt: str) -> None:
+    for family in ("cut_after_a_call", "truncated"):
+        assert verdict(_case(family, fmt), Run(0)) == ([], [])
+    if fmt == "openai-responses":  # its turn stop is its end marker: a cut before it
+        assert verdict(_case("no_terminal", fmt), Run(0)) == ([], [])
+
+
+@pytest.mark.parametrize("fmt", ["anthropic-messages", "openai-responses"])
+def test_a_call_the_format_finished_may_be_handed_on_from_a_cut_turn(fmt: str) -> None:
+    case = _case("cut_after_a_call", fmt)
+    assert len(case.expected) == 1 and verdict(case, _calls(case)) == ([], [])
+
+
+def test_a_chat_call_handed_on_before_finish_reason_is_a_tolerance() -> None:
+    case = _case("cut_after_a_call", "openai-chat")
+    found, noted = verdict(case, _calls(case))
+    assert found == [] and [t.note for t in noted] == [EARLY]
+    trimmed = Run(0, calls=[{"call_id": i, "tool": t, "args": a.replace(" ", "")}
+                            for i, t, a in case.expected])
+    assert [f.cls for f in judge(case, trimmed)] == ["trim"]  # early, and wrong: judged
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "anthropic-messages"])
+def test_calls_kept_back_after_the_stop_reason_came_are_lost_on_truncation(fmt: str) -> None:
+    case = _case("no_terminal", fmt)
+    assert [f.cls for f in judge(case, Run(0))] == ["lost_on_truncation"]
+    assert verdict(case, _calls(case)) == ([], [])
+
+
+# -- a client that did not start -------------------------------------------------------------
+def test_a_client_failing_alike_on_every_case_before_any_request_did_not_start() -> None:
+    todo = cases(["openai-chat"], families=["retry_field", "ids_and_keepalive"])
+    died = Run(1, stderr="Traceback ...\nModuleNotFoundError: No module named 'openai'")
+    assert not_started(todo, [died, died]) == "ModuleNotFoundError: No module named 'openai'"
+    # a request made, the same crash on odd streams only: bugs, not a client that never ran
+    crashed = Run(1, stderr="JSONDecodeError: Expecting value", requests=1)
+    assert not_started(todo, [crashed, crashed]) is None
+    plain = [*todo, _case("spaces")]
+    assert not_started(plain, [crashed] * 3) == "JSONDecodeError: Expecting value"
+    assert not_started(plain, [crashed, crashed, _calls(_case("spaces"))]) is None
+
+
+def test_parsed_input_is_compared_by_value_and_the_report_says_so() -> None:
+    case = _case("escapes")
+    (call_id, tool, args), = case.expected
+    ok = Run(0, calls=[{"call_id": call_id, "tool": tool, "input": json.loads(args)}])
+    assert judge(case, ok) == []
+    wrong = Run(0, calls=[{"call_id": call_id, "tool": tool, "input": {"text": "x"}}])
+    found, = judge(case, wrong)
+    assert found.cls == "other" and "parsed input" in found.detail
+
+
+def test_a_call_with_no_argument_text_is_the_empty_object_when_compared_parsed() -> None:
+    case = _case("empty_arguments")
+    assert any(args == "" for _, _, args in case.expected)
+    given = [{"call_id": i, "tool": t, "input": json.loads(a) if a else {}}
+             for i, t, a in case.expected]
+    assert judge(case, Run(0, calls=given)) == []
+    nulled = [{**c, "input": None} if c["input"] == {} else c for c in given]
+    assert [f.cls for f in judge(case, Run(0, calls=nulled))] == ["null_arguments"]
+
+
+def test_a_client_that_never_exits_is_reported_not_waited_for() -> None:
+    found, = judge(_case("spaces"), Run(None, stderr="did not finish within 5 s"))
+    assert found.cls == "other" and "did not finish" in found.detail
+
+
+def test_raising_after_a_cut_is_fine_but_raising_on_a_whole_stream_is_a_crash() -> None:
+    cut = _case("cut_after_a_call")
+    calls = [{"call_id": i, "tool": t, "args": a} for i, t, a in cut.expected]
+    assert judge(cut, Run(1, calls=calls, stderr="IncompleteRead")) == []
+    whole = _case("spaces")
+    calls = [{"call_id": i, "tool": t, "args": a} for i, t, a in whole.expected]
+    assert [f.cls for f in judge(whole, Run(1, calls=calls, stderr="boom"))] == ["crash"]
+
+
+def test_a_finding_two_classes_explain_goes_to_the_one_the_suite_needs_anyway() -> None:
+    # one run cannot tell a client keyed by id from one taking an empty id for a new call
+    case = _case("blank_identity")
+    either = Finding(case, "blank_id_new_call", "", "", "",
+                     frozenset({"blank_id_new_call", "key_by_id"}))
+    only = Finding(_case("spaces"), "key_by_id", "", "", "", frozenset({"key_by_id"}))
+    assert [f.cls for f in settle([either, only])] == ["key_by_id", "key_by_id"]
+    assert [f.cls for f in settle([either])] == ["blank_id_new_call"]  # report order
+    assert list(report([either, only], 2, 1.0)["class"]) == ["key_by_id"]
+
+
+def test_markdown_keeps_captured_text_in_code_spans_with_pipes_escaped() -> None:
+    import pandas as pd
+
+    table = pd.DataFrame([{"class": "other", "got": "a|b <script>"}])
+    assert markdown(table).splitlines()[-1] == "| other | `` a\\|b <script> `` |"
+
+
+# -- real processes ------------------------------------------------------------------------
+def test_the_reference_client_passes_every_case_in_all_three_formats() -> None:
+    report = check_client(REFERENCE, progress=False, jobs=8, loop=True)
+    assert report.empty, report.to_dict("records")
+    assert report.attrs["cases"] == len(cases()) and report.attrs["seconds"] > 0
+    assert tuple(report.columns) == REPORT_COLUMNS
+    assert report.attrs["not_started"] is None
+    # its accumulator hands on a Chat call a later one has followed, when the stream is cut
+    assert list(tolerated(report)[["note", "format"]].itertuples(index=False, name=None)) == [
+        (EARLY, "openai-chat")]
+
+
+def _caught(cmd: list[str], **kw) -> tuple[list[str], dict[str, set[str]]]:
+    found: list = []
+    report = check_client(cmd, progress=False, jobs=8, loop=True,
+                          on_case=lambda case, run, mine: found.extend(mine), **kw)
+    seen: dict[str, set[str]] = {}
+    for f in settle(found):  # each put down to a class as the report does, over the suite
+        seen.setdefault(f.cls, set()).add(f.case.format)
+    return list(report["class"]), seen
+
+
+@pytest.mark.parametrize("bug", BUGS)
+def test_each_broken_client_is_caught_under_its_own_class_in_every_format_it_shows_in(
+        bug: str) -> None:
+    assert _caught([*REFERENCE, "--bug", bug]) == ([bug], {bug: _shows(bug)})
+
+
+def test_a_client_decoding_each_read_with_errors_replace_is_decode_chunks() -> None:
+    families = ["utf8_read_split", "one_byte_reads", "odd_chunks", "spaces"]
+    assert _caught([*REFERENCE, "--bug", "decode_chunks_replace"], families=families) == (
+        ["decode_chunks"], {"decode_chunks": set(TURN_FORMATS)})
+
+
+def test_a_client_that_does_not_accept_gzip_is_served_identity_and_told_so() -> None:
+    report = check_client([*REFERENCE, "--accept-encoding", "identity"], families=["gzip"],
+                          progress=False, loop=True)
+    assert report.empty
+    assert list(tolerated(report)[["note", "cases"]].itertuples(index=False, name=None)) == [
+        (SERVED_IDENTITY, 3)]
+
+
+# A Chat client written apart from clients/, correct or with one of the
+# assumptions issue #20 lists (tests/support/outside_chat.py): each must be named for what
+# it assumed, and only that.
+OUTSIDE = [sys.executable, str(Path(__file__).parents[1] / "support" / "outside_chat.py")]
+ASSUMED = {None: [], "name_joined": ["name_concatenated"],
+           "blank_id_is_new": ["blank_id_new_call"], "finish_is_tool_calls": ["finish_gate"],
+           "choices_0": ["choices_index0"], "splitlines": ["splitlines"],
+           "index_is_position": ["index_as_position"],
+           "announcement_args_skipped": ["announcement_args_dropped"]}
+
+
+@pytest.mark.parametrize("assumption", list(ASSUMED))
+def test_a_client_written_elsewhere_is_named_for_what_it_assumed(assumption: str | None) -> None:
+    cmd = OUTSIDE + ([assumption] if assumption else [])
+    report = check_client(cmd, ["openai-chat"], progress=False, jobs=4, loop=True)
+    assert list(report["class"]) == ASSUMED[assumption], report.to_dict("records")
+
+
+# -- loop mode -------------------------------------------------------------------------------
+# Enough families that every broken client below fails somewhere, and the tolerances show.
+LOOP_FAMILIES = ["spaces", "escapes", "utf8_read_split", "gzip", "cut_after_a_call",
+                 "no_terminal", "interleaved", "index_reuse", "line_separator_in_data"]
+
+
+@pytest.mark.parametrize("bug", [None, "trim", "decode_chunks", "key_by_last",
+                                 "lost_on_truncation", "content_encoding", "merged_calls"])
+def test_loop_mode_reports_exactly_what_a_process_per_case_does(bug: str | None) -> None:
+    cmd = REFERENCE + (["--bug", bug] if bug else [])
+    each = check_client(cmd, families=LOOP_FAMILIES, progress=False, jobs=4)
+    looped = check_client(cmd, families=LOOP_FAMILIES, progress=False, jobs=3, loop=True)
+    _same(each, looped)
+    assert bool(bug) == (not each.empty)
+
+
+# A client of the loop protocol in a few lines, with no help from clients/: it dies on its
+# second case, and never ends the one of one format.
+LOOPER = """
+import json, os, sys, urllib.request
+for n, line in enumerate(sys.stdin):
+    case = json.loads(line)
+    if n == 1:
+        os._exit(3)
+    if case["format"] == "openai-responses":
+        sys.stdin.readline()  # stuck
+    urllib.request.urlopen(case["base_url"] + case["path"]).read()
+    print(json.dumps({"end": case["case"]}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("loop", [False, True])
+def test_a_call_printed_with_a_line_separator_raw_in_its_text_is_one_call(
+        tmp_path: Path, loop: bool) -> None:
+    # what a client prints is cut at LF only: str.splitlines() would cut it at U+2028 too
+    case = _case("line_separator_in_data")
+    printed = [{"call_id": i, "tool": t, "args": a} for i, t, a in case.expected]
+    assert any("\u2028" in c["args"] for c in printed)
+    source = ("import json, sys\n"
+              f"sys.path.insert(0, {str(CLIENTS)!r})\n"
+              "from loop import each_case\n"
+              "def main():\n"
+              f"    for c in {printed!r}:\n"
+              "        print(json.dumps(c, ensure_ascii=False), flush=True)\n"
+              "each_case(main)\n")
+    cmd = _python(tmp_path, "prints.py", source)
+    report = check_client(cmd, families=["line_separator_in_data"], formats=[case.format],
+                          suite="quick", progress=False, loop=loop)
+    assert report.empty, report.to_dict("records")
+
+
+def test_a_looping_client_that_dies_or_hangs_costs_only_that_case(tmp_path: Path) -> None:
+    ran: list[tuple[str, str]] = []
+
+    def note(case, run, found) -> None:
+        ran.append((case.format, f"{run.returncode}:{run.stderr}:{run.requests}"))
+
+    cmd = _python(tmp_path, "looper.py", LOOPER)
+    report = check_client(cmd, families=["truncated"], jobs=1, timeout=2, loop=True,
+                          progress=False, on_case=note)
+    assert sorted(ran) == [("anthropic-messages", "0::1"), ("openai-chat", "3::0"),
+                           ("openai-responses", "None:did not finish within 4 s:0")]
+    assert list(report["class"]) == ["other"]  # a death after a cut is no failure; a hang is
+
+
+NOT_STARTING = {
+    "missing module": ("import no_such_module_for_torture\n",
+                       "ModuleNotFoundError: No module named 'no_such_module_for_torture'"),
+    "syntax error": ("def broken(:\n", "SyntaxError: invalid syntax"),
+}
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["per-case", "loop"])
+@pytest.mark.parametrize("why", list(NOT_STARTING))
+def test_a_client_that_cannot_start_is_said_so_once_with_no_bug_classes(
+        tmp_path: Path, why: str, loop: bool) -> None:
+    source, reason = NOT_STARTING[why]
+    report = check_client(_python(tmp_path, "client.py", source), ["openai-chat"],
+                          progress=False, loop=loop)
+    assert report.empty and report.attrs["not_started"] == reason
+
+
+def test_the_cli_says_a_client_did_not_start_and_exits_2(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture) -> None:
+    base = ["torture", "--format", "openai-chat", "--family", "spaces"]
+    assert main([*base, "--client", str(tmp_path / "no-such-client")]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("the client did not start: cannot run ") and "| class" not in out
+
+
+def test_the_harness_reports_in_the_specs_classes_and_order() -> None:
+    assert list(CLASSES) == list(SPECS) and {"key_by_id", "merged_calls"} <= set(BUGS)
+
+
+def test_a_broken_client_refuses_a_bug_the_specs_do_not_name() -> None:
+    env = client_env("http://127.0.0.1:9", "openai-chat")
+    for known in (True, False):  # the names the harness passes, or the specs themselves
+        if not known:
+            del env["STREAMCALLS_BUGS"]
+        proc = subprocess.run([*REFERENCE, "--bug", "no_such_bug"], env=env, timeout=60,
+                              capture_output=True, text=True, check=False)
+        assert proc.returncode == 1 and "unknown bug 'no_such_bug'" in proc.stderr
+        assert ", ".join(BUGS) in proc.stderr
+
+
+def test_cli_exit_codes_are_0_clean_1_failures_2_usage(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture) -> None:
+    client = " ".join(REFERENCE)
+    base = ["torture", "--format", "openai-chat", "--family", "spaces"]
+    assert main([*base, "--client", client]) == 0
+    out = tmp_path / "report.md"
+    assert main([*base, "--client", client + " --bug trim", "--report", str(out),
+                 "--loop"]) == 1
+    text = out.read_text("utf-8")
+    assert text.startswith("| class |") and SPECS["trim"].summary in text
+    assert main(["torture", "--client", client, "--format", "nope"]) == 2
+    assert main(["torture", "--client", "", "--format", "openai-chat"]) == 2
+    assert "1 cases" in capsys.readouterr().out
+    assert main([*base[:-1], "gzip", "--client", client + " --accept-encoding identity"]) == 0
+    printed = capsys.readouterr().out
+    assert "Tolerated, not failures:" in printed and SERVED_IDENTITY in printed
+
+
+# -- the real clients, where they install ----------------------------------------------------
+# What docs/clients.md reports on these families (see its findings); a change here means the
+# table is stale or the client changed. Loop mode: each imports its SDK once per job.
+FAMILIES = ["interleaved", "index_reuse", "retry_field", "truncated", "no_event_lines",
+            "blank_identity", "repeated_identity", "index_gap", "empty_arguments",
+            "args_only_in_done"]
+REAL = {
+    "openai_chat_stream.py": ("openai", ["openai-chat"], FAMILIES,
+                              {"parse_to_finish", "blank_identity_copied", "name_concatenated",
+                               "index_as_position", "null_arguments", "crash"}),
+    "openai_chat_iter.py": ("openai", ["openai-chat"], FAMILIES, {"crash"}),
+    "openai_responses_stream.py": ("openai", ["openai-responses"], FAMILIES,
+                                   {"delta_only", "crash", "missing_call"}),
+    "openai_responses_iter.py": ("openai", ["openai-responses"], FAMILIES, {"crash"}),
+    "anthropic_stream.py": ("anthropic", ["anthropic-messages"], FAMILIES,
+                            {"merged_calls", "missing_call"}),
+    "anthropic_iter.py": ("anthropic", ["anthropic-messages"], FAMILIES, {"missing_call"}),
+    "httpx_sse_client.py": ("httpx_sse", list(TURN_FORMATS), FAMILIES, {"crash"}),
+    "sseclient_client.py": ("sseclient", list(TURN_FORMATS), FAMILIES, set()),
+    "langchain_openai_client.py": ("langchain_openai", ["openai-chat"], FAMILIES,
+                                   {"eof_as_stop", "name_concatenated", "merged_calls",
+                                    "crash"}),
+    "langchain_anthropic_client.py": ("langchain_anthropic", ["anthropic-messages"], FAMILIES,
+                                      {"eof_as_stop", "merged_calls", "crash"}),
+}
+
+
+@pytest.mark.parametrize("script", list(REAL))
+def test_a_real_client_fails_as_the_table_says(script: str) -> None:
+    module, formats, families, classes = REAL[script]
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed")
+    report = check_client([sys.executable, str(CLIENTS / script)], formats,
+                          families=families, progress=False, jobs=4, loop=True)
+    assert set(report["class"]) == classes, report.to_dict("records")
+
+
+def test_the_vercel_ai_sdk_fails_as_the_table_says() -> None:
+    vercel = CLIENTS / "vercel"
+    if shutil.which("node") is None or not (vercel / "node_modules").is_dir():
+        pytest.skip("node or the Vercel AI SDK (npm ci in clients/vercel) is not installed")
+    report = check_client(["node", str(vercel / "client.mjs")], TURN_FORMATS, families=FAMILIES,
+                          progress=False, jobs=4, loop=True)
+    assert set(report["class"]) == {"eof_as_stop", "merged_calls"}, report.to_dict("records")
