@@ -250,14 +250,36 @@ def test_parsed_input_is_compared_by_value_and_the_report_says_so() -> None:
     assert found.cls == "other" and "parsed input" in found.detail
 
 
-def test_a_call_with_no_argument_text_is_the_empty_object_when_compared_parsed() -> None:
-    case = _case("empty_arguments")
+@pytest.mark.parametrize("fmt", TURN_FORMATS)
+def test_a_call_with_no_argument_text_is_the_empty_object_when_compared_parsed(fmt: str) -> None:
+    case = _case("empty_arguments", fmt)
     assert any(args == "" for _, _, args in case.expected)
     given = [{"call_id": i, "tool": t, "input": json.loads(a) if a else {}}
              for i, t, a in case.expected]
     assert judge(case, Run(0, calls=given)) == []
     nulled = [{**c, "input": None} if c["input"] == {} else c for c in given]
     assert [f.cls for f in judge(case, Run(0, calls=nulled))] == ["null_arguments"]
+
+
+def test_the_last_line_of_an_error_is_cut_at_line_feeds_only() -> None:
+    # U+2028 in an exception's message is text, as it is in a call's arguments
+    found, = judge(_case("spaces"), Run(1, stderr="Traceback (most recent call last):\n"
+                                               "ValueError: bad \u2028 value\n"))
+    assert found.got == "exited 1: ValueError: bad \u2028 value"
+
+
+@pytest.mark.parametrize("loop", [False, True])
+def test_a_client_error_with_a_line_separator_is_reported_whole_in_both_modes(
+        tmp_path: Path, loop: bool) -> None:
+    source = ("import sys\n"
+              f"sys.path.insert(0, {str(CLIENTS)!r})\n"
+              "from loop import each_case\n"
+              "def main():\n"
+              "    raise ValueError('bad \\u2028 value')\n"
+              "each_case(main)\n")
+    report = check_client(_python(tmp_path, "raises.py", source), ["openai-chat"],
+                          families=["spaces", "escapes"], progress=False, loop=loop)
+    assert report.attrs["not_started"] == "ValueError: bad \u2028 value"
 
 
 def test_a_client_that_never_exits_is_reported_not_waited_for() -> None:
