@@ -77,9 +77,9 @@ def _check(answer: Any) -> Verdict:
     if not isinstance(answer, dict):
         return Verdict(False, "answer with a dict: {question name: True if the fault still "
                               "bites, False if not}, one entry per breaking.WHAT_IFS name")
-    missing = [n for n in WHAT_IFS if n not in answer]
-    if missing:
-        return Verdict(False, f"no answer yet for {', '.join(missing)}")
+    missing = [n for n in WHAT_IFS if not isinstance(answer.get(n), bool)]
+    if missing:  # said before any answer is judged, so a blank form reveals nothing
+        return Verdict(False, f"answer True or False for {', '.join(missing)}")
     unknown = [n for n in answer if n not in WHAT_IFS]
     if unknown:
         return Verdict(False, f"no question named {', '.join(map(repr, unknown))}")

@@ -94,8 +94,17 @@ exercise(Exercise(
         "handler hands nothing on. lenient_parse handed the call on as soon as a prefix "
         "read as a value; trim changed the buffer's text (a space at a fragment's edge) and "
         "decode_each raised on an escape cut in two; key_by_id filed the fragments under no "
-        "id; markdown_bubble put them on the message surface and read them back changed. The stepper shows the state after each event; what a handler does "
+        "id; markdown_bubble put them on the message surface and read them back changed. "
+        "The stepper shows the state after each event; what a handler does "
         "when the connection closes (eof_as_stop hands on what it holds) comes after the "
         "last event, so it does not show here; notebook 3's parse_to_finish scene shows it."),
     wrong=({"lenient_parse"}, set(), ["eof_as_stop"], {"no_such_variant"}),
 ))
+
+
+def first_divergence_of(stepper: Stepper, variant: str) -> tuple[int, str] | None:
+    """The first step at which ``variant`` disagrees, and why (None if it never does)."""
+    h = _history(stepper).set_index("variant")
+    if variant not in h.index or pd.isna(h.loc[variant, "first_step"]):
+        return None
+    return int(h.loc[variant, "first_step"]), str(h.loc[variant, "first_reason"])
