@@ -201,12 +201,12 @@ def cell(value: Any, code: bool = False, max_chars: int | None = None) -> str:
 
 LONG_CELL = 40
 """Characters past which a text cell may break anywhere (a turn's path, long arguments);
-a shorter one breaks only at spaces and after ``_`` or ``/``, never inside a word."""
+a shorter one breaks only at spaces, never inside a word."""
 
 
 def _breakable(markup: str) -> str:
-    """Escaped text that may break after ``_`` and ``/`` (``content_block_start`` breaks as
-    ``content_ block_ start``, never as ``content_block_sta rt``)."""
+    """An escaped column name that may break after ``_`` and ``/``
+    (``r2_without_longest`` as ``r2_ without_ longest``), so a table of long names fits."""
     return markup.replace("_", "_<wbr>").replace("/", "/<wbr>")
 
 
@@ -223,7 +223,7 @@ def _td(value: Any, code: bool, max_chars: int | None) -> str:
         return f'<td class="scl-num">{number(value)}</td>'
     text = str(value)
     long = len(text) > LONG_CELL and " " not in text
-    return f"<td{_LONG if long else ''}>{_breakable(escape(text))}</td>"
+    return f"<td{_LONG if long else ''}>{escape(text)}</td>"
 
 
 def table(
@@ -239,9 +239,10 @@ def table(
     A named index is shown as the first columns; an unnamed one (row numbers) is not. Past
     ``max_rows`` the table is cut and says how many rows it left out. A code cell shows at
     most ``max_chars`` characters (None: all) and counts the rest. A long name with no
-    space (a turn's path) wraps anywhere, a short one only after ``_`` or ``/``, a number
-    never: real turn names and long arguments keep the table on the screen, and
-    ``content_block_start`` or ``0.999`` are never cut mid-word; a wider table scrolls.
+    space (a turn's path) wraps anywhere, a short one only at a space, a number never, a
+    column name also after ``_``: real turn names and long arguments keep the table on the
+    screen, ``content_block_start`` or ``0.999`` are never cut mid-word, and a table wider
+    than the page scrolls.
     """
     frame = df if columns is None else df[list(columns)]
     if any(name is not None for name in frame.index.names):
