@@ -159,8 +159,8 @@ def delivery(table: pd.DataFrame, by: By = "provider") -> pd.DataFrame:
     whole?
 
     Decided from the data: ``whole`` when every finished call with arguments came in one
-    fragment (Gemini and Bedrock send a call that way), ``streamed`` when any came in
-    several, ``no finished calls`` otherwise. ``shortest`` and ``longest`` give the finished
+    fragment (Gemini and Bedrock did, in the captures the kit was checked on), ``streamed``
+    when any came in several, ``no finished calls`` otherwise. ``shortest`` and ``longest`` give the finished
     calls' lengths in characters, so a verdict resting on short calls only shows it: "whole"
     says nothing about a call longer than ``longest``.
     """
