@@ -160,9 +160,9 @@ def delivery(table: pd.DataFrame, by: By = "provider") -> pd.DataFrame:
 
     Decided from the data: ``whole`` when every finished call with arguments came in one
     fragment (Gemini and Bedrock did, in the captures the kit was checked on), ``streamed``
-    when any came in several, ``no finished calls`` otherwise. ``shortest`` and ``longest`` give the finished
-    calls' lengths in characters, so a verdict resting on short calls only shows it: "whole"
-    says nothing about a call longer than ``longest``.
+    when any came in several, ``no finished calls`` otherwise. ``shortest`` and ``longest``
+    give the finished calls' lengths in characters, so a verdict resting on short calls only
+    shows it: "whole" says nothing about a call longer than ``longest``.
     """
     keys = _keys(by)
     rows, labels = [], []
@@ -490,6 +490,8 @@ def describe_comparison(
     over the lengths its calls cover and no further; too few calls are named as too few,
     and a prediction past the longest call is called an extrapolation.
     """
+    from .display import number  # numbers read as the tables beside them write them
+
     c = chapter
     lines = []
     for label, row in comparison.iterrows():
@@ -515,11 +517,11 @@ def describe_comparison(
             verdict = f"close to the chapter's {c.chars_per_delta:g}"
         else:
             side = "smaller" if ratio < 1 else "larger"
-            verdict = f"{ratio:.2f} times the chapter's {c.chars_per_delta:g} ({side})"
+            verdict = f"{number(ratio)} times the chapter's {c.chars_per_delta:g} ({side})"
         short = row[f"deltas_at_{c.short_chars}"]
         long = row[f"deltas_at_{c.long_chars}"]
         line = (
-            f"{name}: {row['chars_per_delta']:.1f} characters per delta over "
+            f"{name}: {number(row['chars_per_delta'])} characters per delta over "
             f"{_calls_word(n)}, {verdict}. At that rate a {c.short_chars}-character "
             f"call takes about {short:.0f} deltas (chapter: {c.short_deltas}) and a "
             f"{c.long_chars}-character call about {long:.0f} (chapter: {c.long_deltas})."
@@ -530,7 +532,8 @@ def describe_comparison(
                      "is an extrapolation.")
         r2, rest = row.get("r2", np.nan), row.get("r2_without_longest", np.nan)
         if pd.notna(r2) and pd.notna(rest):
-            line += (f" The line's r² is {r2:.3f}; without its longest call, {rest:.3f}.")
+            line += (f" The line's r² is {number(r2)}; without its longest call, "
+                     f"{number(rest)}.")
         lines.append(line)
     return lines
 

@@ -208,7 +208,7 @@ def test_describe_comparison_says_how_far_each_provider_is_from_the_chapter() ->
     table = calls_of(parts)
     comparison = stats.chapter_comparison(table)
     (line,) = stats.describe_comparison(comparison)
-    assert line.startswith("anthropic-messages: 5.2 characters per delta over 1 call, 0.40 times")
+    assert line.startswith("anthropic-messages: 5.25 characters per delta over 1 call, 0.404 times")
     assert "a 610-character call about 116 (chapter: 47)" in line
 
 
