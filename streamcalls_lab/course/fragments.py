@@ -150,9 +150,11 @@ exercise(Exercise(
     explanation=(
         "Fit twice and compare: fit = stats.delta_fit(table, min_calls=5); wire = "
         "stats.delta_fit(table, 'wire_chars', min_calls=5); (wire.r2 - fit.r2).abs(). The "
-        "provider cuts the escaped text, so wire_chars is the honest length, but where "
-        "escapes are few and spread evenly the two lengths are nearly proportional and the "
-        "line is as straight either way; only its slope changes. On your own captures, "
-        "arguments full of quotes or line breaks (code, Markdown) are where it can differ."),
+        "model's tokens, and so the cuts, are pieces of the argument string (chars); each "
+        "piece is then escaped for its frame, which lengthens it by one character per quote "
+        "or backslash. Where those are few and spread evenly the two lengths are nearly "
+        "proportional and the line is as straight either way; only its slope changes. On "
+        "your own captures, arguments full of quotes or line breaks (code, Markdown, JSON "
+        "inside a string) are where the two fits can part."),
     wrong=_Opposite(wire_changes_the_fit),
 ))
