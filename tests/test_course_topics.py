@@ -75,3 +75,21 @@ def test_the_stepper_reveals_read_when_variants_go_wrong_and_recover() -> None:
 def test_the_cut_off_explanation_names_every_variant_still_wrong_there() -> None:
     explanation = EXERCISES["04-stepping/cut-off"].explanation
     assert all(v in explanation for v in solution("04-stepping/cut-off").answer)
+
+
+def _prose(stem: str) -> str:
+    import nbformat
+
+    from .conftest import REPO
+
+    nb = nbformat.read(REPO / "notebooks" / f"{stem}.ipynb", as_version=4)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def test_notebook_1_no_longer_shows_a_non_prefix_as_a_prefix_that_parses() -> None:
+    assert 'such as `{"limit": 20}`' not in _prose("01-anatomy-of-a-streamed-turn")
+
+
+def test_notebooks_3_and_4_ask_for_a_prediction_instead_of_telling_the_outcome() -> None:
+    assert "fault disappears" not in _prose("03-breaking-a-stream")
+    assert "What to look for" not in _prose("04-step-through-an-accumulator")
