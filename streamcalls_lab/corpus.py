@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import provenance, timing
-from .display import SafeHTML, escape, table
+from .display import SafeHTML, prose, table
 from .generate import TimingModel, calibration
 from .sources import CAPTURE_SUFFIXES
 
@@ -151,4 +151,4 @@ def report(folder: str | os.PathLike[str], deltas: pd.DataFrame | None = None) -
     rest = (table(skipped, caption="what the notebooks cannot show from this folder",
                   max_rows=20).html if len(skipped)
             else "<p>Every file here was read.</p>")
-    return SafeHTML(f'<p class="scl-origin">{escape(describe(folder))}</p>{rest}')
+    return SafeHTML(f'<p class="scl-origin scl-prose">{prose(describe(folder))}</p>{rest}')

@@ -34,9 +34,12 @@ table.scl-table{border-collapse:collapse;font-size:12px;margin:4px 0}
 table.scl-table th,table.scl-table td{border:1px solid #ccc;padding:2px 6px;
 text-align:left!important;vertical-align:top}
 table.scl-table th{background:#f2f2f2}
-table.scl-table td{max-width:24em;overflow-wrap:anywhere}
-table.scl-table td.scl-long{min-width:18em;max-width:48em}
+table.scl-table td{max-width:24em;overflow-wrap:normal;word-break:normal}
+table.scl-table td.scl-long{min-width:18em;max-width:48em;overflow-wrap:anywhere}
+table.scl-table td.scl-num{white-space:nowrap;text-align:right!important;
+font-variant-numeric:tabular-nums}
 .scl-scroll{overflow-x:auto;max-width:100%}
+.scl-prose code{font-family:monospace;background:#f2f2f2;padding:0 2px;border-radius:2px}
 .scl-frag{white-space:pre-wrap;overflow-wrap:anywhere;background:#fff5d6;border-radius:2px;
 font-family:monospace}
 .scl-ws{color:#b35900}
@@ -141,15 +144,42 @@ def inert(text: Any, limit: int | None = None) -> str:
     return "".join(out)
 
 
-def _number(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def number(value: Any) -> str:
+    """A number as every table and sentence of the kit writes it: a whole number as is,
+    with thousands separated from 10,000 on, whatever its dtype (``12345`` and ``12345.0``
+    both read ``12,345``); any other to three significant figures (``0.999``, ``3.92``), or
+    to the unit from 1,000 on. Anything else is returned escaped."""
+    if not _is_number(value):
         return escape(value)
-    if isinstance(value, numbers.Integral):
-        return str(int(value))
     value = float(value)
+    if value != value:  # NaN
+        return "NA"
     if value.is_integer() and abs(value) < 1e15:
         return f"{int(value):,}" if abs(value) >= 1e4 else str(int(value))
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
+_number = number
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``n`` and the word in the form ``n`` needs: ``1 kind``, ``2 kinds``, ``0 calls``
+    (``many``: an irregular plural, ``plural(2, "choice", "choices")``)."""
+    return f"{number(n)} {word if n == 1 else many or word + 's'}"
+
+
+def prose(text: str) -> str:
+    """Plain text as escaped HTML with each `backticked` span set as code, as Markdown
+    would show it (the spans are escaped too: a capture's name stays inert)."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: show it as it stands
+        return escape(text)
+    return "".join(f"<code>{escape(p)}</code>" if i % 2 else escape(p)
+                   for i, p in enumerate(parts))
 
 
 def cell(value: Any, code: bool = False, max_chars: int | None = None) -> str:
@@ -169,6 +199,33 @@ def cell(value: Any, code: bool = False, max_chars: int | None = None) -> str:
     return _number(value)
 
 
+LONG_CELL = 40
+"""Characters past which a text cell may break anywhere (a turn's path, long arguments);
+a shorter one breaks only at spaces, never inside a word."""
+
+
+def _breakable(markup: str) -> str:
+    """An escaped column name that may break after ``_`` and ``/``
+    (``r2_without_longest`` as ``r2_ without_ longest``), so a table of long names fits."""
+    return markup.replace("_", "_<wbr>").replace("/", "/<wbr>")
+
+
+_LONG = ' class="scl-long"'
+
+
+def _td(value: Any, code: bool, max_chars: int | None) -> str:
+    if _missing(value):
+        return f"<td>{cell(value)}</td>"
+    if code:
+        long = isinstance(value, str) and len(value) > LONG_CELL
+        return f"<td{_LONG if long else ''}>{cell(value, True, max_chars)}</td>"
+    if _is_number(value):
+        return f'<td class="scl-num">{number(value)}</td>'
+    text = str(value)
+    long = len(text) > LONG_CELL and " " not in text
+    return f"<td{_LONG if long else ''}>{escape(text)}</td>"
+
+
 def table(
     df: pd.DataFrame,
     columns: Sequence[str] | None = None,
@@ -181,23 +238,21 @@ def table(
 
     A named index is shown as the first columns; an unnamed one (row numbers) is not. Past
     ``max_rows`` the table is cut and says how many rows it left out. A code cell shows at
-    most ``max_chars`` characters (None: all) and counts the rest, and long names wrap
-    anywhere, so real turn names and long arguments keep the table on the screen.
+    most ``max_chars`` characters (None: all) and counts the rest. A long name with no
+    space (a turn's path) wraps anywhere, a short one only at a space, a number never, a
+    column name also after ``_``: real turn names and long arguments keep the table on the
+    screen, ``content_block_start`` or ``0.999`` are never cut mid-word, and a table wider
+    than the page scrolls.
     """
     frame = df if columns is None else df[list(columns)]
     if any(name is not None for name in frame.index.names):
         frame = frame.reset_index()
     code = set(code_columns)
-    head = "".join(f"<th>{escape(c)}</th>" for c in frame.columns)
+    head = "".join(f"<th>{_breakable(escape(c))}</th>" for c in frame.columns)
     body = []
     flags = [c in code for c in frame.columns]
     for values in frame.head(max_rows).itertuples(index=False, name=None):
-        cells = "".join(
-            f'<td class="scl-long">{cell(v, True, max_chars)}</td>'
-            if flag and isinstance(v, str) and len(v) > 40
-            else f"<td>{cell(v, flag, max_chars)}</td>"
-            for v, flag in zip(values, flags, strict=True)
-        )
+        cells = "".join(_td(v, flag, max_chars) for v, flag in zip(values, flags, strict=True))
         body.append(f"<tr>{cells}</tr>")
     more = len(frame) - max_rows
     if more > 0:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import matplotlib
+import matplotlib.lines
 import matplotlib.pyplot as plt
 import matplotlib.ticker
 import numpy as np
@@ -198,16 +199,37 @@ def escaped_vs_parsed(table: pd.DataFrame, ax: Axes | None = None) -> Axes:
                    title="The wire form is longer")
 
 
-def first_argument_times(times: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """Seconds from each call's announcement to its first argument fragment, per provider."""
+def first_argument_times(times: pd.DataFrame, ax: Axes | None = None,
+                         clock: str | None = None) -> Axes:
+    """Seconds from each call's announcement to its first argument fragment, per provider.
+
+    ``clock`` says whose clock the times are (``"modelled"`` for the generator's timing
+    model, ``"recorded"``); the title says it, so a modelled wait is never read as measured.
+    Each tick names its provider and how many calls it has; the legend reads the boxes.
+    """
     ax = _axes(ax)
     timed = times.dropna(subset=["wait"])
     if timed.empty:
         return _no_data(ax, "no timing recorded (no .timing.tsv sidecars)")
     groups = list(timed.groupby("provider", observed=True))
-    ax.boxplot([g["wait"].to_numpy() for _, g in groups], tick_labels=[str(p) for p, _ in groups])
-    return _finish(ax, legend=False, ylabel="announcement → first argument (s)",
-                   title="Time to first argument")
+    parts = ax.boxplot([g["wait"].to_numpy() for _, g in groups],
+                       tick_labels=[f"{p}\n(n={len(g)})" for p, g in groups],
+                       patch_artist=False)
+    for box, (provider, _) in zip(parts["boxes"], groups, strict=True):
+        box.set_color(color(str(provider)))
+    handles = [
+        matplotlib.lines.Line2D([], [], color=parts["medians"][0].get_color(), label="median"),
+        matplotlib.lines.Line2D([], [], color="#444444", label="box: middle half of calls"),
+        matplotlib.lines.Line2D([], [], color="#444444", ls="-", marker="_",
+                                label="whiskers: within 1.5 box heights"),
+        matplotlib.lines.Line2D([], [], color="#444444", ls="none", marker="o",
+                                markerfacecolor="none", label="a call beyond them"),
+    ]
+    ax.legend(handles=handles, fontsize=8)
+    which = f" ({clock} clock)" if clock else ""
+    return _finish(ax, legend=False, xlabel="wire format (calls with a first argument)",
+                   ylabel="announcement → first argument (s)",
+                   title=f"Time to first argument{which}")
 
 
 def turn_timeline(deltas: pd.DataFrame, turn: str, ax: Axes | None = None) -> Axes:

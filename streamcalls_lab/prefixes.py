@@ -223,3 +223,27 @@ def where_it_bites(table: pd.DataFrame) -> pd.DataFrame:
     ]
     return pd.DataFrame(rows, columns=["case", "count", "out_of", "what"]).astype(
         {"case": "str", "count": "int64", "out_of": "int64", "what": "str"})
+
+
+BOUNDARY_COLUMNS = ("multi_fragment_calls", "parse_at_a_boundary", "finished_calls",
+                    "parse_at_any_cut")
+
+
+def boundary_parses(table: pd.DataFrame, by: str | Sequence[str] = "provider") -> pd.DataFrame:
+    """Per provider (or ``by`` group) of a :func:`prefix_parses` table built from events:
+    of the calls that came in two or more fragments, how many had a prefix, cut at one of
+    their real fragment boundaries, that parses strictly (``parse_at_a_boundary``); and, of
+    the finished calls, how many have such a prefix at any character (``parse_at_any_cut``).
+    The first is what a parse-to-finish handler meets; the second what any split could give.
+    """
+    keys = [by] if isinstance(by, str) else list(by)
+    multi = table["boundaries"].fillna(0) > 0
+    frame = table.assign(
+        _multi=multi, _at=multi & (table["strict_at_boundaries"].fillna(0) > 0),
+        _done=table["complete"], _any=table["complete"] & (table["strict_cuts"] > 0))
+    g = frame.groupby(keys, observed=True, dropna=False)
+    out = pd.DataFrame({"multi_fragment_calls": g["_multi"].sum(),
+                        "parse_at_a_boundary": g["_at"].sum(),
+                        "finished_calls": g["_done"].sum(),
+                        "parse_at_any_cut": g["_any"].sum()})
+    return out[list(BOUNDARY_COLUMNS)].astype("int64")

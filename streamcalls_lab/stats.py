@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,13 +38,48 @@ class ChapterFigures:
 CHAPTER = ChapterFigures()
 MIN_FIT_CALLS = 5
 """Fewest finished calls a notebook fits a line through (a line through one call is no evidence)."""
-DELIVERY_COLUMNS = ("calls", "finished", "one_fragment", "longest", "delivery")
+DELIVERY_COLUMNS = ("calls", "finished", "one_fragment", "shortest", "longest",
+                    "delivery")
 FIT_COLUMNS = ("calls", "slope", "chars_per_delta", "median_chars_per_delta", "ols_slope",
                "ols_intercept", "r2", "r2_without_longest", "min_chars", "max_chars", "fitted")
 
 
+NOT_SAID = "(not said)"
+"""The host or model of a turn no provenance, stream or index names."""
+By = str | Sequence[str]
+
+
 def _calls_of(deltas: pd.DataFrame, table: pd.DataFrame | None) -> pd.DataFrame:
     return _calls(deltas) if table is None else table
+
+
+def with_server(frame: pd.DataFrame, served: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (any table with a ``turn`` column) plus each turn's ``host`` and ``model``
+    from ``producers.served_by(source)``, :data:`NOT_SAID` where nothing says, so the
+    servers one wire format pools can be told apart."""
+    who = served[["turn", "host", "model"]].drop_duplicates("turn")
+    out = frame.drop(columns=["host", "model"], errors="ignore").merge(who, on="turn",
+                                                                      how="left")
+    for col in ("host", "model"):
+        out[col] = out[col].astype("string").fillna(NOT_SAID).astype("str")
+    return out
+
+
+def _keys(by: By) -> list[str]:
+    return [by] if isinstance(by, str) else list(by)
+
+
+def _label(key: object) -> str | tuple[str, ...]:
+    """A group's key as an index label: a string, or a tuple of strings for several keys."""
+    if isinstance(key, tuple):
+        return key[0] if len(key) == 1 else tuple(str(k) for k in key)
+    return str(key)
+
+
+def _index(labels: Sequence[object], keys: list[str]) -> pd.Index:
+    if len(keys) == 1:
+        return pd.Index([str(x) for x in labels], name=keys[0], dtype="object")
+    return pd.MultiIndex.from_tuples(list(labels), names=keys)
 
 
 def with_call_numbers(deltas: pd.DataFrame) -> pd.DataFrame:
@@ -117,33 +153,38 @@ def _fit_one(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     }
 
 
-def delivery(table: pd.DataFrame) -> pd.DataFrame:
-    """Per provider: does it stream a call's arguments, or send each call whole?
+def delivery(table: pd.DataFrame, by: By = "provider") -> pd.DataFrame:
+    """Per provider (or per ``by`` group: ``["provider", "host", "model"]`` once
+    :func:`with_server` added them): does it stream a call's arguments, or send each call
+    whole?
 
     Decided from the data: ``whole`` when every finished call with arguments came in one
-    fragment (Gemini and Bedrock send a call that way), ``streamed`` when any came in
-    several, ``no finished calls`` otherwise. ``longest`` is the longest finished call in
-    characters, so a verdict resting on short calls only shows it.
+    fragment (Gemini and Bedrock did, in the captures the kit was checked on), ``streamed``
+    when any came in several, ``no finished calls`` otherwise. ``shortest`` and ``longest``
+    give the finished calls' lengths in characters, so a verdict resting on short calls only
+    shows it: "whole" says nothing about a call longer than ``longest``.
     """
-    done = table[table["complete"] & (table["chars"] > 0)]
-    rows = {}
-    for provider, group in table.groupby("provider", observed=True):
-        mine = done[done["provider"] == provider]
+    keys = _keys(by)
+    rows, labels = [], []
+    for key, group in table.groupby(keys, observed=True, dropna=False):
+        mine = group[group["complete"] & (group["chars"] > 0)]
         one = int((mine["n_deltas"] <= 1).sum())
         verdict = ("no finished calls" if mine.empty
                    else "whole" if one == len(mine) else "streamed")
-        rows[str(provider)] = {"calls": len(group), "finished": len(mine), "one_fragment": one,
-                               "longest": int(mine["chars"].max()) if len(mine) else 0,
-                               "delivery": verdict}
-    out = pd.DataFrame.from_dict(rows, orient="index", columns=list(DELIVERY_COLUMNS))
-    out.index.name = "provider"
+        labels.append(_label(key))
+        rows.append({"calls": len(group), "finished": len(mine), "one_fragment": one,
+                     "shortest": int(mine["chars"].min()) if len(mine) else 0,
+                     "longest": int(mine["chars"].max()) if len(mine) else 0,
+                     "delivery": verdict})
+    out = pd.DataFrame(rows, columns=list(DELIVERY_COLUMNS), index=_index(labels, keys))
     return out.astype({"calls": "int64", "finished": "int64", "one_fragment": "int64",
-                       "longest": "int64", "delivery": "str"})
+                       "shortest": "int64", "longest": "int64", "delivery": "str"})
 
 
-def sent_whole(table: pd.DataFrame) -> list[str]:
-    """The providers that sent every finished call in one fragment (see :func:`delivery`)."""
-    verdicts = delivery(table)
+def sent_whole(table: pd.DataFrame, by: By = "provider") -> list[str]:
+    """The providers (``by`` groups) that sent every finished call in one fragment (see
+    :func:`delivery`)."""
+    verdicts = delivery(table, by)
     return verdicts.index[verdicts["delivery"] == "whole"].tolist()
 
 
@@ -155,8 +196,11 @@ def _without_longest(x: np.ndarray, y: np.ndarray) -> float:
     return _fit_one(x[keep], y[keep])["r2"]
 
 
-def delta_fit(table: pd.DataFrame, length: str = "chars", min_calls: int = 1) -> pd.DataFrame:
-    """Deltas against argument length per provider, over finished calls with any fragment.
+def delta_fit(table: pd.DataFrame, length: str = "chars", min_calls: int = 1,
+              by: By = "provider") -> pd.DataFrame:
+    """Deltas against argument length per provider (or per ``by`` group, such as
+    ``["provider", "host", "model"]``: one wire format pools many servers, and their
+    fragment sizes differ), over finished calls with any fragment.
 
     ``slope`` is deltas per character fitted through the origin (the chapter's model:
     count = length / fragment size), so ``chars_per_delta`` is its inverse. An ordinary
@@ -164,23 +208,25 @@ def delta_fit(table: pd.DataFrame, length: str = "chars", min_calls: int = 1) ->
     ``r2_without_longest`` shows how much of that rests on the single longest call.
     ``length`` is ``chars`` (the argument string) or ``wire_chars`` (its escaped form).
     ``min_chars``/``max_chars`` give the range the line holds over. ``fitted`` is False,
-    and the line's columns NaN, for a provider that sends calls whole (no size to fit) or
+    and the line's columns NaN, for a group that sends calls whole (no size to fit) or
     has fewer than ``min_calls`` calls.
     """
+    keys = _keys(by)
     done = table[table["complete"] & (table["n_deltas"] > 0)]
-    whole = set(sent_whole(table))
-    rows = {}
-    for provider, group in done.groupby("provider", observed=True):
+    whole = set(sent_whole(table, by))
+    rows, labels = [], []
+    for key, group in done.groupby(keys, observed=True, dropna=False):
+        label = _label(key)
         x = group[length].to_numpy(dtype="float64")
         y = group["n_deltas"].to_numpy(dtype="float64")
-        fitted = str(provider) not in whole and len(group) >= min_calls
+        fitted = label not in whole and len(group) >= min_calls
         line = _fit_one(x, y) if fitted else dict.fromkeys(_fit_one(x[:1], y[:1]), np.nan)
-        rows[str(provider)] = {
+        labels.append(label)
+        rows.append({
             "calls": len(group), **line,
             "r2_without_longest": _without_longest(x, y) if fitted else np.nan,
-            "min_chars": float(x.min()), "max_chars": float(x.max()), "fitted": fitted}
-    fit = pd.DataFrame.from_dict(rows, orient="index", columns=list(FIT_COLUMNS))
-    fit.index.name = "provider"
+            "min_chars": float(x.min()), "max_chars": float(x.max()), "fitted": fitted})
+    fit = pd.DataFrame(rows, columns=list(FIT_COLUMNS), index=_index(labels, keys))
     return fit.astype({"fitted": "bool"})
 
 
@@ -190,16 +236,16 @@ def predict_deltas(fit: pd.DataFrame, chars: int) -> pd.Series:
 
 
 def chapter_comparison(table: pd.DataFrame, chapter: ChapterFigures = CHAPTER,
-                       min_calls: int = 1) -> pd.DataFrame:
+                       min_calls: int = 1, by: By = "provider") -> pd.DataFrame:
     """The chapter's figures beside what each provider's calls show (one row per provider).
 
     ``ratio`` is the provider's characters per delta over the chapter's: below 1 means the
     provider cuts arguments finer than the chapter says. A provider that sends calls whole
-    takes one delta at any length; ``longest`` says how far the data reaches, so a
-    prediction past it is read as the extrapolation it is.
+    takes one delta at every length measured, ``shortest`` to ``longest``; past ``longest``
+    the data says nothing, so a prediction there is read as the extrapolation it is.
     """
-    fit = delta_fit(table, min_calls=min_calls)
-    whole = fit.index.isin(sent_whole(table))
+    fit = delta_fit(table, min_calls=min_calls, by=by)
+    whole = fit.index.isin(sent_whole(table, by))
     out = pd.DataFrame({
         "calls": fit["calls"],
         "chars_per_delta": fit["chars_per_delta"],
@@ -213,11 +259,11 @@ def chapter_comparison(table: pd.DataFrame, chapter: ChapterFigures = CHAPTER,
         f"chapter_at_{chapter.long_chars}": chapter.long_deltas,
         "r2": fit["r2"],
         "r2_without_longest": fit["r2_without_longest"],
+        "shortest": fit["min_chars"],
         "longest": fit["max_chars"],
         "delivery": np.where(whole, "whole", np.where(fit["fitted"], "streamed", "too few")),
     })
     out["delivery"] = out["delivery"].astype("str")
-    out.index.name = "provider"
     return out
 
 
@@ -425,40 +471,58 @@ def padding(body: bytes) -> pd.Series:
     return counts.rename("data_lines")
 
 
+def _calls_word(n: int) -> str:
+    return f"{n} call" if n == 1 else f"{n} calls"
+
+
+def group_name(label: object) -> str:
+    """A ``by`` group's label as text: ``openai-chat``, ``openai-chat · api.groq.com · ...``."""
+    return " · ".join(str(x) for x in label) if isinstance(label, tuple) else str(label)
+
+
 def describe_comparison(
     comparison: pd.DataFrame, chapter: ChapterFigures = CHAPTER
 ) -> list[str]:
-    """One plain sentence per provider saying where its figures and the chapter's differ.
+    """One plain sentence per provider (or ``by`` group) saying where its figures and the
+    chapter's differ.
 
-    Every clause comes from ``comparison``: a provider that sends calls whole is said to,
-    too few calls are named as too few, and a prediction past the longest call is called
-    an extrapolation.
+    Every clause comes from ``comparison``: a group that sent its calls whole is said to,
+    over the lengths its calls cover and no further; too few calls are named as too few,
+    and a prediction past the longest call is called an extrapolation.
     """
+    from .display import number  # numbers read as the tables beside them write them
+
     c = chapter
     lines = []
-    for provider, row in comparison.iterrows():
+    for label, row in comparison.iterrows():
+        name = group_name(label)
         n = int(row["calls"])
         delivered = row.get("delivery", "streamed")
         if delivered == "whole":
+            low = row.get("shortest", np.nan)
+            span = (f"{low:.0f} to {row['longest']:.0f} characters" if pd.notna(low)
+                    else f"at most {row['longest']:.0f} characters")
+            every = "its one finished call" if n == 1 else f"each of its {n} finished calls"
             lines.append(
-                f"{provider}: sent each of its {n} finished calls whole, in one fragment "
-                f"(the longest {row['longest']:.0f} characters), so it has no fragment size: "
-                f"a call of any length takes 1 delta, and the chapter's model does not apply.")
+                f"{name}: sent {every} whole, in one fragment ({span}), so it has no "
+                f"fragment size to fit: there a call takes 1 delta. That holds for calls of "
+                f"up to {row['longest']:.0f} characters; these captures say nothing about "
+                f"longer ones, so the chapter's {c.long_chars}-character call is beyond them.")
             continue
         if delivered == "too few":
-            lines.append(f"{provider}: only {n} finished calls, too few to fit a line.")
+            lines.append(f"{name}: only {_calls_word(n)} finished, too few to fit a line.")
             continue
         ratio = row["ratio"]
         if 0.8 <= ratio <= 1.25:
             verdict = f"close to the chapter's {c.chars_per_delta:g}"
         else:
             side = "smaller" if ratio < 1 else "larger"
-            verdict = f"{ratio:.2f} times the chapter's {c.chars_per_delta:g} ({side})"
+            verdict = f"{number(ratio)} times the chapter's {c.chars_per_delta:g} ({side})"
         short = row[f"deltas_at_{c.short_chars}"]
         long = row[f"deltas_at_{c.long_chars}"]
         line = (
-            f"{provider}: {row['chars_per_delta']:.1f} characters per delta over "
-            f"{n} calls, {verdict}. At that rate a {c.short_chars}-character "
+            f"{name}: {number(row['chars_per_delta'])} characters per delta over "
+            f"{_calls_word(n)}, {verdict}. At that rate a {c.short_chars}-character "
             f"call takes about {short:.0f} deltas (chapter: {c.short_deltas}) and a "
             f"{c.long_chars}-character call about {long:.0f} (chapter: {c.long_deltas})."
         )
@@ -468,7 +532,8 @@ def describe_comparison(
                      "is an extrapolation.")
         r2, rest = row.get("r2", np.nan), row.get("r2_without_longest", np.nan)
         if pd.notna(r2) and pd.notna(rest):
-            line += (f" The line's r² is {r2:.3f}; without its longest call, {rest:.3f}.")
+            line += (f" The line's r² is {number(r2)}; without its longest call, "
+                     f"{number(rest)}.")
         lines.append(line)
     return lines
 

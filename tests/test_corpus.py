@@ -90,3 +90,8 @@ def test_one_bundled_capture_is_named_generated_and_a_changed_copy_is_not(tmp_pa
     copy = tmp_path / "short-call.sse"
     copy.write_bytes(path.read_bytes() + b"\n")
     assert not origin.generated(copy)
+
+
+def test_the_origin_note_sets_its_backticked_names_as_code_not_as_backticks() -> None:
+    note = str(origin.report(DATA, scl.load(DATA, strict=False))).split("</p>", 1)[0]
+    assert "`" not in note and "<code>scripts/make_data.py</code>" in note

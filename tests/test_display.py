@@ -7,6 +7,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given
@@ -19,7 +20,7 @@ from streamcalls_lab import display
 
 XSS = '<img src=x onerror=window.__xss=1><script>window.__xss=2</script>"\'&'
 OUR_TAGS = {"style", "table", "caption", "thead", "tbody", "tr", "th", "td", "code", "span",
-            "div", "del", "ins", "pre"}
+            "div", "del", "ins", "pre", "wbr"}
 
 
 class Tags(HTMLParser):
@@ -82,7 +83,41 @@ def test_table_marks_missing_values_and_keeps_a_named_index() -> None:
 
 def test_table_rounds_floats_and_keeps_integers_whole() -> None:
     markup = str(display.table(pd.DataFrame({"a": [6.968372], "b": [23195.0], "c": [7]})))
-    assert "<td>6.97</td>" in markup and "<td>23,195</td>" in markup and "<td>7</td>" in markup
+    assert all(f'<td class="scl-num">{v}</td>' in markup for v in ("6.97", "23,195", "7"))
+
+
+def test_a_whole_number_reads_the_same_whatever_its_dtype() -> None:
+    assert display.number(12345) == display.number(12345.0) == "12,345"
+    assert display.number(np.int64(20)) == display.number(20.0) == "20"
+    assert display.number(0.99912) == "0.999" and display.number(float("nan")) == "NA"
+
+
+def test_a_number_cell_never_wraps() -> None:
+    markup = str(display.table(pd.DataFrame({"r2": [0.999]})))
+    assert '<td class="scl-num">0.999</td>' in markup
+    assert "td.scl-num{white-space:nowrap" in markup
+
+
+def test_a_short_name_is_never_broken_mid_word() -> None:
+    markup = str(display.table(pd.DataFrame({"event": ["content_block_start"]})))
+    assert "<td>content_block_start</td>" in markup
+    assert "td{max-width:24em;overflow-wrap:normal;word-break:normal}" in markup
+
+
+def test_a_header_may_break_after_its_underscores() -> None:
+    markup = str(display.table(pd.DataFrame({"r2_without_longest": [1]})))
+    assert "<th>r2_<wbr>without_<wbr>longest</th>" in markup
+
+
+def test_plural_agrees_with_its_count() -> None:
+    assert [display.plural(n, "kind") for n in (0, 1, 2)] == ["0 kinds", "1 kind", "2 kinds"]
+    assert display.plural(12000, "choice", "choices") == "12,000 choices"
+
+
+def test_prose_sets_backticked_spans_as_code_and_escapes_them() -> None:
+    shown = display.prose("`<b>` holds `data/`, not <i>")
+    assert shown == "<code>&lt;b&gt;</code> holds <code>data/</code>, not &lt;i&gt;"
+    assert display.prose("a lone ` stays") == "a lone ` stays"
 
 
 def test_trace_lists_one_turns_events_only() -> None:

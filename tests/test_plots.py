@@ -104,6 +104,15 @@ def test_first_argument_times_says_when_no_timing_was_recorded(deltas) -> None:
     assert "no timing recorded" in ax.texts[0].get_text()
 
 
+def test_first_argument_times_labels_both_axes_its_clock_and_its_boxes() -> None:
+    times = pd.DataFrame({"provider": ["openai-chat"] * 3, "wait": [0.1, 0.2, 0.4]})
+    ax = plots.first_argument_times(times, clock="modelled")
+    assert ax.get_xlabel() and ax.get_ylabel()
+    assert ax.get_title() == "Time to first argument (modelled clock)"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["openai-chat\n(n=3)"]
+    assert "median" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
 def test_turn_timeline_puts_text_and_each_call_on_named_lanes(deltas) -> None:
     ax = plots.turn_timeline(deltas, "a")
     assert [t.get_text() for t in ax.get_yticklabels()] == ["text / turn", "block 1: f"]

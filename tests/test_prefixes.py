@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 import streamcalls_lab as scl
+from streamcalls_lab import prefixes
 from streamcalls_lab.check import Call, turn_bytes
 from streamcalls_lab.prefixes import (
     contradicts,
@@ -84,3 +85,21 @@ def test_no_real_object_call_has_a_proper_prefix_that_parses(captures: Path) -> 
     table = prefix_parses(captures / "anthropic-messages")
     objects = table[table.top_type == "object"]
     assert len(objects) > 100 and (objects.strict_cuts == 0).all()
+
+
+def test_boundary_parses_counts_a_multi_fragment_call_whose_boundary_prefix_parses() -> None:
+    # "20" cut after "2": a top-level number parses at that real boundary
+    deltas = pd.concat([scl.load(_turn(("f", ("2", "0"))), name="number"),
+                        scl.load(_turn(("f", ('{"a": ', "1}"))), name="object"),
+                        scl.load(_turn(("f", ('{"a": 1}',))), name="whole")],
+                       ignore_index=True)
+    counts = prefixes.boundary_parses(prefix_parses(deltas)).loc["anthropic-messages"]
+    assert counts["multi_fragment_calls"] == 2 and counts["parse_at_a_boundary"] == 1
+    assert counts["finished_calls"] == 3 and counts["parse_at_any_cut"] == 1
+
+
+def test_no_real_capture_has_an_object_prefix_that_parses_at_a_fragment_boundary(
+        captures: Path) -> None:
+    counts = prefixes.boundary_parses(prefix_parses(captures))
+    assert counts["multi_fragment_calls"].sum() > 500
+    assert counts["parse_at_a_boundary"].sum() == 0

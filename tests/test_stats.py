@@ -208,7 +208,7 @@ def test_describe_comparison_says_how_far_each_provider_is_from_the_chapter() ->
     table = calls_of(parts)
     comparison = stats.chapter_comparison(table)
     (line,) = stats.describe_comparison(comparison)
-    assert line.startswith("anthropic-messages: 5.2 characters per delta over 1 calls, 0.40 times")
+    assert line.startswith("anthropic-messages: 5.25 characters per delta over 1 call, 0.404 times")
     assert "a 610-character call about 116 (chapter: 47)" in line
 
 
@@ -305,7 +305,7 @@ def test_describe_comparison_says_a_whole_sender_takes_one_delta_at_any_length()
     comparison = stats.chapter_comparison(table)
     assert comparison.loc["anthropic-messages", "deltas_at_610"] == 1
     (line,) = stats.describe_comparison(comparison)
-    assert "sent each of its 1 finished calls whole" in line and "takes 1 delta" in line
+    assert "sent its one finished call whole" in line and "takes 1 delta" in line
 
 
 def test_describe_comparison_names_too_few_calls_and_extrapolation() -> None:
@@ -342,3 +342,53 @@ def test_delta_fit_of_no_finished_call_is_an_empty_table_with_its_columns() -> N
     assert fit.empty and list(fit.columns) == list(stats.FIT_COLUMNS)
     assert stats.chapter_comparison(table).empty
     assert stats.describe_comparison(stats.chapter_comparison(table)) == []
+
+
+def _served(**who: tuple[str | None, str | None]) -> pd.DataFrame:
+    return pd.DataFrame({"turn": list(who), "host": [h for h, _ in who.values()],
+                         "model": [m for _, m in who.values()], "said_by": "index"})
+
+
+def test_with_server_adds_each_turns_host_and_model_and_says_where_none_is_said() -> None:
+    table = calls_of(['{"a":', ' 1}'], ['{"a":', ' 2}'])
+    out = stats.with_server(table, _served(t0=("api.openai.com", "gpt-4o"), t1=(None, None)))
+    assert out["host"].tolist() == ["api.openai.com", stats.NOT_SAID]
+    assert out["model"].tolist() == ["gpt-4o", stats.NOT_SAID] and len(out) == len(table)
+
+
+def test_delta_fit_by_host_fits_each_server_a_wire_format_pools_apart() -> None:
+    fine = [['{"a":', ' "x', 'yz"}']] * 3  # 3 deltas a call
+    coarse = [['{"a": "xyz"', "}"]] * 3  # 2 deltas a call, same length
+    table = calls_of(*fine, *coarse)
+    served = _served(**{f"t{i}": ("fine.example" if i < 3 else "coarse.example", "m")
+                        for i in range(6)})
+    fit = stats.delta_fit(stats.with_server(table, served), by=["provider", "host"])
+    assert fit.index.names == ["provider", "host"]
+    assert fit.loc[("anthropic-messages", "fine.example"), "chars_per_delta"] == pytest.approx(
+        12 / 3)
+    assert fit.loc[("anthropic-messages", "coarse.example"), "chars_per_delta"] == pytest.approx(
+        12 / 2)
+
+
+def test_a_whole_sender_is_said_to_be_so_only_over_the_lengths_it_sent() -> None:
+    table = calls_of(['{"q": "abc"}'], ['{"q": "abcdefghij"}'])
+    row = stats.chapter_comparison(table).loc["anthropic-messages"]
+    assert (row["shortest"], row["longest"]) == (12, 19)
+    (line,) = stats.describe_comparison(stats.chapter_comparison(table))
+    assert "(12 to 19 characters)" in line and "up to 19 characters" in line
+    assert "any length" not in line
+
+
+def test_describe_comparison_names_a_group_of_several_keys() -> None:
+    table = stats.with_server(calls_of(['{"q": "abc"}']), _served(t0=("h.example", "m1")))
+    comparison = stats.chapter_comparison(table, by=["provider", "host", "model"])
+    (line,) = stats.describe_comparison(comparison)
+    assert line.startswith("anthropic-messages · h.example · m1: sent its one finished call")
+
+
+def test_delivery_by_model_gives_each_models_verdict() -> None:
+    table = calls_of(['{"q": "abc"}'], ['{"q":', ' "abc"}'])
+    served = _served(t0=("h", "whole-model"), t1=("h", "streaming-model"))
+    verdicts = stats.delivery(stats.with_server(table, served), ["provider", "model"])
+    assert verdicts.loc[("anthropic-messages", "whole-model"), "delivery"] == "whole"
+    assert verdicts.loc[("anthropic-messages", "streaming-model"), "delivery"] == "streamed"
