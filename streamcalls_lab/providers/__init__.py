@@ -25,6 +25,7 @@ from . import (
     gemini,
     gemini_interactions,
     ollama,
+    openai_assistants,
     openai_chat,
     openai_responses,
 )
@@ -47,6 +48,7 @@ FORMATS: dict[str, WireFormat] = {
         gemini_interactions.FORMAT,
         ai_sdk_ui.FORMAT,
         ag_ui.FORMAT,
+        openai_assistants.FORMAT,
     )
 }
 """Every wire format the kit reads, by the name the ``provider`` column shows."""
