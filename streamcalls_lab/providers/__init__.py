@@ -24,6 +24,7 @@ from . import (
     cohere,
     gemini,
     gemini_interactions,
+    mistral_conversations,
     ollama,
     openai_assistants,
     openai_chat,
@@ -49,6 +50,7 @@ FORMATS: dict[str, WireFormat] = {
         ai_sdk_ui.FORMAT,
         ag_ui.FORMAT,
         openai_assistants.FORMAT,
+        mistral_conversations.FORMAT,
     )
 }
 """Every wire format the kit reads, by the name the ``provider`` column shows."""
