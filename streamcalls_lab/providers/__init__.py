@@ -18,6 +18,7 @@ from typing import Any
 
 from . import (
     ag_ui,
+    ai_sdk_data,
     ai_sdk_ui,
     anthropic,
     bedrock,
@@ -51,6 +52,7 @@ FORMATS: dict[str, WireFormat] = {
         ag_ui.FORMAT,
         openai_assistants.FORMAT,
         mistral_conversations.FORMAT,
+        ai_sdk_data.FORMAT,
     )
 }
 """Every wire format the kit reads, by the name the ``provider`` column shows."""

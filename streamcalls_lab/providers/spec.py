@@ -20,7 +20,7 @@ from ..events import Ev, Hot, Kind
 if TYPE_CHECKING:
     from ..turns import Script, Transform, WireFrame
 
-Framing = Literal["sse", "ndjson", "jsonarray", "eventstream"]
+Framing = Literal["sse", "ndjson", "jsonarray", "eventstream", "prefixed"]
 
 
 class Reader(Protocol):
@@ -120,7 +120,8 @@ class WireFormat:
     """What the ``provider`` column shows."""
     reader: type[Reader]
     framing: Framing
-    """How its bytes are framed (SSE, NDJSON, a streamed JSON array, AWS event-stream)."""
+    """How its bytes are framed (SSE, NDJSON, a streamed JSON array, AWS event-stream,
+    type-prefixed lines)."""
     docs: str
     """Where the format's streaming is documented."""
     events: Mapping[Kind, tuple[str, ...]]
