@@ -273,3 +273,11 @@ def test_the_sdk_reads_the_calls_the_kit_reads_from_a_written_turn(name: str) ->
 def test_the_sdk_reads_the_calls_the_kit_reads_from_a_documented_stream() -> None:
     assert sdk_calls(WEATHER) == call_triples(scl.calls(WEATHER)) == [
         ("call_1", "get_weather", '{"city":"Paris"}')]
+
+
+def test_a_lone_step_delta_is_read_not_named_unknown() -> None:
+    """What the diagnosis of unknown streams once named "the OpenAI Assistants API"."""
+    lone = asst(("thread.run.step.delta", {"id": "step_1", "object": "thread.run.step.delta",
+                                           "delta": {"step_details": {}}}), done=False)
+    df = scl.load(lone)
+    assert set(df.provider) == {"openai-assistants"} and df.problem.isna().all()
