@@ -29,6 +29,7 @@ from . import (
     ollama,
     openai_assistants,
     openai_chat,
+    openai_realtime,
     openai_responses,
 )
 from .spec import Answer, Envelope, Fields, Reader, WireFormat
@@ -53,6 +54,7 @@ FORMATS: dict[str, WireFormat] = {
         openai_assistants.FORMAT,
         mistral_conversations.FORMAT,
         ai_sdk_data.FORMAT,
+        openai_realtime.FORMAT,
     )
 }
 """Every wire format the kit reads, by the name the ``provider`` column shows."""
