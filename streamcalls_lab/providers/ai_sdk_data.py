@@ -164,7 +164,6 @@ FORMAT = WireFormat(
     reader=AISDKDataStream,
     framing="prefixed",
     docs="https://v4.ai-sdk.dev/docs/ai-sdk-ui/stream-protocol#data-stream-protocol",
-    interleaves=True,
     path="/api/chat",
     events={
         "call_start": ("tool_call_streaming_start", "tool_call"),

@@ -111,6 +111,7 @@ def write(turn: Script) -> list[WireFrame]:
     text segment ``message.output.delta`` fragments of one output entry, each call
     ``function.call.delta`` fragments of one entry (the name and ids on every one; a call
     with no fragments sends one empty), then ``conversation.response.done`` with usage."""
+    model = turn.style.model if turn.style else turn.model
     frames = [WireFrame({"type": "conversation.response.started",
                          "conversation_id": "conv_lab"}, "conversation.response.started",
                         "head")]
@@ -125,12 +126,12 @@ def write(turn: Script) -> list[WireFrame]:
         if isinstance(seg, Text):
             for piece in seg.fragments:
                 add({"type": "message.output.delta", **entry, "content_index": 0,
-                     "model": turn.model, "role": "assistant", "content": piece},
+                     "model": model, "role": "assistant", "content": piece},
                     "text", n, piece)
             continue
         for k, piece in enumerate(seg.fragments or ("",)):
             add({"type": _FUNCTION, **entry, "name": seg.tool, "tool_call_id": seg.call_id,
-                 "arguments": piece, "model": turn.model}, "call_start" if k == 0 else "args",
+                 "arguments": piece, "model": model}, "call_start" if k == 0 else "args",
                 n, piece, calls)
         calls += 1
     add({"type": _END, "usage": {"prompt_tokens": 0, "completion_tokens": 0,
@@ -143,7 +144,6 @@ FORMAT = WireFormat(
     reader=MistralConversations,
     framing="sse",
     docs="https://docs.mistral.ai/api/#tag/beta.conversations",
-    interleaves=True,
     path="/v1/conversations",
     events={
         "call_start": (_FUNCTION, _STARTED, _DELTA),

@@ -230,9 +230,10 @@ def write(turn: Script) -> list[WireFrame]:
     calls that the turn goes on after is completed (its whole calls repeated); the last
     one leaves the run waiting (``thread.run.requires_action``, its calls repeated); a turn
     that ends in text completes the run. Then ``event: done`` and ``data: [DONE]``."""
+    model = turn.style.model if turn.style else turn.model
     ids = {"thread_id": "thread_lab", "assistant_id": "asst_lab"}
     run = {"id": "run_lab", "object": "thread.run", "created_at": 0, **ids, "status": "queued",
-           "model": turn.model, "instructions": "", "tools": []}
+           "model": model, "instructions": "", "tools": []}
     frames: list[WireFrame] = []
 
     def add(event: str, payload: Any, role: Role = "other", n: int | None = None,
@@ -322,7 +323,6 @@ FORMAT = WireFormat(
     reader=OpenAIAssistants,
     framing="sse",
     docs="https://platform.openai.com/docs/api-reference/assistants-streaming/events",
-    interleaves=True,
     path="/v1/threads/runs",
     events={
         "call_start": ("thread.run.step.delta", *sorted(_STEP_ENDS), _WAITS),

@@ -169,6 +169,7 @@ def write(turn: Script) -> list[WireFrame]:
     ``response.output_text.delta`` fragments), each call a ``function_call`` item (announced
     with empty ``arguments``, filled by argument deltas, repeated by ``.done``, ended by the
     item's done), then ``response.done`` holding every item."""
+    model = turn.style.model if turn.style else turn.model
     frames: list[WireFrame] = []
     response = {"object": "realtime.response", "id": "resp_lab", "status": "in_progress",
                 "output": [], "conversation_id": "conv_lab"}
@@ -183,7 +184,7 @@ def write(turn: Script) -> list[WireFrame]:
         frames.append(WireFrame(wrapped, None, role, n, fragment, block))
 
     add({"type": "session.created", "session": {"type": "realtime", "object":
-                                                 "realtime.session", "model": turn.model}},
+                                                 "realtime.session", "model": model}},
         "head")
     add({"type": "response.created", "response": response})
     output: list[dict[str, Any]] = []
@@ -231,7 +232,6 @@ FORMAT = WireFormat(
     reader=OpenAIRealtime,
     framing="ndjson",
     docs="https://platform.openai.com/docs/api-reference/realtime-server-events",
-    interleaves=True,
     path="/v1/realtime",
     events={
         "call_start": ("response.output_item.added",),
