@@ -31,7 +31,10 @@ appearance. Text (``response.output_text.delta``, and the spoken words'
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
+
+import orjson
 
 from ..events import Ev, fragment_row, maybe_text, obj, stated, text
 from ..turns import Role, Script, Text, WireFrame
@@ -161,6 +164,26 @@ class OpenAIRealtime:
         return out
 
 
+def stated_time(data: str) -> float | None:
+    """A wrapped line's receive time (``time``: ISO 8601, or seconds since the epoch), in
+    seconds since the epoch; None for a bare event, or a time that is neither."""
+    if '"time"' not in data:
+        return None
+    try:
+        payload = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    value = payload.get("time") if _WRAPPED("line", payload) else None
+    if type(value) in (int, float):
+        return float(value)
+    if type(value) is str:
+        try:
+            return datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
 # -- writing a turn ------------------------------------------------------------------------
 def write(turn: Script) -> list[WireFrame]:
     """A turn as a session logs it, each server event with its receive time
@@ -260,4 +283,5 @@ FORMAT = WireFormat(
     write=write,
     quirks=dict.fromkeys(("empty_arguments", "call_in_text", "invalid_arguments",
                           "line_separator_in_data")),  # in what is said: the writer's as is
+    stated_time=stated_time,
 )

@@ -166,3 +166,7 @@ class WireFormat:
     generator draws its ids so)."""
     aliases: tuple[str, ...] = field(default=())
     """Other names the format goes by (a gateway's, an SDK's)."""
+    stated_time: Callable[[str], float | None] | None = None
+    """The receive time a frame's data states (a log that wraps each event with it), in
+    seconds since the epoch, or None where it states none: where no read was timed, the
+    ``t`` column counts from the turn's first stated time (None: frames state no time)."""

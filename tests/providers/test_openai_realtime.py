@@ -221,3 +221,17 @@ def test_every_written_event_is_a_server_event_of_the_sdk() -> None:
     for frame in write("openai-realtime", turn):
         parsed = adapter.validate_python(frame.payload["event"])
         assert parsed.type == frame.payload["event"]["type"]
+
+
+def test_the_receive_time_of_a_wrapped_line_is_its_t_from_the_first() -> None:
+    raw = lines(*WEATHER, wrap=True)  # one second apart
+    assert scl.load(raw).t.tolist() == [float(n) for n in range(len(WEATHER))]
+    assert scl.load(lines(*WEATHER)).t.isna().all()  # a bare event states no time
+
+
+def test_a_receive_time_in_seconds_is_read_too_and_a_timed_read_wins() -> None:
+    raw = "".join(json.dumps({"time": 100.0 + n / 2, "source": "server", "event": e}) + "\n"
+                  for n, e in enumerate(WEATHER[:3])).encode()
+    assert scl.load(raw).t.tolist() == [0.0, 0.5, 1.0]
+    timed = scl.load([(7.0, raw)])  # (t, bytes): the read was timed
+    assert timed.t.tolist() == [7.0, 7.0, 7.0]
