@@ -6,6 +6,7 @@ shapes (the bare event, and ``RealtimeClient``'s ``{"time", "source", "event"}``
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import orjson
@@ -235,3 +236,36 @@ def test_a_receive_time_in_seconds_is_read_too_and_a_timed_read_wins() -> None:
     assert scl.load(raw).t.tolist() == [0.0, 0.5, 1.0]
     timed = scl.load([(7.0, raw)])  # (t, bytes): the read was timed
     assert timed.t.tolist() == [7.0, 7.0, 7.0]
+
+
+def test_a_session_logged_from_the_sdks_recv_loads_as_written() -> None:
+    """openai-python's realtime connection over a localhost WebSocket: each event it parses,
+    logged as ``event.to_json()`` one a line, reads back to the calls written."""
+    import threading
+
+    import openai
+    from websockets.sync.server import ServerConnection, serve
+
+    turn = Script((Text(("Let me ", "check.")),
+                   Call("get_weather", "call_1", ('{"city": "Mont', 'réal \\"Q\\""}'))))
+    events = [f.payload["event"] for f in write("openai-realtime", turn)]
+
+    def send(ws: ServerConnection) -> None:
+        for e in events:
+            ws.send(json.dumps(e))
+        ws.close()
+
+    logged = []
+    with serve(send, "127.0.0.1", 0) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        port = server.socket.getsockname()[1]
+        client = openai.OpenAI(api_key="sk-fake", websocket_base_url=f"ws://127.0.0.1:{port}/v1")
+        with warnings.catch_warnings():  # (the SDK's own use of websockets)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            with client.realtime.connect(model="gpt-realtime") as connection:
+                logged = [event.to_json(indent=None) for event in connection]
+        server.shutdown()
+    raw = "".join(line + "\n" for line in logged).encode()
+    assert len(logged) == len(events)
+    assert call_triples(scl.calls(raw)) == [("call_1", "get_weather", turn.calls[0].args)]
+    assert "".join(scl.load(raw).query("kind == 'text_delta'").fragment) == "Let me check."
