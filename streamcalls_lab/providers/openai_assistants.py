@@ -212,9 +212,13 @@ class OpenAIAssistants:
 
     def _text(self, kind: str, payload: dict[str, Any], data: str) -> list[Ev]:
         parts = array(obj(payload["delta"], "delta").get("content") or [], "delta.content")
-        values = [text(obj(part.get("text"), "content[].text")["value"], "text.value")
-                  for part in parts if obj(part, "content[]").get("type") == "text"
-                  and "value" in (part.get("text") or {})]
+        values = []
+        for part in parts:  # text parts; an image file or a refusal is none
+            part = obj(part, "content[]")
+            if part.get("type") == "text":
+                value = obj(part.get("text") or {}, "content[].text").get("value")
+                if value is not None:
+                    values.append(text(value, "text.value"))
         lengths = wire_lengths(data, "value") if values else []
         return [fragment_row(kind, "text_delta", None, v,
                              lengths[n] if n < len(lengths) else None)

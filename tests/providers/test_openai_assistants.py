@@ -281,3 +281,12 @@ def test_a_lone_step_delta_is_read_not_named_unknown() -> None:
                                            "delta": {"step_details": {}}}), done=False)
     df = scl.load(lone)
     assert set(df.provider) == {"openai-assistants"} and df.problem.isna().all()
+
+
+def test_a_message_delta_of_an_image_or_an_annotation_alone_is_not_text() -> None:
+    parts = [{"index": 0, "type": "image_file", "image_file": {"file_id": "file_1"}},
+             {"index": 1, "type": "text", "text": {"annotations": [{"type": "file_citation",
+                                                                    "text": "[1]"}]}}]
+    df = scl.load(asst(("thread.message.delta", {
+        "id": "msg_1", "object": "thread.message.delta", "delta": {"content": parts}})))
+    assert df.kind.astype(str).tolist() == ["other", "turn_stop"]
