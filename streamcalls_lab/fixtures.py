@@ -281,7 +281,7 @@ class _Turn:
             b == a + 1 for a, b in pairwise(run))]
 
 
-_TEXT_FRAMINGS = ("sse", "ndjson", "jsonarray")
+_TEXT_FRAMINGS = ("sse", "ndjson", "jsonarray", "prefixed")
 """Framings whose frames are text a fragment can be rewritten in (event-stream's CRCs would
 need re-encoding)."""
 

@@ -20,10 +20,13 @@ from .events import KINDS, Ev
 from .fastpath import Whole, whole_rows
 from .framing import decode_any
 from .framing.frame import Frame
+from .providers import FORMATS
 from .sources import Capture, Source, resolve
 
 _new = tuple.__new__  # a Decoded from a tuple, without the Python-level __new__
 _OFFSET, _T, _DATA = attrgetter("offset"), attrgetter("t"), attrgetter("data")
+_STATED = {name: f.stated_time for name, f in FORMATS.items() if f.stated_time is not None}
+"""The formats whose frames state their receive time (``WireFormat.stated_time``)."""
 _BATCH = 1024  # rows gathered before they go into the columns (a long capture's frames go)
 _PIECE = 1 << 16  # a whole body is decoded this many bytes at a time: its frames are let go
 COLUMNS = (
@@ -86,6 +89,7 @@ class _Columns:
         self.providers: list[str] = []
         self.evs: list[Ev] = []
         self.repeats: dict[int, int] = {}  # row -> frames it stands for, where more than 1
+        self._origin: float | None = None  # the turn's first stated receive time
 
     def add(self, turn: str, decoded: list[Decoded], *, more: bool = False) -> None:
         """The rows of one turn, or (``more``) the next rows of the turn added last."""
@@ -94,16 +98,38 @@ class _Columns:
         else:
             self.turns.append(turn)
             self.counts.append(len(decoded))
+            self._origin = None
         if not decoded:
             return
         frames, numbers, providers, evs = zip(*decoded, strict=True)
         self.offset += map(_OFFSET, frames)
-        self.t += map(_T, frames)
+        stated = _STATED.get(providers[-1])
+        self.t += map(_T, frames) if stated is None else self._stated(frames, stated)
         if self.raw:
             self.data += map(_DATA, frames)
         self.numbers += numbers
         self.providers += providers
         self.evs += evs
+
+    def _stated(self, frames: tuple[Frame, ...], stated: Any) -> list[float]:
+        """Each frame's time: its read's, or, where no read was timed, the receive time its
+        data states, in seconds since the turn's first stated time."""
+        out: list[float] = []
+        last: tuple[Frame | None, float] = (None, math.nan)
+        for fr in frames:
+            if fr is last[0]:  # several rows of one frame
+                out.append(last[1])
+                continue
+            t = fr.t
+            if math.isnan(t) and fr.problem is None:
+                at = stated(fr.data)
+                if at is not None:
+                    if self._origin is None:
+                        self._origin = at
+                    t = at - self._origin
+            last = (fr, t)
+            out.append(t)
+        return out
 
     def add_whole(self, turn: str, whole: Whole) -> None:
         """The rows of one whole turn from the fast path, frame by frame."""
@@ -216,7 +242,7 @@ def _decode_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: 
         body = cap.whole()
         if body is not None:
             whole = whole_rows(body, provider, raws=out.raw)
-            if whole is not None:
+            if whole is not None and whole.provider not in _STATED:  # (its times: below)
                 out.add_whole(cap.name, whole)
                 return
             chunks = [body]

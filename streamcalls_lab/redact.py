@@ -92,6 +92,7 @@ from . import timing
 from .events import PAYLOAD_ERRORS, Ev
 from .framing.eventstream import PRELUDE, encode_message, is_eventstream, parse_headers
 from .framing.jsonarray import JSONArrayDecoder, opens_array
+from .framing.prefixed import PrefixedDecoder, looks_prefixed
 from .framing.sse import SSEDecoder
 from .providers import FORMATS, sniff
 from .providers.spec import Reader, WireFormat
@@ -565,13 +566,15 @@ class Redactor:
         """The capture with every value redacted; same length, same line layout.
 
         ``ndjson``: the capture is newline-delimited JSON (Ollama's ``.ndjson``), one event a
-        line; otherwise a streamed JSON array (Gemini without ``?alt=sse``), SSE or AWS
-        event-stream, by its first bytes. Raises :class:`Refused`
-        for bytes it cannot read so (see the module docstring): never handed back unread.
+        line; otherwise type-prefixed lines (the AI SDK 4 data stream), a streamed JSON
+        array (Gemini without ``?alt=sse``), SSE or AWS event-stream, by its first bytes.
+        Raises :class:`Refused` for bytes it cannot read so (see the module docstring):
+        never handed back unread.
         """
         if not body:
             raise Refused(source, 0, "empty file: nothing to redact")
-        how = (self._ndjson if ndjson else self._jsonarray if opens_array(body[:4096])
+        how = (self._ndjson if ndjson else self._prefixed if looks_prefixed(body[:64])
+               else self._jsonarray if opens_array(body[:4096])
                else self._eventstream if is_eventstream(body[:1]) else self._sse)
         turn = _Turn()
         out = how(body, source, turn)
@@ -591,6 +594,21 @@ class Redactor:
                                                         len(m.group()))
         if not events:
             raise Refused(source, 0, "not NDJSON: no line holds a JSON object or array")
+        return bytes(out)
+
+    def _prefixed(self, body: bytes, source: str, turn: _Turn) -> bytes:
+        """Each line's value redacted like an SSE ``data`` payload; its type code kept (the
+        event). A line that is no part is filler (every reader reports it)."""
+        out = bytearray(body)
+        dec = PrefixedDecoder(source, strict=False)
+        for fr in dec.feed(body) + dec.close():
+            if fr.problem is not None:
+                out[fr.offset:fr.end] = _same_size("".join(map(fill, _text(
+                    body[fr.offset:fr.end]))), fr.end - fr.offset)
+                continue
+            start = fr.offset + len(fr.event) + 1  # after the code and its colon
+            end = start + len(fr.data.encode("utf-8"))
+            out[start:end] = _same_size(self.data(fr.data, turn, fr.event), end - start)
         return bytes(out)
 
     def _jsonarray(self, body: bytes, source: str, turn: _Turn) -> bytes:

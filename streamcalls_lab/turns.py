@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .events import DONE
 from .framing.eventstream import event_message
+from .framing.prefixed import prefixed_line
 from .framing.sse import DONE_DATA, json_data, sse_frame
 
 if TYPE_CHECKING:
@@ -339,6 +340,8 @@ def body(fmt: str, frames: Sequence[WireFrame], *, framing: str | None = None) -
         return ("[" + ",\r\n".join(f.text for f in frames) + "]").encode("utf-8")
     if how == "eventstream":
         return b"".join(event_message(f.event or "", f.text) for f in frames)
+    if how == "prefixed":  # each frame's event is its part's type code
+        return "".join(prefixed_line(f.event or "", f.text) for f in frames).encode("utf-8")
     raise ValueError(f"unknown framing {how!r}")
 
 

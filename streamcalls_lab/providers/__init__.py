@@ -18,14 +18,18 @@ from typing import Any
 
 from . import (
     ag_ui,
+    ai_sdk_data,
     ai_sdk_ui,
     anthropic,
     bedrock,
     cohere,
     gemini,
     gemini_interactions,
+    mistral_conversations,
     ollama,
+    openai_assistants,
     openai_chat,
+    openai_realtime,
     openai_responses,
 )
 from .spec import Answer, Envelope, Fields, Reader, WireFormat
@@ -47,6 +51,10 @@ FORMATS: dict[str, WireFormat] = {
         gemini_interactions.FORMAT,
         ai_sdk_ui.FORMAT,
         ag_ui.FORMAT,
+        openai_assistants.FORMAT,
+        mistral_conversations.FORMAT,
+        ai_sdk_data.FORMAT,
+        openai_realtime.FORMAT,
     )
 }
 """Every wire format the kit reads, by the name the ``provider`` column shows."""

@@ -128,7 +128,9 @@ class OpenAIResponses:
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
-        return isinstance(payload, dict) and str(payload.get("type", event)).startswith("response.")
+        # (an event_id makes it a Realtime server event, of the same names: openai_realtime)
+        return (isinstance(payload, dict) and "event_id" not in payload
+                and str(payload.get("type", event)).startswith("response."))
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         kind = payload.get("type", event)

@@ -20,7 +20,7 @@ from ..events import Ev, Hot, Kind
 if TYPE_CHECKING:
     from ..turns import Script, Transform, WireFrame
 
-Framing = Literal["sse", "ndjson", "jsonarray", "eventstream"]
+Framing = Literal["sse", "ndjson", "jsonarray", "eventstream", "prefixed"]
 
 
 class Reader(Protocol):
@@ -120,7 +120,8 @@ class WireFormat:
     """What the ``provider`` column shows."""
     reader: type[Reader]
     framing: Framing
-    """How its bytes are framed (SSE, NDJSON, a streamed JSON array, AWS event-stream)."""
+    """How its bytes are framed (SSE, NDJSON, a streamed JSON array, AWS event-stream,
+    type-prefixed lines)."""
     docs: str
     """Where the format's streaming is documented."""
     events: Mapping[Kind, tuple[str, ...]]
@@ -165,3 +166,7 @@ class WireFormat:
     generator draws its ids so)."""
     aliases: tuple[str, ...] = field(default=())
     """Other names the format goes by (a gateway's, an SDK's)."""
+    stated_time: Callable[[str], float | None] | None = None
+    """The receive time a frame's data states (a log that wraps each event with it), in
+    seconds since the epoch, or None where it states none: where no read was timed, the
+    ``t`` column counts from the turn's first stated time (None: frames state no time)."""

@@ -51,10 +51,6 @@ LOOKALIKES: tuple[Lookalike, ...] = (
               lambda e, p: "completion" in (p.get("type"), e) or "completion" in p,
               " (legacy /v1/complete, a `completion` event): text only, no tool calls, not "
               "read; use the Messages API"),
-    Lookalike("the OpenAI Assistants API",
-              lambda e, p: isinstance(p.get("object"), str) and p["object"].startswith("thread."),
-              ": not read; capture Chat Completions or Responses",
-              lambda e, p: f" ({p['object']})"),
     Lookalike("a HAR export", lambda e, p: isinstance(p.get("log"), dict) and "entries" in p["log"],
               ", not a stream: import it with `python -m streamcalls_lab import`"),
     Lookalike("Ollama progress lines",

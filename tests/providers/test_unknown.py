@@ -16,8 +16,6 @@ COHERE_V1 = sse((None, {"is_finished": False, "event_type": "stream-start",
                 (None, {"is_finished": False, "event_type": "text-generation", "text": "Hi"}))
 ANTHROPIC_LEGACY = sse(("completion", {"type": "completion", "completion": " Hello",
                                        "stop_reason": None, "model": "claude-2.1"}))
-ASSISTANTS = sse(("thread.run.step.delta", {"id": "step_1", "object": "thread.run.step.delta",
-                                            "delta": {"step_details": {}}}))
 HAR_ONE_LINE = ndjson({"log": {"version": "1.2", "entries": []}})
 OLLAMA_PULL = ndjson({"status": "pulling manifest"}, {"status": "success"})
 SOMETHING = sse((None, {"result": [], "token": "x"}))
@@ -25,7 +23,6 @@ SOMETHING = sse((None, {"result": [], "token": "x"}))
 REASONS = {  # what every row of the stream says it looks like: the stream
     "looks like Cohere v1 chat": COHERE_V1,
     "looks like Anthropic Text Completions": ANTHROPIC_LEGACY,
-    "looks like the OpenAI Assistants API": ASSISTANTS,
     "looks like a HAR export": HAR_ONE_LINE,
     "looks like Ollama progress lines": OLLAMA_PULL,
     "a JSON object with keys result, token": SOMETHING,

@@ -1,0 +1,120 @@
+"""Type-prefixed lines (``CODE:JSON\\n``): the AI SDK 4 data stream's framing, read and written.
+
+https://v4.ai-sdk.dev/docs/ai-sdk-ui/stream-protocol#data-stream-protocol
+
+Each line is a part: a type code, a colon, and the part's value as compact JSON, ended by
+``\\n`` (``@ai-sdk/ui-utils``' ``formatDataStreamPart``; served under the header
+``x-vercel-ai-data-stream: v1``). :class:`PrefixedDecoder` gives the
+:class:`~.frame.Frame` tuples every framing gives: ``offset`` and ``end`` bound the line
+(its line end included), ``event`` is the code, ``data`` the JSON text after the colon. A
+blank line carries nothing and is skipped. Whether the JSON parses is checked where every
+framing's data is parsed (``decode.EventDecoder``); here, what only the bytes show: a line
+with no code before its colon, invalid UTF-8, a NUL byte, and a last line cut short.
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from .frame import Frame, FrameDecoder
+
+CODES = frozenset("0123456789abcdefghijk")
+"""The type codes a part may carry (``0`` text ... ``k`` file; ``1``, ``4`` to ``7``
+belong to older releases and are read so a stream of them is named, not misframed)."""
+_BOM = b"\xef\xbb\xbf"
+_SHAPE = (frozenset("".join(sorted(CODES)).encode()),
+          frozenset(b":"), frozenset(b'"{[-0123456789tfn'))
+"""What each of a capture's first three bytes must be: a code, a colon, a JSON value's start."""
+_PREFIX = re.compile(rb"[0-9a-z]+")
+_new = tuple.__new__
+
+
+def looks_prefixed(head: bytes) -> bool | None:
+    """Whether a capture starting with ``head`` is type-prefixed lines: its first bytes (after
+    a BOM and blank lines) are a code, a colon and the start of a JSON value (``0:"``,
+    ``b:{``). An SSE line starts with a field name of more than one letter (``data:``) or a
+    colon, NDJSON with ``{``: neither can. None while ``head`` is too short to tell."""
+    if _BOM.startswith(head):
+        return None  # a BOM still arriving
+    rest = (head[3:] if head.startswith(_BOM) else head).lstrip(b" \t\r\n")
+    if not all(byte in allowed for byte, allowed in zip(rest, _SHAPE, strict=False)):
+        return False
+    return True if len(rest) >= len(_SHAPE) else None
+
+
+class PrefixedDecoder(FrameDecoder):
+    """Feed bytes in any chunking; get one frame per non-blank line (``SSEDecoder``'s interface).
+
+    ``strict=True`` raises :class:`CaptureError` at the first problem; ``strict=False`` gives
+    it as a frame whose ``problem`` is set, and goes on with the next line.
+    """
+
+    _EVENT = "line"
+
+    def __init__(self, source: str = "<bytes>", *, strict: bool = True) -> None:
+        super().__init__(source, strict=strict)
+        self._buf = b""
+        self._pos = 0  # absolute offset of _buf[0]
+
+    def _read(self, chunk: bytes) -> None:
+        buf = self._buf + chunk if self._buf else bytes(chunk)
+        last = buf.rfind(b"\n")
+        if last >= 0:
+            at = self._pos
+            for line in buf[: last + 1].split(b"\n")[:-1]:
+                self._line(line, at, at + len(line) + 1)
+                at += len(line) + 1
+            buf = buf[last + 1 :]
+            self._pos = at
+        self._buf = buf
+
+    def _end(self) -> None:
+        """A last line without its ``\\n`` is a frame only when its value is whole JSON."""
+        buf, at = self._buf, self._pos
+        if buf.strip():
+            colon = buf.find(b":")
+            try:
+                orjson.loads(buf[colon + 1:] if colon >= 0 else buf)
+            except orjson.JSONDecodeError:
+                self._problem(at, at + len(buf), f"stream ends inside a line: the last "
+                              f"{len(buf)} bytes have no line end and are not a whole part "
+                              "(truncated capture?)")
+            else:
+                self._line(buf, at, at + len(buf))
+        self._buf = b""
+        self._pos += len(buf)
+
+    def _line(self, line: bytes, at: int, end: int) -> None:
+        body = line[:-1] if line.endswith(b"\r") else line
+        if at == 0 and body.startswith(_BOM):
+            body, at = body[3:], 3  # a leading byte-order mark is not content
+        if not body.strip(b" \t"):
+            return  # a blank line carries nothing
+        if b"\0" in body:
+            self._problem(at + body.index(b"\0"), end,
+                          "binary data (a NUL byte), not a type-prefixed line")
+            return
+        colon = body.find(b":")
+        if colon <= 0 or not _PREFIX.fullmatch(body, 0, colon):
+            self._problem(at, end, f"not a type-prefixed line (CODE:JSON): "
+                          f"{body[:40].decode('utf-8', 'replace')!r}")
+            return
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as e:
+            where = at + e.start
+            self._problem(where, end, f"invalid UTF-8 in a line (byte 0x{body[e.start]:02x} "
+                          f"at {where})")
+            return
+        self._out.append(_new(Frame, (at, end, text[:colon], text[colon + 1:], "", None,
+                                      self._t, None)))
+
+
+# -- writing: the inverse of the decoder ------------------------------------------------
+def prefixed_line(code: str, data: str) -> str:
+    """One part as ``formatDataStreamPart`` writes it: the code, a colon, the JSON, ``\\n``."""
+    if "\n" in data or "\r" in data:
+        raise ValueError("a type-prefixed line cannot carry a raw line break in its JSON")
+    return f"{code}:{data}\n"
