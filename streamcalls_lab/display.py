@@ -22,6 +22,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .accumulate import present
+from .wording import number
 
 CODE_COLUMNS = ("fragment", "args", "final", "data", "so_far_text")
 TRACE_COLUMNS = ("seq", "event", "kind", "block", "call_id", "tool", "fragment", "chars")
@@ -145,10 +146,10 @@ def _number(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return escape(value)
     if isinstance(value, numbers.Integral):
-        return str(int(value))
+        return number(int(value))
     value = float(value)
     if value.is_integer() and abs(value) < 1e15:
-        return f"{int(value):,}" if abs(value) >= 1e4 else str(int(value))
+        return number(int(value))  # a whole float prints as the integer would
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
