@@ -1,7 +1,7 @@
 """Notebook 07's exercise: choose the case family that catches a given client bug.
 
 The checker does not compare names: it serves the family the student names to the reference
-client with that bug (``clients/reference.py --bug decode_chunks``) and says what the harness
+client with that bug (``clients/reference.py --bug splitlines``) and says what the harness
 found, so a family is right because it catches the bug, and wrong with the reason it did not.
 """
 
@@ -19,8 +19,8 @@ __all__ = ["CLIENTS", "TARGET_BUG"]
 
 CLIENTS = Path(__file__).resolve().parents[2] / "clients"
 """The repository's client adapters (absent from an installed wheel)."""
-TARGET_BUG = "decode_chunks"
-"""The bug the exercise's client has: it decodes each socket read as UTF-8 on its own."""
+TARGET_BUG = "splitlines"
+"""The bug the exercise's client has: it cuts the stream into lines with ``str.splitlines()``."""
 _FORMAT = "openai-chat"
 
 
@@ -42,30 +42,29 @@ def _check_family(answer: Any) -> Verdict:
                           suite="full", families=[answer], loop=True, progress=False)
     n = count(report.attrs["cases"], "case")
     if TARGET_BUG in set(report["class"]):
-        return Verdict(True, f"{answer} caught {TARGET_BUG} ({n}): its reads end inside a "
-                             "multi-byte character, so a client that decodes each read on "
-                             "its own fails there.")
+        return Verdict(True, f"the {answer} family caught {TARGET_BUG} ({n}): a data value "
+                             "holds a character that str.splitlines() takes for a line end "
+                             "and SSE does not, so the client cut a frame in two.")
     other = sorted(set(report["class"]))
     also = f" (it caught {', '.join(other)} instead)" if other else ""
-    return Verdict(False, f"the client passed {answer}'s {n}{also}: a read that decodes on "
-                          "its own, ending between characters, never breaks it. Which "
-                          "family cuts its reads inside a character?")
+    return Verdict(False, f"the client passed the {answer} family's {n}{also}: nothing there "
+                          "is a line end to str.splitlines() that is not one to SSE. Which "
+                          "family puts such a character inside a data value?")
 
 
 exercise(Exercise(
     name="07-torture/family",
-    task=("A client decodes each socket read as UTF-8 on its own. Name the case family that "
-          "catches it."),
+    task=("A client cuts the stream into lines with str.splitlines(). Name the case family "
+          "that catches it."),
     checker=_check_family,
-    solution=lambda: "utf8_read_split",
+    solution=lambda: "line_separator_in_data",
     explanation=(
-        "utf8_read_split serves each turn in reads cut inside every multi-byte character "
-        "(é, —, 東, emoji), so a read ends with the first byte or two of a character. "
-        "bytes.decode('utf-8') on that read raises (or, with errors='replace', writes U+FFFD "
-        "into the arguments). A client must keep one incremental decoder for the whole "
-        "stream (codecs.getincrementaldecoder('utf-8')), as clients/reference.py does. It is "
-        "the family built for this bug; odd_chunks and one_byte_reads, whose reads also end "
-        "inside characters, catch it too (the checker serves whichever you name, so it "
-        "accepts them), while a family whose reads end between characters cannot show it."),
-    wrong=("escapes", "interleaved", "no-such-family"),
+        "line_separator_in_data serves a frame whose JSON data holds U+2028 LINE SEPARATOR "
+        "unescaped (JSON allows it, and a server that writes JSON without ASCII escaping sends "
+        "it). An event stream ends lines only at CR, LF or CR LF, but str.splitlines() also "
+        "ends them at U+2028, U+2029, U+0085, form feed and more, so the client cuts the "
+        "frame's data in the middle of its JSON. Split on CR, LF and CR LF only, as "
+        "clients/reference.py's parser does (bytes.splitlines() also splits only there). "
+        "No other family holds such a character, so none catches it."),
+    wrong=("crlf", "escapes", "no-such-family"),
 ))
