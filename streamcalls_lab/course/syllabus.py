@@ -103,7 +103,10 @@ def _write(readme: Path, estimates: dict[str, int]) -> None:
         if row is not None and row.group(3) in estimates:
             line = re.sub(r"\|\s*\d+ min\s*\|$", f"| {estimates[row.group(3)]} min |", line)
         lines.append(line)
-    readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    total = sum(estimates.values())
+    text = re.sub(r"About \d+ hours in all \(\d+ minutes\)",
+                  f"About {round(total / 60)} hours in all ({total} minutes)", "\n".join(lines))
+    readme.write_text(text + "\n", encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
