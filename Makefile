@@ -4,6 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 ROOT   := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 DEMO_PORT ?= 8866
+LAB_PORT  ?= 8888
 
 .PHONY: lab git-filter demo site test data bench browser node clients clean
 
@@ -11,18 +12,24 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The course runs the demo (Voila) and, in notebook 7, the real SDK clients.
 $(VENV)/.lab: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[demo]"
+	$(BIN)/pip install --quiet -e ".[demo,clients]"
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[test,scale,demo,clients]"
 	touch $@
 
-## lab: install, then open JupyterLab on the course with the bundled data/
+## lab: install, then open JupyterLab on the course with the bundled data/ (LAB_PORT=8888)
+# etc/jupyter is the course's own Jupyter config, ahead of the environment's (a user's
+# ~/.jupyter still wins): no news feed or update check (nothing fetched off this machine), and
+# no notebook_shim (nothing here needs classic-notebook server extensions; it is what prints
+# the deprecated-token warning).
 lab: $(VENV)/.lab
 	@$(MAKE) --no-print-directory git-filter
-	$(BIN)/jupyter lab $(ROOT) --notebook-dir=notebooks
+	JUPYTER_CONFIG_PATH=$(CURDIR)/etc/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} \
+	  $(BIN)/jupyter lab $(ROOT) --port=$(LAB_PORT) --notebook-dir=notebooks
 
 # Beyond nbstripout's defaults (outputs, counts, widget state): the kernel's version details
 # JupyterLab adds on save. Cell ids stay (--keep-id), so running and saving makes no diff.

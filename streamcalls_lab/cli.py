@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .wording import count
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -129,7 +131,7 @@ def cmd_import(ns: argparse.Namespace) -> int:
 
     errors: list[CaptureError] = []
     written = import_paths(ns.files, ns.out, errors=errors)
-    print(f"wrote {len(written)} capture(s) to {ns.out}")
+    print(f"wrote {count(len(written), 'capture')} to {ns.out}")
     return _failed("import", errors, "skipped")
 
 
@@ -145,7 +147,7 @@ def cmd_redact(ns: argparse.Namespace) -> int:
 
     refused: list[Refused] = []
     written = redact_paths(ns.paths, ns.out, salt=ns.salt, refused=refused)
-    print(f"redacted {len(written)} capture(s) into {ns.out}")
+    print(f"redacted {count(len(written), 'capture')} into {ns.out}")
     return _failed("redact", refused, "nothing written for it")
 
 
@@ -311,12 +313,12 @@ def cmd_conform(ns: argparse.Namespace) -> int:
         print(f"{COMMANDS_PROG} conform: error: {e}", file=sys.stderr)
         return 2
     counts = table.attrs["calls"]
-    verdict = "conformant" if not len(table) else f"{len(table)} difference(s)"
+    verdict = "conformant" if not len(table) else count(len(table), "difference")
     return _differences(table, ns.as_json, {
         "streamed": str(streamed), "whole": str(whole), "format": table.attrs["format"],
         "calls": counts, "conformant": not len(table)},
         f"{inert(streamed, 200)} against {inert(whole, 200)} ({table.attrs['format']}: "
-        f"{counts['streamed']} call(s) streamed, {counts['whole']} whole): {verdict}")
+        f"{count(counts['streamed'], 'call')} streamed, {counts['whole']} whole): {verdict}")
 
 
 def _differences(table: pd.DataFrame, as_json: bool, facts: dict[str, Any], head: str) -> int:

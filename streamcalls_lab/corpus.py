@@ -152,3 +152,81 @@ def report(folder: str | os.PathLike[str], deltas: pd.DataFrame | None = None) -
                   max_rows=20).html if len(skipped)
             else "<p>Every file here was read.</p>")
     return SafeHTML(f'<p class="scl-origin scl-prose">{prose(describe(folder))}</p>{rest}')
+
+
+def data_folder(default: str | os.PathLike[str] = "../data",
+                variable: str = "STREAMCALLS_DATA") -> Path:
+    """The folder a notebook reads: the environment ``variable`` when it names one, else
+    ``default`` (a notebook's ``../data``). Set but empty (``STREAMCALLS_DATA=``) or blank is
+    unset, as a shell user means it; a value naming nothing is a ``FileNotFoundError`` that
+    says which variable to fix, not an error deep inside the first load."""
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return Path(default)
+    path = Path(value).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(f"{variable}={value!r} names no file or folder: point it at a "
+                                f"folder of captures, or unset it for the bundled data")
+    return path
+
+
+def sample(source: str | os.PathLike[str], n: int | None, *, seed: int = 0,
+           max_bytes: int | None = None) -> pd.DataFrame:
+    """At most ``n`` captures of ``source`` spread across what served them: one row per pick,
+    ``turn``, ``path``, ``provider`` (the wire format read) and ``host``.
+
+    The captures are grouped by (provider, host) (host from ``producers.served_by``: the
+    capture's provenance, its stream or the folder's ``INDEX.tsv``), each group shuffled with
+    ``seed``, and picks taken a round at a time, one from every group that has one left, so
+    every format and host appears before any appears twice. ``n`` of ``None``, or at least the
+    folder's size, picks every capture. A sample (not a full pick) leaves out captures over
+    ``max_bytes``: the few very large ones cost as much to replay as hundreds of others.
+    ``attrs``: ``captures`` (how many the source held), ``too_large`` (left out for size) and
+    ``strata`` (how many (provider, host) pairs the source has).
+    """
+    import random
+
+    picks = _strata(Path(source))
+    total, too_large = len(picks), 0
+    strata = len({(r["provider"], r["host"]) for r in picks})
+    if n is not None and n < total:
+        rng = random.Random(seed)
+        if max_bytes is not None:
+            small = [r for r in picks if os.path.getsize(r["path"]) <= max_bytes]
+            too_large, picks = len(picks) - len(small), small
+        groups: dict[tuple[str, str], list[dict[str, str]]] = {}
+        for row in picks:
+            groups.setdefault((row["provider"], row["host"]), []).append(row)
+        for rows in groups.values():
+            rng.shuffle(rows)
+        chosen: list[dict[str, str]] = []
+        while len(chosen) < min(n, len(picks)):
+            for key in sorted(groups):
+                if groups[key] and len(chosen) < min(n, len(picks)):
+                    chosen.append(groups[key].pop(0))
+        picks = sorted(chosen, key=lambda r: r["turn"])
+    out = pd.DataFrame(picks, columns=["turn", "path", "provider", "host"]).astype("str")
+    out.attrs.update(captures=total, too_large=too_large, strata=strata)
+    return out
+
+
+def _strata(root: Path) -> list[dict[str, str]]:
+    from .loader import load  # corpus is imported by what these import
+    from .producers import served_by
+    from .sources import resolve
+
+    if not resolve(root):
+        return []
+    events = load(root, strict=False)
+    provider = (events.groupby("turn", sort=False)["provider"].first().astype(str).to_dict()
+                if len(events) else {})
+    hosts = served_by(root)
+    rows = []
+    for turn, host in zip(hosts["turn"], hosts["host"], strict=True):
+        path = file_of(root, turn)
+        if path is None:
+            continue
+        rows.append({"turn": str(turn), "path": str(path),
+                     "provider": provider.get(turn, "unknown"),
+                     "host": "?" if pd.isna(host) else str(host)})
+    return rows

@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+from . import wording
 from .accumulate import present
 
 CODE_COLUMNS = ("fragment", "args", "final", "data", "so_far_text")
@@ -159,17 +160,15 @@ def number(value: Any) -> str:
     if value != value:  # NaN
         return "NA"
     if value.is_integer() and abs(value) < 1e15:
-        return f"{int(value):,}" if abs(value) >= 1e4 else str(int(value))
+        return wording.number(int(value))  # a whole float prints as the integer would
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
 _number = number
 
 
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``n`` and the word in the form ``n`` needs: ``1 kind``, ``2 kinds``, ``0 calls``
-    (``many``: an irregular plural, ``plural(2, "choice", "choices")``)."""
-    return f"{number(n)} {word if n == 1 else many or word + 's'}"
+plural = wording.count
+"""``n`` and the word in the form ``n`` needs (:func:`~.wording.count`)."""
 
 
 def prose(text: str) -> str:

@@ -31,6 +31,7 @@ from markdown_it import MarkdownIt
 
 from .accumulate import Accumulator, CallBuffer, _get
 from .providers import FORMATS
+from .wording import count
 
 _ESCAPE = re.compile(r'(?:\\u[0-9a-fA-F]{4})+|\\["\\/bfnrt]')
 ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
@@ -618,12 +619,12 @@ def describe(s: Symptom) -> tuple[str, str, str]:
     differ = [(w, h) for w, h in pairs if w != h]
     parts = []
     if differ:
-        parts.append(f"{len(differ)} call(s) handed on with other arguments or tool")
+        parts.append(f"{count(len(differ), 'call')} handed on with other arguments or tool")
     if extra:
-        parts.append(f"{len(extra)} call(s) handed on that a correct handler holds back "
+        parts.append(f"{count(len(extra), 'call')} handed on that a correct handler holds back "
                      "or never sees")
     if missing:
-        parts.append(f"{len(missing)} call(s) never handed on")
+        parts.append(f"{count(len(missing), 'call')} never handed on")
     if s.error:
         parts.append(s.error)
     detail = "; ".join(parts) + how

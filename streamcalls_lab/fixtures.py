@@ -34,11 +34,13 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
+from os import PathLike as os_PathLike
 from typing import Any
 
 import orjson
 import pandas as pd
 
+from . import corpus
 from .accumulate import Accumulator, CallBuffer
 from .framing import decode_any
 from .framing.frame import Frame
@@ -48,8 +50,11 @@ from .providers import FORMATS
 from .providers.as_written import value_span
 from .providers.spec import WireFormat
 from .sources import Source, resolve
+from .wording import count, number
 
 LONG_ARGS = 400
+SAMPLED_BYTES = 64 * 1024
+"""A sample of captures (:func:`caught`) draws from those of at most this size."""
 MANY_DELTAS = 24
 PROPERTIES = ("two_calls", "long_args", "escape_split", "prose_around", "cut_off")
 _STEP = re.compile(r"^(?P<conversation>.*)__i(?P<step>\d+)$")
@@ -380,3 +385,35 @@ def truncate(source: Source, *, call: int = -1, at: int | None = None) -> bytes:
             raise ValueError(f"{turn.name}: the call was never announced; nothing to keep")
     return turn.body[: turn.frames[keep].end]
 
+
+
+def caught(folder: str | os_PathLike, *, sample: int | None = None,
+           read_size: int | None = None, seed: int = 0,
+           max_bytes: int | None = SAMPLED_BYTES) -> pd.DataFrame:
+    """Which faults each capture of ``folder`` catches (``breaker.catches``), on every capture
+    or on a ``sample`` spread across formats and hosts (``corpus.sample``: each (format, host)
+    once before any twice; a sample draws from captures of at most ``max_bytes``), never on
+    the first files alphabetically, which in a folder of real recordings are one project's.
+    ``attrs``: ``captures`` (how many the folder held), ``ran`` (how many were run) and
+    ``how``, a phrase saying which were run."""
+    from . import breaker  # which imports this module
+
+    picks = corpus.sample(folder, sample, seed=seed, max_bytes=max_bytes)
+    rows = []
+    for turn, path in zip(picks["turn"], picks["path"], strict=True):
+        one = breaker.catches(path, read_size=read_size)
+        rows.append(one.assign(turn=turn))
+    out = (pd.concat(rows, ignore_index=True) if rows
+           else breaker.catches(b"", read_size=read_size).iloc[:0])
+    total, ran = picks.attrs["captures"], len(picks)
+    how = f"all {count(total, 'capture')}"
+    if ran < total:
+        covered = picks.groupby(["provider", "host"]).ngroups
+        how = (f"a sample of {number(ran)} of {count(total, 'capture')}, drawn across "
+               f"formats and hosts ({covered} of the folder's {picks.attrs['strata']} format "
+               f"and host pairs; seed {seed})")
+        if picks.attrs["too_large"]:
+            how += (f", leaving out {count(picks.attrs['too_large'], 'capture')} over "
+                    f"{number(max_bytes // 1024)} KiB")
+    out.attrs.update(captures=total, ran=ran, how=how)
+    return out

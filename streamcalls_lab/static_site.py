@@ -1,7 +1,9 @@
 """The static edition of the course: every notebook executed, exported as offline HTML.
 
 ``build_site(out)`` runs each notebook on a data folder (as ``STREAMCALLS_DATA`` does for a
-reader), exports it with nbconvert's lab template and writes an index page linking them.
+reader), exports it with nbconvert's lab template and writes an index page linking them, in
+the course's order with what each teaches, builds on and takes (``notebooks/README.md``'s
+table, read by :mod:`.course.syllabus`: the path is written once).
 The pages need no kernel and no network: plots are inline PNGs, every kit widget shows the
 static, escaped HTML rendering it carries beside its live view, and nothing loads from a
 CDN (no require.js, MathJax, Mermaid or widget manager). Each page also carries a Content
@@ -20,6 +22,9 @@ from pathlib import Path
 
 import nbformat
 from jinja2 import DictLoader
+
+from .corpus import data_folder
+from .course.syllabus import README, Step, steps
 
 REPO_NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -93,16 +98,35 @@ def export(nb: nbformat.NotebookNode, title: str) -> str:
     return body
 
 
-def index_page(pages: Sequence[Page], data: Path) -> str:
-    items = "\n".join(
-        f'<li><a href="{html.escape(p.path.name)}">{html.escape(p.title)}</a></li>'
-        for p in pages)
+def course_path() -> list[Step]:
+    """The course's path from ``notebooks/README.md``; empty where there is no README."""
+    return steps(README) if README.is_file() else []
+
+
+def _item(page: Page, step: Step | None) -> str:
+    link = f'<a href="{html.escape(page.path.name)}">{html.escape(page.title)}</a>'
+    if step is None:
+        return f"<li>{link}</li>"
+    return (f"<li>{link}: {html.escape(step.teaches)}. <small>Builds on: "
+            f"{html.escape(step.builds_on)}; about {step.minutes} min.</small></li>")
+
+
+def index_page(pages: Sequence[Page], data: Path, path: Sequence[Step] | None = None) -> str:
+    """The index: every page in the course's order, each with its step of ``path`` (what it
+    teaches, builds on and takes; by default the README's)."""
+    by_stem = {Path(s.notebook).stem: s for s in (course_path() if path is None else path)}
+    order = {stem: n for n, stem in enumerate(by_stem)}
+    ranked = sorted(pages, key=lambda p: (order.get(p.path.stem, len(order)), p.path.stem))
+    items = "\n".join(_item(p, by_stem.get(p.path.stem)) for p in ranked)
+    total = sum(by_stem[p.path.stem].minutes for p in ranked if p.path.stem in by_stem)
+    timed = (f" The path below takes about {total} minutes (<code>notebooks/README.md</code> "
+             "says how that was estimated)." if total else "")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{_CSP_META}'
             "<title>streamcalls-lab: the course</title></head>\n<body><main>"
             "<h1>streamcalls-lab: the course</h1>\n"
             f"<p>Each notebook as executed on <code>{html.escape(data.name)}/</code>; "
             "read it here without a kernel. The widgets show a still of their first state: "
-            "run the notebooks in JupyterLab (<code>make lab</code>) to move them.</p>\n"
+            f"run the notebooks in JupyterLab (<code>make lab</code>) to move them.{timed}</p>\n"
             f"<ol>\n{items}\n</ol></main></body></html>\n")
 
 
@@ -113,7 +137,7 @@ def build_site(out: Path, data: Path | None = None,
     ``data`` defaults to ``STREAMCALLS_DATA`` or the bundled ``data/``. Returns the pages in
     index order, each with the number of error outputs its run left (0 when all went well).
     """
-    data = Path(data or os.environ.get("STREAMCALLS_DATA") or REPO_NOTEBOOKS.parent / "data")
+    data = Path(data) if data else data_folder(REPO_NOTEBOOKS.parent / "data")
     sources = sorted(notebooks or REPO_NOTEBOOKS.glob("*.ipynb"))
     out.mkdir(parents=True, exist_ok=True)
     pages = []

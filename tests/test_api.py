@@ -13,7 +13,7 @@ from .conftest import REPO
 PACKAGES = ("streamcalls_lab", "streamcalls_lab.framing", "streamcalls_lab.traffic",
             "streamcalls_lab.producers",
             "streamcalls_lab.torture", "streamcalls_lab.providers", "streamcalls_lab.importers",
-            "streamcalls_lab.widgets")
+            "streamcalls_lab.widgets", "streamcalls_lab.course")
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -51,7 +51,7 @@ def test_import_writes_captures(tmp_path: Path, capsys: pytest.CaptureFixture[st
     src.write_text('{"type":"message_stop"}\n')
     assert cli.main(["import", str(src), "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "log.sse").exists()
-    assert "wrote 1 capture(s)" in capsys.readouterr().out
+    assert "wrote 1 capture to" in capsys.readouterr().out
 
 
 def test_redact_writes_same_size_copies(tmp_path: Path) -> None:

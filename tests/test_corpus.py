@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 import streamcalls_lab as scl
 from streamcalls_lab import corpus as origin
 
@@ -95,3 +97,62 @@ def test_one_bundled_capture_is_named_generated_and_a_changed_copy_is_not(tmp_pa
 def test_the_origin_note_sets_its_backticked_names_as_code_not_as_backticks() -> None:
     note = str(origin.report(DATA, scl.load(DATA, strict=False))).split("</p>", 1)[0]
     assert "`" not in note and "<code>scripts/make_data.py</code>" in note
+# -- the data folder a notebook reads --------------------------------------------------------
+def test_the_data_folder_is_the_default_when_the_variable_is_unset(monkeypatch) -> None:
+    monkeypatch.delenv("STREAMCALLS_DATA", raising=False)
+    assert origin.data_folder("../data") == Path("../data")
+
+
+def test_an_empty_or_blank_data_variable_means_the_default(monkeypatch) -> None:
+    for value in ("", "   "):
+        monkeypatch.setenv("STREAMCALLS_DATA", value)
+        assert origin.data_folder("../data") == Path("../data")
+
+
+def test_the_data_variable_names_the_folder(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("STREAMCALLS_DATA", str(tmp_path))
+    assert origin.data_folder("../data") == tmp_path
+
+
+def test_a_data_variable_naming_nothing_says_which_variable(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("STREAMCALLS_CAPTURES", str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError, match=r"STREAMCALLS_CAPTURES=.*names no file"):
+        origin.data_folder("../data", "STREAMCALLS_CAPTURES")
+
+
+# -- a sample spread across what served the captures -----------------------------------------
+def _served_folder(root: Path) -> Path:
+    """Six Anthropic captures named first, one Chat and one Responses capture after them."""
+    for n in range(6):
+        path = root / "anthropic-messages" / f"a{n}.sse"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(turns.anthropic([], [("lookup", ['{"id": ', f'"{n}"}}'])]))
+    (root / "zz-chat.sse").write_bytes(turns.chat([(0, "call_1", "lookup", ['{"id": 1}'])]))
+    (root / "zz-responses.sse").write_bytes(turns.responses(['{"id": ', '2}']))
+    return root
+
+
+def test_a_sample_takes_every_format_before_any_twice(tmp_path: Path) -> None:
+    picked = origin.sample(_served_folder(tmp_path), 3)
+    assert sorted(picked["provider"]) == ["anthropic-messages", "openai-chat",
+                                          "openai-responses"]
+    assert picked.attrs["captures"] == 8 and picked.attrs["strata"] == 3
+
+
+def test_a_sample_is_the_same_for_the_same_seed(tmp_path: Path) -> None:
+    folder = _served_folder(tmp_path)
+    assert origin.sample(folder, 4, seed=1)["turn"].tolist() == (
+        origin.sample(folder, 4, seed=1)["turn"].tolist())
+
+
+def test_no_sample_size_picks_every_capture(tmp_path: Path) -> None:
+    assert len(origin.sample(_served_folder(tmp_path), None)) == 8
+
+
+def test_a_sample_leaves_out_captures_over_its_size_limit_and_counts_them(tmp_path: Path) -> None:
+    folder = _served_folder(tmp_path)
+    big = folder / "anthropic-messages" / "a0.sse"
+    big.write_bytes(big.read_bytes() + b": padding\n" * 2000)
+    picked = origin.sample(folder, 7, max_bytes=10_000)
+    assert "anthropic-messages/a0" not in set(picked["turn"])
+    assert picked.attrs["too_large"] == 1

@@ -207,3 +207,8 @@ def test_a_cut_never_splits_an_escape_into_live_markup() -> None:
 def test_every_cell_may_wrap_and_the_table_scrolls_rather_than_push_columns_off() -> None:
     markup = str(display.table(pd.DataFrame({"turn": ["openai-chat/" + "a_" * 60]})))
     assert "overflow-wrap:anywhere" in markup and 'class="scl-scroll"' in markup
+
+
+def test_an_integer_and_a_whole_float_print_alike() -> None:
+    markup = str(display.table(pd.DataFrame({"a": [23195], "b": [23195.0], "c": [7810]})))
+    assert markup.count(">23,195</td>") == 2 and ">7810</td>" in markup

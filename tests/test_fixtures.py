@@ -6,7 +6,8 @@ import orjson
 import pandas as pd
 import pytest
 
-from streamcalls_lab import calls, load
+import streamcalls_lab as scl
+from streamcalls_lab import calls, fixtures, load
 from streamcalls_lab.fixtures import (
     PROPERTIES,
     boundaries,
@@ -20,7 +21,7 @@ from streamcalls_lab.fixtures import (
 )
 from streamcalls_lab.generate import ToolCall, generate, serialize
 
-from .conftest import FORMATS, capture_files
+from .conftest import DATA, FORMATS, capture_files
 
 LONG = {"order_id": "A-4417", "description": "Zoë: \"cracked\"\n" + "lid split, *both* 📷 " * 25}
 SHORT = {"order_id": "A-4417"}
@@ -233,3 +234,21 @@ def test_the_coverage_subcommand_prints_the_table(tmp_path, capsys):
     chat = next(line for line in capsys.readouterr().out.splitlines()
                 if line.startswith("openai-chat"))
     assert chat.split()[1:3] == ["True", "False"]
+
+
+# -- which faults a folder catches, on all of it or on a spread sample ------------------------
+def test_caught_runs_every_capture_of_a_small_folder_and_says_so() -> None:
+    found = fixtures.caught(DATA, sample=100)
+    assert found.attrs["how"] == f"all {found.attrs['captures']} captures"
+    assert len(found) == found.attrs["captures"] == found.attrs["ran"]
+
+
+def test_caught_names_each_capture_as_the_folder_loads_it() -> None:
+    found = fixtures.caught(DATA, sample=100)
+    assert set(found["turn"]) == set(scl.load(DATA)["turn"])
+
+
+def test_caught_on_a_sample_says_it_is_a_sample_spread_across_formats() -> None:
+    found = fixtures.caught(DATA, sample=3)
+    assert found.attrs["ran"] == 3 and found.attrs["how"].startswith("a sample of 3 of ")
+    assert found["provider"].nunique() == 3  # one of each bundled format, not the first three

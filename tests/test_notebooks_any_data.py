@@ -35,7 +35,7 @@ def odd_folder(root: Path) -> Path:
     return folder
 
 
-def run(notebook: Path, data: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def run(notebook: Path, data: Path | str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Execute ``notebook`` on ``data``; the error outputs it produced."""
     from nbclient import NotebookClient
 
@@ -67,3 +67,17 @@ def test_each_notebook_runs_on_a_folder_of_odd_recordings(
     notebook: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert run(notebook, odd_folder(tmp_path), monkeypatch) == []
+
+
+def _reads_data_folder(notebook: Path) -> bool:
+    return any("corpus.data_folder()" in c.source
+               for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code")
+
+
+@pytest.mark.parametrize("notebook", [p for p in NOTEBOOKS if _reads_data_folder(p)],
+                         ids=lambda p: p.stem[:2])
+def test_an_empty_data_variable_reads_the_bundled_data(
+    notebook: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`STREAMCALLS_DATA=` (set, empty) is the default folder, not the notebooks' own."""
+    assert run(notebook, "", monkeypatch) == []

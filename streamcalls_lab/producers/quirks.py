@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from ..turns import Call, Script, Segment, Text
+from ..wording import count
 
 if TYPE_CHECKING:
     from .scan import Finding, TurnEvidence
@@ -95,8 +96,9 @@ def _stop_reason_mismatch(turn: TurnEvidence) -> Iterator[Finding]:
                 and not (c.call_id and c.call_id.startswith(ran))]  # the server's own tools
         if made and ch.reason is not None and ch.reason not in said:
             yield turn.finding("stop_reason_mismatch", ch.choice, None, ch.reason_at,
-                               f"the stop reason says {ch.reason!r} after {len(made)} finished "
-                               f"call(s); this format says {' or '.join(sorted(said))} for calls")
+                               f"the stop reason says {ch.reason!r} after "
+                               f"{count(len(made), 'finished call')}; this format says "
+                               f"{' or '.join(sorted(said))} for calls")
 
 
 def _index_gap(turn: TurnEvidence) -> Iterator[Finding]:
@@ -108,8 +110,8 @@ def _index_gap(turn: TurnEvidence) -> Iterator[Finding]:
         if blocks and sorted(blocks) != list(range(len(blocks))):
             first = next(c for c in turn.calls if c.choice == ch.choice and c.block == blocks[0])
             yield turn.finding("index_gap", ch.choice, first.call_id, first.at,
-                               f"{len(blocks)} call(s) at indices {blocks}: the format counts "
-                               "calls from 0")
+                               f"{count(len(blocks), 'call')} at indices {blocks}: the "
+                               "format counts calls from 0")
 
 
 def _whole_calls_in_one_chunk(turn: TurnEvidence) -> Iterator[Finding]:

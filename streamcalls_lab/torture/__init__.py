@@ -34,8 +34,10 @@ from ..check import TURN_FORMATS
 from .cases import PATHS, SUITES, CallTuple, WireCase, cases
 from .judge import (
     CLASSES,
+    CLIENT_PACKAGES,
     Finding,
     Tolerance,
+    install_hint,
     judge,
     markdown,
     not_started,
@@ -47,9 +49,10 @@ from .judge import (
 from .run import LoopClient, Run, accepts_gzip, case_env, client_env, run_case
 
 __all__ = [
-    "CLASSES", "PATHS", "SUITES", "CallTuple", "Finding", "LoopClient", "Run", "Tolerance",
-    "WireCase", "accepts_gzip", "case_env", "cases", "check_client", "client_env", "judge",
-    "markdown", "not_started", "report", "run_case", "settle", "tolerated", "verdict",
+    "CLASSES", "CLIENT_PACKAGES", "PATHS", "SUITES", "CallTuple", "Finding", "LoopClient", "Run",
+    "Tolerance", "WireCase", "accepts_gzip", "case_env", "cases", "check_client", "client_env",
+    "install_hint", "judge", "markdown", "not_started", "report", "run_case", "settle",
+    "tolerated", "verdict",
 ]
 
 
@@ -108,7 +111,9 @@ def check_client(cmd: str | Sequence[str], formats: Sequence[str] = TURN_FORMATS
     ``cases``, ``seconds`` (the suite's wall time), ``failed`` (how many cases failed),
     ``tolerances`` (what the client was let off, one record per note: not failures) and
     ``not_started`` (why the client did not start, when it failed the same way on every
-    case before reading anything; the report then has no rows; else None). Cases run
+    case before reading anything; the report then has no rows; else None) and ``install``
+    (for a client that did not start for want of a Python module, what to install:
+    :func:`~.judge.install_hint`; else None). Cases run
     ``jobs`` at a time (default: twice the cores, at most 8), each with its own server;
     ``loop``: ``jobs`` client processes each serve cases in turn, read from their stdin (the
     protocol is :mod:`.run`'s), instead of a process per case. Empty for a client that
@@ -138,10 +143,11 @@ def check_client(cmd: str | Sequence[str], formats: Sequence[str] = TURN_FORMATS
     why = not_started(todo, [runs[n] for n in range(len(todo))])
     if why is not None:
         out = report([], len(todo), seconds)
-        out.attrs.update(failed=0, not_started=why)
+        out.attrs.update(failed=0, not_started=why, install=install_hint(why))
         return out
     in_order = [judged[n] for n in range(len(todo))]  # the same report however runs finish
     out = report([f for found, _ in in_order for f in found], len(todo), seconds,
                  [t for _, noted in in_order for t in noted])
-    out.attrs.update(failed=sum(bool(found) for found, _ in in_order), not_started=None)
+    out.attrs.update(failed=sum(bool(found) for found, _ in in_order), not_started=None,
+                     install=None)
     return out

@@ -198,6 +198,30 @@ def not_started(cases: Sequence[WireCase], runs: Sequence[Run]) -> str | None:
     return None
 
 
+# The Python modules the adapters in clients/ import, and the package that installs each
+# (all in the `clients` extra, which `make lab` installs).
+CLIENT_PACKAGES = {"openai": "openai", "anthropic": "anthropic", "httpx_sse": "httpx-sse",
+                   "sseclient": "sseclient-py", "langchain_openai": "langchain-openai",
+                   "langchain_anthropic": "langchain-anthropic"}
+_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+
+
+def install_hint(why: str | None) -> str | None:
+    """What to install, in plain words, when a client did not start for want of a Python
+    module (``why``, a ``not_started`` reason, names a ``ModuleNotFoundError``); else None.
+    A missing SDK is not a bug of the client, and the report says so rather than crash."""
+    found = _NO_MODULE.search(why or "")
+    if found is None:
+        return None
+    module = found.group(1).split(".")[0]
+    package = CLIENT_PACKAGES.get(module, module)
+    every = (' Every client in clients/ at once: pip install -e ".[clients]" from the '
+             "repository (make lab does it)." if module in CLIENT_PACKAGES else "")
+    return (f"The client did not start: it imports the Python module {module!r}, which is not "
+            f"installed where it runs. Install it with: python -m pip install {package}"
+            f" (with that Python).{every}")
+
+
 _VERBATIM = frozenset({"example", "expected", "got"})
 
 

@@ -388,14 +388,14 @@ def test_the_command_exits_0_for_a_conformant_pair(tmp_path, capsys) -> None:
     args = _files(tmp_path, turns.turn_bytes("openai-chat", TURN), whole("openai-chat", TURN))
     assert cli.main(["conform", *args]) == 0
     assert capsys.readouterr().out.rstrip().endswith(
-        "(openai-chat: 2 call(s) streamed, 2 whole): conformant")
+        "(openai-chat: 2 calls streamed, 2 whole): conformant")
 
 
 def test_the_command_exits_1_with_a_table_of_differences(tmp_path, capsys) -> None:
     quoted = FAULTS["int quoted"][0]("openai-chat", TURN)
     assert cli.main(["conform", *_files(tmp_path, quoted, whole("openai-chat", TURN))]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0].endswith("1 difference(s)")
+    assert out[0].endswith("1 difference")
     assert out[1].split() == ["arguments", "call", "0", "key", "days:", "the", "stream",
                               "sends", '"3"', "(a", "string),", "the", "whole", "response",
                               "3", "(a", "number)"]
