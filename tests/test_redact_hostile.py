@@ -125,8 +125,6 @@ SSE_BODIES = {"anthropic": ANTHROPIC, "chat": CHAT, "responses": RESPONSES, "gem
 
 
 def _bedrock() -> bytes:
-    invoke = base64.b64encode(json.dumps({"type": "content_block_delta", "index": 0, "delta": {
-        "type": "text_delta", "text": f"{MARK} wrapped"}}).encode()).decode()
     return b"".join([
         event("contentBlockStart", json.dumps({"contentBlockIndex": 0, "start": {"toolUse": {
             "toolUseId": f"tooluse_{MARK}", "name": "lookup"}}})),
@@ -134,8 +132,15 @@ def _bedrock() -> bytes:
             "input": json.dumps({"k": MARK, "n": 8675309})}}, "p": MARK})),
         event("contentBlockDelta", json.dumps({"contentBlockIndex": 1, "delta": {
             "text": MARK}}), extra=string("x-custom", MARK)),
-        event("chunk", json.dumps({"bytes": invoke})),
     ])
+
+
+def _invoke() -> bytes:
+    """InvokeModel: Anthropic's events wrapped in base64 ``bytes``."""
+    return b"".join(event("chunk", json.dumps({"bytes": base64.b64encode(json.dumps(inner)
+                                                                         .encode()).decode()}))
+                    for inner in ({"type": "content_block_delta", "index": 0, "delta": {
+                        "type": "text_delta", "text": f"{MARK} wrapped"}},))
 
 
 @pytest.mark.parametrize("name", sorted(SSE_BODIES))
@@ -153,8 +158,15 @@ def test_no_planted_secret_survives_in_an_event_stream_and_every_crc_checks() ->
     assert len(redacted) == len(body) and MARK.encode() not in redacted
     assert b"8675309" not in redacted
     assert [f.event for f in decode(redacted)] == [f.event for f in decode(body)]
+
+
+def test_a_wrapped_invoke_event_is_unwrapped_redacted_and_wrapped_again() -> None:
+    body = _invoke()
+    redacted = Redactor(SALT).capture(body)
+    assert len(redacted) == len(body) and MARK.encode() not in redacted
     inner = json.loads(decode(redacted)[-1].data)["bytes"]
     assert json.loads(base64.b64decode(inner))["delta"]["type"] == "text_delta"
+    assert MARK not in base64.b64decode(inner).decode()
 
 
 def test_what_the_policy_keeps_on_purpose_is_kept() -> None:

@@ -332,6 +332,7 @@ FORMAT = WireFormat(
         schema=frozenset(("type", "role", "name", "model", "stop_reason", "service_tier",
                           "inference_geo")),
         numbers=frozenset(("index",)),
+        top=frozenset(("type", "index")),
     ),
     write=write,
     quirks=QUIRKS,

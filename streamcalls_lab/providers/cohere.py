@@ -225,6 +225,7 @@ FORMAT = WireFormat(
         schema=frozenset(("type", "role", "name", "finish_reason")),
         numbers=frozenset(("index",)),
         ids=frozenset(("id",)),
+        top=frozenset(("type", "index")),
     ),
     write=write,
     quirks=QUIRKS,

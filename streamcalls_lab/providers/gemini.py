@@ -304,6 +304,7 @@ FORMAT = WireFormat(
         schema=frozenset(("role", "name", "finishReason", "modelVersion", "jsonPath",
                           "status")),
         ids=frozenset(("responseId",)),
+        top=frozenset(("modelVersion",)),
     ),
     write=write,
     quirks=dict.fromkeys(("empty_arguments", "call_in_text", "line_separator_in_data")),

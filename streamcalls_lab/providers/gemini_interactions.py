@@ -202,6 +202,7 @@ FORMAT = WireFormat(
         schema=frozenset(("type", "event_type", "status", "object", "name", "role")),
         numbers=frozenset(("index",)),
         ids=frozenset(("id",)),
+        top=frozenset(("event_type", "index", "status")),
     ),
     write=write,
     quirks=QUIRKS,

@@ -590,6 +590,7 @@ FORMAT = WireFormat(
                           "service_tier", "system_fingerprint")),
         numbers=frozenset(("index", "created")),
         ids=frozenset(("id",)),
+        top=frozenset(("object", "model", "created", "service_tier", "system_fingerprint")),
     ),
     write=write,
     quirks=QUIRKS,

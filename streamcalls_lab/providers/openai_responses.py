@@ -439,6 +439,8 @@ FORMAT = WireFormat(
         numbers=frozenset(("output_index", "content_index", "summary_index",
                            "sequence_number", "annotation_index", "created_at")),
         ids=frozenset(("id", "item_id", "response_id", "previous_response_id")),
+        top=frozenset(("type", "sequence_number", "output_index", "content_index",
+                       "summary_index", "annotation_index")),
     ),
     write=write,
     quirks=QUIRKS,
