@@ -87,6 +87,7 @@ import os
 import re
 import shutil
 import struct
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from os import PathLike
@@ -97,6 +98,7 @@ from zlib import crc32
 import orjson
 
 from . import timing
+from .errors import CaptureError
 from .events import PAYLOAD_ERRORS, Ev
 from .framing import jsonarray, ndjson
 from .framing.eventstream import PRELUDE, encode_message, is_eventstream, parse_headers
@@ -104,7 +106,7 @@ from .framing.jsonarray import JSONArrayDecoder, opens_array
 from .framing.sse import SSEDecoder
 from .providers import FORMATS, sniff
 from .providers.spec import Reader, WireFormat
-from .sources import CAPTURE_SUFFIXES, entry_problem, over_files
+from .sources import CAPTURE_SUFFIXES, entry_problem, over_files, path_tag
 
 FILLERS = {1: "x", 2: "ø", 3: "░", 4: "𝕩"}
 """Filler by UTF-8 length (ASCII letters and digits keep their class: ``x``, ``X``, ``0``)."""
@@ -889,6 +891,11 @@ def _data_spans(body: bytes, start: int, end: int, tail: bool = False) -> list[t
 
 
 # -- files --------------------------------------------------------------------------
+def _tagged(dst: Path, src: Path) -> Path:
+    """``dst`` with ``src``'s :func:`~.sources.path_tag` before its suffix."""
+    return dst.with_name(f"{dst.name.removesuffix(dst.suffix)}-{path_tag(src)}{dst.suffix}")
+
+
 def redact_bytes(body: bytes, *, salt: str | bytes | None = None) -> bytes:
     """One capture's bytes, redacted (see the module docstring for what is kept)."""
     return Redactor(salt).capture(body)
@@ -897,9 +904,11 @@ def redact_bytes(body: bytes, *, salt: str | bytes | None = None) -> bytes:
 def redact_file(
     src: str | PathLike[str], dst: str | PathLike[str], *, redactor: Redactor | None = None
 ) -> Path:
-    """Write the redacted capture to ``dst``; its timing sidecar is copied byte for byte.
+    """Write the redacted capture to ``dst``; its timing sidecar is copied byte for byte
+    (it holds nothing but times and sizes, once read as such), its provenance never.
 
-    Raises :class:`Refused` (and writes nothing) for a file it cannot read as a capture.
+    Raises :class:`Refused` (and writes nothing) for a file it cannot read as a capture, or
+    whose timing sidecar is not one (it could hold anything).
     """
     src, dst = Path(src), Path(dst)
     if src.resolve() == dst.resolve():
@@ -913,6 +922,10 @@ def redact_file(
         raise Refused(str(src), 0, f"cannot be read: {e.strerror or e}") from None
     redacted = (redactor or Redactor()).capture(body, str(src),
                                                  ndjson=src.suffix.lower() == ".ndjson")
+    try:
+        timing.read(src)
+    except CaptureError as e:
+        raise Refused(e.source, e.offset, e.reason) from None
     dst.parent.mkdir(parents=True, exist_ok=True)
     dst.write_bytes(redacted)
     side = timing.sidecar(src)
@@ -932,9 +945,11 @@ def redact_paths(
     """Redact files and directories of captures into ``out_dir``, one id mapping for all.
 
     A directory's captures (``.sse``, ``.eventstream``) keep their paths relative to it.
-    ``refused``: a list that collects each file redaction refuses (nothing is written for
-    it) while the rest go on; without one the first refusal raises. ``progress``: a
-    progress bar (``None``: only on a terminal).
+    Inputs that would share an output (``a/turn.sse`` and ``b/turn.sse``) each get a tag
+    from their full path (``turn-1f2e3d4c.sse``), as ``import`` tags recordings of the same
+    name; a file named twice is redacted once. ``refused``: a list that collects each file
+    redaction refuses (nothing is written for it) while the rest go on; without one the
+    first refusal raises. ``progress``: a progress bar (``None``: only on a terminal).
     """
     out_dir = Path(out_dir)
     jobs: list[tuple[Path, Path]] = []
@@ -944,6 +959,9 @@ def redact_paths(
                      if f.suffix in (*CAPTURE_SUFFIXES, ".ndjson")]
         else:
             jobs.append((p, out_dir / p.name))
+    jobs = list({src.resolve(): (src, dst) for src, dst in reversed(jobs)}.values())[::-1]
+    shared = Counter(dst for _, dst in jobs)
+    jobs = [(src, _tagged(dst, src) if shared[dst] > 1 else dst) for src, dst in jobs]
     redactor = Redactor(salt)
     return over_files(lambda job: redact_file(*job, redactor=redactor), jobs, desc="redact",
                       progress=progress, catch=Refused, failures=refused)

@@ -234,6 +234,61 @@ def test_refusals_are_collected_and_the_rest_still_written(tmp_path: Path) -> No
         str(tmp_path / "a.sse")]
 
 
+def test_same_named_inputs_from_two_folders_each_get_their_own_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    for folder, body in (("a", ANTHROPIC), ("b", CHAT)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "turn.sse").write_bytes(body)
+    assert cli.main(["redact", str(tmp_path / "a" / "turn.sse"), str(tmp_path / "b" / "turn.sse"),
+                     "--out", str(tmp_path / "out")]) == 0
+    assert "redacted 2" in capsys.readouterr().out
+    out = sorted((tmp_path / "out").iterdir())
+    assert len(out) == 2 and all(re.fullmatch(r"turn-[0-9a-f]{8}\.sse", p.name) for p in out)
+    assert sorted(len(p.read_bytes()) for p in out) == sorted((len(ANTHROPIC), len(CHAT)))
+    assert {load(p).provider.iloc[0] for p in out} == {"anthropic-messages", "openai-chat"}
+
+
+def test_same_named_captures_in_two_directories_each_get_their_own_output(
+        tmp_path: Path) -> None:
+    for folder in ("a", "b"):
+        (tmp_path / folder / "sub").mkdir(parents=True)
+        (tmp_path / folder / "sub" / "turn.sse").write_bytes(CHAT)
+    written = redact_paths([tmp_path / "a", tmp_path / "b"], tmp_path / "out", progress=False)
+    assert len(set(written)) == 2 and all(p.exists() for p in written)
+
+
+def test_a_file_named_twice_is_redacted_once(tmp_path: Path) -> None:
+    (tmp_path / "turn.sse").write_bytes(CHAT)
+    written = redact_paths([tmp_path / "turn.sse", tmp_path / "." / "turn.sse"],
+                           tmp_path / "out", progress=False)
+    assert written == [tmp_path / "out" / "turn.sse"]
+
+
+def test_a_timing_sidecar_that_is_not_one_is_refused_and_nothing_written(
+        tmp_path: Path) -> None:
+    (tmp_path / "turn.sse").write_bytes(CHAT)
+    (tmp_path / "turn.sse.timing.tsv").write_text(f"t\tbytes\nAuthorization: Bearer {MARK}\n")
+    refused: list[Refused] = []
+    written = redact_paths([tmp_path / "turn.sse"], tmp_path / "out", progress=False,
+                           refused=refused)
+    assert written == [] and refused[0].source.endswith(".timing.tsv")
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_a_provenance_sidecar_is_never_written(tmp_path: Path) -> None:
+    """Headers and URL live in ``.meta.json``: redaction writes the capture and its timing
+    only, so no header value (a credential the scrubbers missed) reaches the output."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "turn.sse").write_bytes(CHAT)
+    (tmp_path / "in" / "turn.sse.meta.json").write_text(json.dumps(
+        {"url": f"https://x.example/?key={MARK}", "headers": {"x-api-key": MARK}}))
+    redact_paths([tmp_path / "in"], tmp_path / "out", progress=False)
+    files = list((tmp_path / "out").rglob("*"))
+    assert [p.name for p in files] == ["turn.sse"]
+    assert MARK.encode() not in files[0].read_bytes()
+
+
 def test_an_event_stream_message_with_a_wrong_crc_stays_wrong_and_others_stay_right() -> None:
     first = bytearray(event("contentBlockDelta", json.dumps({"contentBlockIndex": 0,
                                                              "delta": {"text": MARK}})))
