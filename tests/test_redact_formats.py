@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import struct
 import uuid
 from typing import Any
@@ -21,9 +22,10 @@ import streamcalls_lab as scl
 from streamcalls_lab.producers.quirks import with_implied
 from streamcalls_lab.providers import FORMATS
 from streamcalls_lab.providers.recognise import ByType
-from streamcalls_lab.redact import Redactor
+from streamcalls_lab.redact import Redactor, policy
 from streamcalls_lab.turns import Call, Script, WireFrame, body, write
 
+from .conftest import REPO
 from .providers.test_formats import sample
 from .support.eventstream_turns import decode, event, header, string
 
@@ -224,3 +226,21 @@ def test_every_typed_event_stream_header_value_is_replaced(name: str) -> None:
         assert canary not in redacted
     assert [f.event for f in decode(redacted)] == [f.event for f in decode(raw)]
     assert _reading(redacted) == _reading(raw)
+
+
+def test_the_sharing_docs_say_exactly_what_each_format_keeps() -> None:
+    text = (REPO / "docs" / "sharing.md").read_text("utf-8")
+    rows = {m[0]: m[1:] for m in re.findall(
+        r"^\| `([\w-]+)` \| (.*?) \| (.*?) \| (.*?) \|$", text, re.M)}
+    assert set(rows) == set(FORMATS)
+
+    def keys(cell: str) -> set[str]:
+        return set(re.findall(r"`([^`]+)`", cell))
+
+    for name, (values, numbers, top) in rows.items():
+        kept = policy(name)
+        at_top, _, headers = top.partition("; headers ")
+        assert keys(values) == kept.schema and keys(numbers) == kept.numbers, name
+        assert (kept.top is None) == (at_top == "any of them"), name
+        assert kept.top is None or keys(at_top) == kept.top - kept.ids, name
+        assert keys(headers) == kept.headers, name
