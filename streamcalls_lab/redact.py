@@ -83,6 +83,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import json
 import os
 import re
 import shutil
@@ -138,6 +139,7 @@ _TOKEN = re.compile(
     r'"(?P<s>(?:[^"\\]|\\.)*)(?P<q>"?)|(?P<p>[{}\[\],:])|(?P<w>[^\s{}\[\],:"]+)|\s+', re.S
 )
 _LINE = re.compile(rb"([^\r\n]*)(\r\n|\r|\n)")
+_STRING = json.JSONDecoder(strict=False)  # control characters raw in a string, as orjson reads
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
@@ -523,7 +525,12 @@ def _scan(text: str) -> tuple[list[_Str], list[_Str]]:
 
 
 def _decoded(wire: str) -> str:
-    return "".join(_decode(u.group()) for u in _UNIT.finditer(wire))
+    if "\\" not in wire:
+        return wire  # no escape: the wire is the value
+    try:  # the C decoder, for speed; what it refuses (a bad escape) unit by unit
+        return _STRING.decode(f'"{wire}"')
+    except ValueError:
+        return "".join(_decode(u.group()) for u in _UNIT.finditer(wire))
 
 
 def _number(word: str, path: tuple[Any, ...], kept: Policy) -> str:
