@@ -347,3 +347,14 @@ def test_a_streamed_json_array_is_redacted_element_by_element() -> None:
 def test_a_json_array_that_breaks_off_is_refused_whole(cut: int) -> None:
     with pytest.raises(Refused, match="not a whole JSON array"):
         Redactor(SALT).capture(GEMINI_ARRAY[:cut], "cut.json")
+
+
+def test_chat_content_sent_as_typed_parts_still_reads_as_text() -> None:
+    """Mistral's ``delta.content`` list: its parts' types are Chat's structure, not another
+    format's (the envelope that kept them was Anthropic's, stood in for every format)."""
+    body = _sse((None, {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {
+        "content": [{"type": "thinking", "thinking": [{"type": "text", "text": MARK}]},
+                    {"type": "text", "text": f"{MARK} said"}]}}]}))
+    redacted = Redactor(SALT).capture(body)
+    assert MARK.encode() not in redacted
+    assert load(redacted).kind.tolist() == load(body).kind.tolist() == ["other", "text_delta"]

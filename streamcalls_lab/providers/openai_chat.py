@@ -585,7 +585,8 @@ FORMAT = WireFormat(
                   whole=("arguments", "failed_generation"), text=("content", "text")),
     envelope=Envelope(
         containers=frozenset(("choices", "delta", "message", "tool_calls", "function", "usage",
-                              "error", "prompt_tokens_details", "completion_tokens_details")),
+                              "error", "prompt_tokens_details", "completion_tokens_details",
+                              "content", "function_call")),  # Mistral's parts; legacy calls
         schema=frozenset(("type", "object", "role", "name", "model", "finish_reason",
                           "service_tier", "system_fingerprint")),
         numbers=frozenset(("index", "created")),
