@@ -358,3 +358,11 @@ def test_chat_content_sent_as_typed_parts_still_reads_as_text() -> None:
     redacted = Redactor(SALT).capture(body)
     assert MARK.encode() not in redacted
     assert load(redacted).kind.tolist() == load(body).kind.tolist() == ["other", "text_delta"]
+
+
+def test_gemini_candidates_keep_their_index() -> None:
+    """Several candidates: each one's ``index`` places its calls (Gemini's own number)."""
+    from .support.gemini_turns import CANDIDATES
+
+    before, after = load(CANDIDATES), load(Redactor(SALT).capture(CANDIDATES))
+    assert after.block.equals(before.block) and before.block.max() == 2

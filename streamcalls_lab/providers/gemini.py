@@ -303,6 +303,7 @@ FORMAT = WireFormat(
                               "usageMetadata", "partialArgs", "error", "promptFeedback")),
         schema=frozenset(("role", "name", "finishReason", "modelVersion", "jsonPath",
                           "status")),
+        numbers=frozenset(("index",)),  # a candidate's, when there are several
         ids=frozenset(("responseId",)),
         top=frozenset(("modelVersion",)),
     ),
