@@ -365,4 +365,4 @@ def test_gemini_candidates_keep_their_index() -> None:
     from .support.gemini_turns import CANDIDATES
 
     before, after = load(CANDIDATES), load(Redactor(SALT).capture(CANDIDATES))
-    assert after.block.equals(before.block) and before.block.max() == 2
+    assert after.block.equals(before.block) and before.block.nunique() == 2
