@@ -51,8 +51,8 @@ events, blocks and calls:
 - SSE field names, ``event:`` values (event types) and ``retry:`` digits;
   comments only when a known keep-alive (``ping``, ``OPENROUTER PROCESSING``...);
 - the values of the format's schema keys (``type``, ``role``, tool ``name``,
-  ``model``, ``finish_reason``...), and numbers the format names or named like a
-  token count, but only where every object above them is one of the format's
+  ``model``, ``finish_reason``...), and the numbers the format names (indexes, token
+  counts), but only where every object above them is one of the format's
   containers, and at a payload's top level only the keys the format keeps there
   (``Envelope.top``). Inside an argument object (Gemini ``functionCall.args``, Anthropic
   ``input``, Ollama ``arguments``, Bedrock ``toolUse.input``) or any object not
@@ -111,7 +111,6 @@ from .sources import CAPTURE_SUFFIXES, entry_problem, over_files, path_tag
 
 FILLERS = {1: "x", 2: "ø", 3: "░", 4: "𝕩"}
 """Filler by UTF-8 length (ASCII letters and digits keep their class: ``x``, ``X``, ``0``)."""
-_COUNT = re.compile(r"(?i)tokens?$|tokencount$|_requests$")
 KEPT_COMMENTS = frozenset(("", "ping", "keep-alive", "keepalive", "heartbeat",
                            "OPENROUTER PROCESSING"))
 """SSE comments kept as they are (keep-alives servers send); any other comment is filler."""
@@ -540,8 +539,7 @@ def _number(word: str, path: tuple[Any, ...], kept: Policy) -> str:
         return word
     if _NUMBER.fullmatch(word):
         key = path[-1] if path else None
-        if kept.structural(path) and isinstance(key, str) and (
-                key in kept.numbers or _COUNT.search(key)):
+        if kept.structural(path) and isinstance(key, str) and key in kept.numbers:
             return word
         return re.sub(r"[0-9]", "1", word)  # never a leading zero: still a valid number
     return "".join(fill(c) for c in word)

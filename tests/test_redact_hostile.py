@@ -366,3 +366,13 @@ def test_gemini_candidates_keep_their_index() -> None:
 
     before, after = load(CANDIDATES), load(Redactor(SALT).capture(CANDIDATES))
     assert after.block.equals(before.block) and before.block.nunique() == 2
+
+
+def test_a_count_is_kept_only_where_the_format_names_it() -> None:
+    """Token counts are the format's own numbers (``usage.prompt_tokens``), not whatever a
+    gateway names like one."""
+    body = _sse((None, {"object": "chat.completion.chunk", "choices": [], "usage": {
+        "prompt_tokens": 7, "gateway_tokens": 424242, "upstream_tokencount": 31337}}))
+    redacted = Redactor(SALT).capture(body)
+    assert b'"prompt_tokens": 7' in redacted
+    assert not re.search(rb"(424242|31337)", redacted)

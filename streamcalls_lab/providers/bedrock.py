@@ -325,7 +325,8 @@ FORMAT = WireFormat(
     envelope=Envelope(
         containers=_ENVELOPE,
         schema=frozenset(("role", "name", "stopReason")),
-        numbers=frozenset(("contentBlockIndex", "latencyMs")),
+        numbers=frozenset(("contentBlockIndex", "latencyMs", "inputTokens", "outputTokens",
+                           "totalTokens", "cacheReadInputTokens", "cacheWriteInputTokens")),
         top=_TOP,
         headers=_HEADERS,
     ),
@@ -356,7 +357,9 @@ INVOKE = WireFormat(
                     | {_METRICS}),
         schema=(ANTHROPIC.envelope.schema | CHAT.envelope.schema
                 | {"stopReason", "stop_reason", "completionReason"}),
-        numbers=ANTHROPIC.envelope.numbers | CHAT.envelope.numbers | {"contentBlockIndex"},
+        numbers=(ANTHROPIC.envelope.numbers | CHAT.envelope.numbers | FORMAT.envelope.numbers
+                 | {"inputTokenCount", "outputTokenCount", "invocationLatency",
+                    "firstByteLatency"}),
         ids=CHAT.envelope.ids,
         top=(_TOP | {"completionReason"} | (ANTHROPIC.envelope.top or frozenset())
              | (CHAT.envelope.top or frozenset())),

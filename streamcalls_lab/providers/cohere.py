@@ -223,7 +223,7 @@ FORMAT = WireFormat(
         containers=frozenset(("delta", "message", "tool_calls", "function", "content",
                               "usage", "billed_units", "tokens")),
         schema=frozenset(("type", "role", "name", "finish_reason")),
-        numbers=frozenset(("index",)),
+        numbers=frozenset(("index", "input_tokens", "output_tokens", "cached_tokens")),
         ids=frozenset(("id",)),
         top=frozenset(("type", "index")),
     ),

@@ -303,7 +303,10 @@ FORMAT = WireFormat(
                               "usageMetadata", "partialArgs", "error", "promptFeedback")),
         schema=frozenset(("role", "name", "finishReason", "modelVersion", "jsonPath",
                           "status")),
-        numbers=frozenset(("index",)),  # a candidate's, when there are several
+        numbers=frozenset(("index",  # a candidate's, when there are several
+                           "promptTokenCount", "candidatesTokenCount", "totalTokenCount",
+                           "thoughtsTokenCount", "toolUsePromptTokenCount",
+                           "cachedContentTokenCount")),
         ids=frozenset(("responseId",)),
         top=frozenset(("modelVersion",)),
     ),

@@ -589,7 +589,9 @@ FORMAT = WireFormat(
                               "content", "function_call")),  # Mistral's parts; legacy calls
         schema=frozenset(("type", "object", "role", "name", "model", "finish_reason",
                           "service_tier", "system_fingerprint")),
-        numbers=frozenset(("index", "created")),
+        numbers=frozenset(("index", "created", "prompt_tokens", "completion_tokens",
+                           "total_tokens", "cached_tokens", "reasoning_tokens", "audio_tokens",
+                           "accepted_prediction_tokens", "rejected_prediction_tokens")),
         ids=frozenset(("id",)),
         top=frozenset(("object", "model", "created", "service_tier", "system_fingerprint")),
     ),
