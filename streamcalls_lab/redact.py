@@ -347,7 +347,7 @@ def arguments(text: str) -> str:
 
 
 # -- one capture's frames -----------------------------------------------------------------
-Key = tuple[Any, ...]
+_Key = tuple[Any, ...]
 
 
 @dataclass
@@ -371,7 +371,7 @@ class _Turn:
     docs: list[list[str]] = field(default_factory=list)
     used: list[int] = field(default_factory=list)
     """How many characters of each redacted document the frames so far have taken."""
-    open: dict[Key, int] = field(default_factory=dict)
+    open: dict[_Key, int] = field(default_factory=dict)
     pending: list[tuple[str, Any, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
