@@ -4,13 +4,16 @@ What this kit measures is geometry: how long each fragment is (``chars``
 and ``wire_chars``), where the splits fall, where the escapes sit, when
 each read arrived. Redaction keeps all of it and replaces the data:
 
-- **Values are data, keys are schema.** Inside tool-call arguments (JSON
-  streamed as text, read across fragments with one lexer per call) the
-  characters of string values become filler and digits of numbers become
-  ``1``; keys, punctuation, whitespace and ``true``/``false``/``null`` stay,
-  so the arguments parse exactly as before. Text deltas, thinking,
-  instructions and any other string become filler except their whitespace.
-- **Every character keeps its size in all three measures.** A filler has the
+- **Values are data, keys are schema.** A call's arguments are redacted as one JSON
+  document: its fragments joined, lexed once (:func:`arguments`), the result cut back
+  into the fragments at the same places. The characters of string values become filler
+  (the hex digits of a value's ``\\uXXXX`` too) and digits of numbers become ``1``;
+  keys, punctuation, whitespace and ``true``/``false``/``null`` stay, so the arguments
+  parse exactly as before. Arguments that prove not to be JSON are filler throughout.
+  Text deltas, thinking, instructions and any other string become filler except their
+  whitespace.
+- **Every character keeps its size in all three measures**, so every call keeps its
+  number of fragments and each fragment its length (``chars`` and ``wire_chars``). A filler has the
   same UTF-8 length as what it replaces (``x``, ``ø``, ``░``, ``𝕩``) and is
   written in the same form: raw stays raw, ``\\u00e9`` becomes another
   six-character ``\\u`` escape, a surrogate pair another pair. Characters
@@ -23,18 +26,20 @@ each read arrived. Redaction keeps all of it and replaces the data:
   digits, the ``toolu_``/``call_`` prefix kept).
 
 **Nothing here names a format's fields.** What is structure and what is data comes from
-each format's declarations (``FORMAT`` in ``providers/<format>.py``): its
-:class:`~.providers.spec.Envelope` (containers, schema values, numbers, ids, a wrapped
-inner event) and its :class:`~.providers.spec.Fields` (call ids are ids; the keys holding
-argument fragments and whole arguments). Which strings are argument text, and which call
-each belongs to, is decided by running the format's own reader over each frame, as
-``load()`` does: a fragment the reader reads is the string under one of the format's
-fragment keys whose value equals it, and it is lexed by that call's lexer (a fresh one at
-each announcement of its block), so a split anywhere changes nothing; a done event's whole
-arguments, and any string under the format's whole-argument keys, are lexed by a fresh one.
-Until a capture's format shows itself, and for a stream no reader recognises, the union of
-every format's envelope stands in; a frame its reader cannot read is redacted by default
-deny alone.
+the capture's own format's declarations (``FORMAT`` in ``providers/<format>.py``), and no
+other's: its :class:`~.providers.spec.Envelope` (containers, schema values, numbers, ids,
+the keys kept at a payload's top level, a wrapped inner event, event-stream headers) and
+its :class:`~.providers.spec.Fields` (call ids are ids; the keys holding argument fragments
+and whole arguments). A capture is read twice. The first pass finds its format (the first
+frame a reader recognises, the frames before it read by that reader too, as ``load()``
+does) and collects each call's document: the fragments the reader reads, in order (a new
+document at each announcement of a block). The second pass redacts every frame under that
+format's list and gives each fragment its slice of its call's redacted document (the string
+whose value is the fragment, looked for under the format's fragment keys first), so a
+split anywhere, inside an escape too, changes nothing. A done event's whole arguments, and
+any string under a whole-argument key, are a document of their own. A capture no reader
+recognises keeps nothing but its structure; so does, but for its event name, a frame its
+reader cannot read or reads as an event the format does not declare (``WireFormat.events``).
 
 **Default deny.** Every JSON string and number is replaced unless the policy
 below names it; so a format added later is redacted whole before anyone declares
@@ -45,21 +50,24 @@ events, blocks and calls:
   ``true``/``false``/``null``; punctuation and whitespace;
 - SSE field names, ``event:`` values (event types) and ``retry:`` digits;
   comments only when a known keep-alive (``ping``, ``OPENROUTER PROCESSING``...);
-- the values of the envelope's schema keys (``type``, ``role``, tool ``name``,
-  ``model``, ``finish_reason``...), and numbers the envelope names or named like a
-  token count, but only where every object above them is one of the envelope's
-  containers. Inside an argument object (Gemini ``functionCall.args``, Anthropic
+- the values of the format's schema keys (``type``, ``role``, tool ``name``,
+  ``model``, ``finish_reason``...), and the numbers the format names (indexes, token
+  counts), but only where every object above them is one of the format's
+  containers, and at a payload's top level only the keys the format keeps there
+  (``Envelope.top``). Inside an argument object (Gemini ``functionCall.args``, Anthropic
   ``input``, Ollama ``arguments``, Bedrock ``toolUse.input``) or any object not
   listed, a ``name`` or ``status`` or ``42`` is data like any other;
 - an id's provider prefix (``toolu_``, ``call_``...: :data:`_ID_PREFIX`); the
   rest of the id, ``id:`` fields included, is replaced consistently.
 
-Header values of AWS event-stream messages are filler except the ``:``-named
-ones AWS defines; each message's CRC is recomputed (one that was wrong stays
-wrong). A base64 inner event the envelope declares (``Envelope.wrapped``: Bedrock
-InvokeModel's ``bytes``) is unwrapped, redacted and wrapped again. A line that is no
-SSE field (every reader ignores it), a data
-line that is not JSON, junk inside broken JSON and the characters around bytes
+Every AWS event-stream header value, of any type, is replaced except those the format
+names (``Envelope.headers``: ``:event-type``, ``:message-type``...): a string's
+characters filler, a byte array's bytes ``x``, an integer or timestamp 1, a UUID a
+consistent stand-in (a boolean is its type byte, kept); each message's CRC is recomputed
+(one that was wrong stays wrong). A base64 inner event the format declares
+(``Envelope.wrapped``: Bedrock InvokeModel's ``bytes``) is unwrapped, redacted and
+wrapped again. A line that is no SSE field (every reader ignores it), a data line that
+is not JSON, junk inside broken JSON and the characters around bytes
 that are not UTF-8 are filler; the stray bytes themselves stay (a broken byte
 spells nothing) so the capture fails to decode exactly where it did.
 
@@ -75,10 +83,12 @@ import base64
 import binascii
 import hashlib
 import hmac
+import json
 import os
 import re
 import shutil
 import struct
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from os import PathLike
@@ -89,18 +99,19 @@ from zlib import crc32
 import orjson
 
 from . import timing
+from .errors import CaptureError
 from .events import PAYLOAD_ERRORS, Ev
+from .framing import jsonarray, ndjson
 from .framing.eventstream import PRELUDE, encode_message, is_eventstream, parse_headers
 from .framing.jsonarray import JSONArrayDecoder, opens_array
 from .framing.prefixed import PrefixedDecoder, looks_prefixed
 from .framing.sse import SSEDecoder
 from .providers import FORMATS, sniff
 from .providers.spec import Reader, WireFormat
-from .sources import CAPTURE_SUFFIXES, entry_problem, over_files
+from .sources import CAPTURE_SUFFIXES, entry_problem, over_files, path_tag
 
 FILLERS = {1: "x", 2: "ø", 3: "░", 4: "𝕩"}
 """Filler by UTF-8 length (ASCII letters and digits keep their class: ``x``, ``X``, ``0``)."""
-_COUNT = re.compile(r"(?i)tokens?$|tokencount$|_requests$")
 KEPT_COMMENTS = frozenset(("", "ping", "keep-alive", "keepalive", "heartbeat",
                            "OPENROUTER PROCESSING"))
 """SSE comments kept as they are (keep-alives servers send); any other comment is filler."""
@@ -112,6 +123,9 @@ _ID_PREFIX = re.compile(
 )
 """Id prefixes providers use (``toolu_``, ``call_``...), kept; any other prefix is replaced."""
 _NUMBER_PREFIX = re.compile(r"-?[0-9]*(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?")
+_UNNAMED = frozenset(("message", jsonarray.EVENT, ndjson.EVENT))
+"""The event names frames get when nothing names them (SSE's default, an array's element,
+an NDJSON line): a format whose frames carry no name of their own reads them all so."""
 _HEADER_SIZES = {2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}  # event-stream header value sizes
 
 _KEPT = frozenset(' \t\n\r"\\/\b\f')  # whitespace, and every character with a short escape
@@ -125,6 +139,7 @@ _TOKEN = re.compile(
     r'"(?P<s>(?:[^"\\]|\\.)*)(?P<q>"?)|(?P<p>[{}\[\],:])|(?P<w>[^\s{}\[\],:"]+)|\s+', re.S
 )
 _LINE = re.compile(rb"([^\r\n]*)(\r\n|\r|\n)")
+_STRING = json.JSONDecoder(strict=False)  # control characters raw in a string, as orjson reads
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
@@ -186,15 +201,14 @@ def rewrite(wire: str, step: Callable[[str], str]) -> str:
 class ArgsLexer:
     """Reads a JSON text one character at a time and says what replaces each.
 
-    One instance per call, fed every fragment in order, so a split anywhere
+    Fed a call's whole argument document (:func:`arguments`), so a split anywhere
     (inside a key, an escape, a number) changes nothing. Tolerant: a
     truncated or invalid text never raises. ``broken`` says a bare character was
     neither a number's nor a literal's: the text is not JSON (a custom tool's free
-    text), and a lexer made with ``text`` fills all of it, as any other text.
+    text), which :func:`arguments` then fills all of, as any other text.
     """
 
-    def __init__(self, text: bool = False) -> None:
-        self.text = text
+    def __init__(self) -> None:
         self.broken = False
         self.stack: list[str] = []
         self.in_string = False
@@ -204,8 +218,6 @@ class ArgsLexer:
         self.word = ""  # the bare word (number or literal) being read
 
     def step(self, c: str) -> str:
-        if self.text:
-            return fill(c)
         if self.in_string:
             return self._in_string(c)
         if c == '"':
@@ -261,84 +273,123 @@ class ArgsLexer:
 # -- what the formats declare ------------------------------------------------------------
 @dataclass(frozen=True)
 class Policy:
-    """What redaction keeps and lexes, read from formats' declarations (never named here)."""
+    """What redaction keeps and lexes in one format, read from its declaration (never named
+    here): its :class:`~.providers.spec.Envelope` and :class:`~.providers.spec.Fields`."""
 
-    containers: frozenset[str]
-    schema: frozenset[str]
-    numbers: frozenset[str]
-    ids: frozenset[str]
+    containers: frozenset[str] = frozenset()
+    schema: frozenset[str] = frozenset()
+    numbers: frozenset[str] = frozenset()
+    ids: frozenset[str] = frozenset()
     """The envelope's ids and every key holding a call id."""
-    wrapped: frozenset[str]
-    fragment: frozenset[str]
-    whole: frozenset[str]
+    top: frozenset[str] | None = frozenset()
+    """The keys kept at a payload's top level (None: every key kept below it)."""
+    wrapped: frozenset[str] = frozenset()
+    headers: frozenset[str] = frozenset()
+    fragment: frozenset[str] = frozenset()
+    whole: frozenset[str] = frozenset()
+    events: frozenset[str] = frozenset()
+    """The event names the format declares (``WireFormat.events``): a frame its reader
+    reads as any other event is a payload of unknown shape."""
+    names: frozenset[str] = frozenset()
+    """Top-level values kept as they are: a payload of unknown shape keeps the event name
+    its reader read in it (the ``event`` column says it anyway), and nothing else."""
 
     @classmethod
-    def of(cls, formats: Iterable[WireFormat]) -> Policy:
-        """The union of ``formats``' declarations."""
-        formats = list(formats)
+    def of(cls, fmt: WireFormat) -> Policy:
+        """``fmt``'s own declarations: what it keeps, and which keys hold argument text."""
+        e, f = fmt.envelope, fmt.fields
+        ids = frozenset((*e.ids, *f.call_id))
+        return cls(containers=frozenset(e.containers), schema=frozenset(e.schema),
+                   numbers=frozenset(e.numbers), ids=ids,
+                   top=None if e.top is None else e.top | ids,
+                   wrapped=frozenset(() if e.wrapped is None else (e.wrapped,)),
+                   headers=frozenset(e.headers), fragment=frozenset(f.fragment),
+                   whole=frozenset(f.whole),
+                   events=frozenset(n for names in fmt.events.values() for n in names))
 
-        def union(keys: Iterable[Iterable[str | None]]) -> frozenset[str]:
-            return frozenset(k for group in keys for k in group if k is not None)
-
-        envelopes, fields_ = [f.envelope for f in formats], [f.fields for f in formats]
-        return cls(containers=union(e.containers for e in envelopes),
-                   schema=union(e.schema for e in envelopes),
-                   numbers=union(e.numbers for e in envelopes),
-                   ids=union([*(e.ids for e in envelopes), *(f.call_id for f in fields_)]),
-                   wrapped=union((e.wrapped,) for e in envelopes),
-                   fragment=union(f.fragment for f in fields_),
-                   whole=union(f.whole for f in fields_))
+    def reading(self, rows: Sequence[tuple[Ev, str | None]] | None) -> Policy:
+        """What is kept in one frame: this policy where the reader read events the format
+        declares; in a frame it cannot read, or of an event it does not know, no schema
+        value but the event name the reader read (its indexes, counts and ids as here: they
+        place the frame's rows, and ids are replaced either way)."""
+        if rows is not None and all(ev.event in self.events or ev.event in _UNNAMED
+                                    for ev, _ in rows):
+            return self
+        return replace(self, schema=frozenset(),
+                       names=frozenset(ev.event for ev, _ in rows or ()))
 
     def structural(self, path: tuple[Any, ...]) -> bool:
-        """Whether every object above a value is a container (not arguments, not unknown)."""
+        """Whether every object above a value is a container (not arguments, not unknown),
+        and a value at the top level one the format keeps there."""
+        if len(path) == 1 and self.top is not None and path[0] not in self.top:
+            return False
         return all(isinstance(p, int) or p in self.containers for p in path[:-1])
 
 
 def policy(name: str | None = None) -> Policy:
-    """What is kept for a capture in format ``name`` (None: of a format not yet known).
+    """What is kept in a capture of format ``name``: that format's own declaration alone.
 
-    The envelope is the union of every registered format's: before a capture's format shows
-    itself nothing else could stand in, and gateways mix envelopes (Bedrock InvokeModel
-    wraps Anthropic's and ConverseStream's events; Chat-compatible servers add their own).
-    Which keys hold argument text is the format's own: only its reader's rows pick them.
+    ``None`` (a capture no reader recognises): nothing but structure (keys, punctuation,
+    literals), as no declaration vouches for any value. No format's list stands in for
+    another's: a gateway that mixes envelopes is a format that declares them all
+    (Bedrock InvokeModel declares Anthropic's and ConverseStream's).
     """
-    kept = Policy.of(FORMATS.values())
-    if name is None:
-        return kept
-    own = FORMATS[name].fields
-    return replace(kept, fragment=frozenset(own.fragment), whole=frozenset(own.whole))
+    return Policy() if name is None else Policy.of(FORMATS[name])
 
 
-# -- one data payload -------------------------------------------------------------------
+def arguments(text: str) -> str:
+    """A call's whole argument text redacted as one JSON document, character for character:
+    keys, punctuation, whitespace and literals kept, every string value's characters filler
+    (the hex digits of a value's ``\\uXXXX`` too), every digit of a number ``1``. Text that
+    proves not to be JSON (a custom tool's free text) is filler throughout."""
+    lexer = ArgsLexer()
+    out = "".join(map(lexer.step, text))
+    return "".join(map(fill, text)) if lexer.broken else out
+
+
+# -- one capture's frames -----------------------------------------------------------------
+_Key = tuple[Any, ...]
+
+
 @dataclass
 class _Turn:
-    """State that runs across the frames of one capture: its format's reader, once one
-    recognises a frame, and one argument lexer per call."""
+    """State that runs across the frames of one capture, in one of redaction's two passes.
 
-    free: frozenset[int] = frozenset()
-    """The lexers (by the order they are made) whose text an earlier pass found not JSON."""
-    policy: Policy = field(default_factory=policy)
+    The first pass (``plan`` None) writes nothing: it finds the capture's format (the
+    first frame a reader recognises; the frames before it are read by that reader too, as
+    ``load()`` reads them) and collects each call's argument document, the fragments the
+    reader reads, in order (a fresh document at each announcement of a block). Each
+    document is then redacted once, whole (:func:`arguments`). The second pass knows the
+    format from its first frame, redacts every frame under that format's :func:`policy`
+    alone, and replaces each fragment by its slice of its call's redacted document.
+    """
+
+    name: str | None = None
+    plan: list[str] | None = None
+    """The second pass: each document, redacted (by the order the first pass opened them)."""
+    policy: Policy = field(default_factory=Policy)
     reader: Reader | None = None
-    lexers: dict[tuple[Any, ...], ArgsLexer] = field(default_factory=dict)
-    made: list[ArgsLexer] = field(default_factory=list)
+    docs: list[list[str]] = field(default_factory=list)
+    used: list[int] = field(default_factory=list)
+    """How many characters of each redacted document the frames so far have taken."""
+    open: dict[_Key, int] = field(default_factory=dict)
+    pending: list[tuple[str, Any, str]] = field(default_factory=list)
 
-    def new_lexer(self) -> ArgsLexer:
-        lexer = ArgsLexer(text=len(self.made) in self.free)
-        self.made.append(lexer)
-        return lexer
+    def __post_init__(self) -> None:
+        if self.name is not None:
+            self.reader, self.policy = FORMATS[self.name].reader(), policy(self.name)
 
-    def lexer(self, key: tuple[Any, ...]) -> ArgsLexer:
-        if key not in self.lexers:
-            self.lexers[key] = self.new_lexer()
-        return self.lexers[key]
+    @property
+    def collecting(self) -> bool:
+        return self.plan is None
 
-    def broken(self) -> frozenset[int]:
-        """The lexers that read text that is not JSON: a second pass fills it all."""
-        return frozenset(i for i, lexer in enumerate(self.made) if lexer.broken)
+    def planned(self) -> _Turn:
+        """The second pass: this pass's format, and its documents redacted."""
+        return _Turn(self.name, [arguments("".join(d)) for d in self.docs])
 
-    def rows(self, event: str, text: str) -> list[Ev] | None:
-        """What the format's reader reads in one frame (the first frame that shows a format
-        picks the reader, as ``load()`` does); None when no reader reads it."""
+    def rows(self, event: str, text: str) -> list[tuple[Ev, str | None]] | None:
+        """What the format's reader reads in one frame, each argument fragment with what
+        replaces it (the second pass); None when no reader reads it."""
         try:
             payload = orjson.loads(text)
         except orjson.JSONDecodeError:
@@ -346,31 +397,80 @@ class _Turn:
         if self.reader is None:
             name = sniff(event, payload)
             if name is None:
+                self.pending.append((event, payload, text))
                 return None
-            self.reader, self.policy = FORMATS[name].reader(), policy(name)
+            self.name, self.reader = name, FORMATS[name].reader()
+            for held in self.pending:
+                self._read(*held)
+            self.pending.clear()
+        return self._read(event, payload, text)
+
+    def _read(self, event: str, payload: Any, text: str) -> list[tuple[Ev, str | None]] | None:
+        assert self.reader is not None
         try:
-            return self.reader.normalize(event, payload, text)
+            rows = self.reader.normalize(event, payload, text)
         except PAYLOAD_ERRORS:
             return None  # a frame load() reports as a problem: default deny alone
-
-    def steps(self, rows: Sequence[Ev], strings: Sequence[_Str]) -> dict[int, Callable[[str], str]]:
-        """Which of a payload's strings are argument text, each with the lexer step that
-        rewrites it: a fragment the reader read (its call's lexer, fresh at each
-        announcement), and every other string under a whole-arguments key (a fresh one)."""
-        out: dict[int, Callable[[str], str]] = {}
+        out: list[tuple[Ev, str | None]] = []
         for ev in rows:
+            piece = None
             key = (ev.choice, ev.block)
             if ev.kind == "call_start":
-                self.lexers[key] = self.new_lexer()
+                self.open[key] = self._document()
             elif ev.kind == "args_delta" and ev.fragment:
-                i = next((i for i, s in enumerate(strings) if i not in out
-                          and s.key in self.policy.fragment and s.value == ev.fragment), None)
-                if i is not None:  # (an object's text is no string: default deny fills it
-                    out[i] = self.lexer(key).step  # as a lexer would)
+                doc = self.open.get(key)
+                if doc is None:
+                    doc = self.open[key] = self._document()
+                piece = self._piece(doc, ev.fragment)
+            out.append((ev, piece))
+        return out
+
+    def _document(self) -> int:
+        self.docs.append([])
+        self.used.append(0)
+        return len(self.docs) - 1
+
+    def _piece(self, doc: int, fragment: str) -> str | None:
+        if self.plan is None:
+            self.docs[doc].append(fragment)
+            return None
+        start = self.used[doc]
+        self.used[doc] += len(fragment)
+        return self.plan[doc][start:start + len(fragment)]
+
+    def steps(self, rows: Sequence[tuple[Ev, str | None]],
+              strings: Sequence[_Str]) -> dict[int, Callable[[str], str]]:
+        """Which of a payload's strings are argument text, each with what rewrites it: a
+        fragment the reader read (found by its value, under the format's fragment keys
+        first) takes its slice of its call's document; every other string under a
+        whole-arguments key is a document of its own."""
+        out: dict[int, Callable[[str], str]] = {}
+        for ev, piece in rows:
+            if piece is None or ev.fragment is None:
+                continue  # (an object's text is no string: default deny fills it as
+            i = self._find(strings, ev.fragment, out)  # its document would)
+            if i is not None:
+                out[i] = _taking(piece)
         for i, s in enumerate(strings):
             if i not in out and s.key in self.policy.whole:
-                out[i] = self.new_lexer().step
+                out[i] = _taking(arguments(s.value))
         return out
+
+    def _find(self, strings: Sequence[_Str], fragment: str,
+              taken: dict[int, Callable[[str], str]]) -> int | None:
+        kept = self.policy
+        for where in (kept.fragment, kept.whole, None):
+            for i, s in enumerate(strings):
+                if i not in taken and s.value == fragment and (
+                        s.key in where if where is not None else s.key not in kept.schema):
+                    return i
+        return None
+
+
+def _taking(replacement: str) -> Callable[[str], str]:
+    """A step that hands out ``replacement`` one character per character it is given."""
+    chars = iter(replacement)
+    return lambda _c: next(chars)
 
 
 @dataclass
@@ -425,7 +525,12 @@ def _scan(text: str) -> tuple[list[_Str], list[_Str]]:
 
 
 def _decoded(wire: str) -> str:
-    return "".join(_decode(u.group()) for u in _UNIT.finditer(wire))
+    if "\\" not in wire:
+        return wire  # no escape: the wire is the value
+    try:  # the C decoder, for speed; what it refuses (a bad escape) unit by unit
+        return _STRING.decode(f'"{wire}"')
+    except ValueError:
+        return "".join(_decode(u.group()) for u in _UNIT.finditer(wire))
 
 
 def _number(word: str, path: tuple[Any, ...], kept: Policy) -> str:
@@ -435,8 +540,7 @@ def _number(word: str, path: tuple[Any, ...], kept: Policy) -> str:
         return word
     if _NUMBER.fullmatch(word):
         key = path[-1] if path else None
-        if kept.structural(path) and isinstance(key, str) and (
-                key in kept.numbers or _COUNT.search(key)):
+        if kept.structural(path) and isinstance(key, str) and key in kept.numbers:
             return word
         return re.sub(r"[0-9]", "1", word)  # never a leading zero: still a valid number
     return "".join(fill(c) for c in word)
@@ -504,20 +608,28 @@ class Redactor:
 
     # -- a data payload ---------------------------------------------------------------
     def data(self, text: str, turn: _Turn | None = None, event: str = "message") -> str:
-        """One frame's ``data``, redacted (``turn`` carries the format's reader and the
-        argument lexers across frames; ``event`` is the frame's event name)."""
-        turn = turn if turn is not None else _Turn()
+        """One frame's ``data``, redacted (``turn`` carries the capture's format and its
+        calls' documents across frames; without one the frame is a capture of its own;
+        ``event`` is the frame's event name). The first pass only reads it."""
+        if turn is None:
+            first = _Turn()
+            self.data(text, first, event)
+            turn = first.planned()
         head = text.lstrip()
         if head == "[DONE]" or not head:
+            return text
+        if turn.collecting:
+            if head[0] in '{["':
+                turn.rows(event, text)
             return text
         if head[0] not in '{["':
             return "".join(fill(c) for c in text)  # not JSON: all of it is data
         return self._json(text, turn, turn.rows(event, text))
 
-    def _json(self, text: str, turn: _Turn, rows: list[Ev] | None) -> str:
+    def _json(self, text: str, turn: _Turn, rows: list[tuple[Ev, str | None]] | None) -> str:
         """A JSON payload with every value redacted; ``rows``, the reader's reading of it,
         say which strings are argument text."""
-        kept = turn.policy
+        kept = turn.policy.reading(rows)
         strings, words = _scan(text)
         inner = {i for i, s in enumerate(strings) if len(s.path) == 1 and s.key in kept.wrapped}
         # A wrapped event's rows are the inner event's: they are matched inside it.
@@ -531,14 +643,17 @@ class Redactor:
             elif i in inner:
                 new = self._wrapped(wire, turn, rows)
             else:
-                new = self._value(wire, s.path, kept)
+                new = self._value(wire, s, kept)
             if new != wire:
                 out[s.start:s.end] = list(new)
         for w in words:
             out[w.start:w.end] = list(_number(text[w.start:w.end], w.path, kept))
         return "".join(out)
 
-    def _value(self, wire: str, path: tuple[Any, ...], kept: Policy) -> str:
+    def _value(self, wire: str, s: _Str, kept: Policy) -> str:
+        path = s.path
+        if len(path) == 1 and s.value in kept.names:
+            return wire
         key = _key_of(path)
         known = kept.structural(path) and isinstance(path[-1] if path else None, str)
         if known and key in kept.schema:
@@ -548,7 +663,8 @@ class Redactor:
             return rewrite(wire, lambda c: next(chars))
         return rewrite(wire, fill)
 
-    def _wrapped(self, wire: str, turn: _Turn, rows: list[Ev] | None) -> str:
+    def _wrapped(self, wire: str, turn: _Turn, rows: list[tuple[Ev, str | None]] | None
+                 ) -> str:
         """A base64 inner event (``Envelope.wrapped``): redacted, with the reader's rows of
         it, and wrapped again (same length in, same length out); anything else is filler."""
         try:
@@ -576,11 +692,9 @@ class Redactor:
         how = (self._ndjson if ndjson else self._prefixed if looks_prefixed(body[:64])
                else self._jsonarray if opens_array(body[:4096])
                else self._eventstream if is_eventstream(body[:1]) else self._sse)
-        turn = _Turn()
-        out = how(body, source, turn)
-        # A call's text read as JSON until it proved not to be: redone, all of it filler.
-        free = turn.broken()
-        return how(body, source, _Turn(free)) if free else out
+        first = _Turn()
+        how(body, source, first)  # reads the format and every call's arguments; writes nothing
+        return how(body, source, first.planned())
 
     def _ndjson(self, body: bytes, source: str, turn: _Turn) -> bytes:
         """One JSON value a line, each redacted like an SSE ``data`` payload."""
@@ -677,7 +791,7 @@ class Redactor:
             payload = heads + hlen
             end = at + total - 4
             try:
-                headers = self._headers(body[heads:payload])
+                headers = self._headers(body[heads:payload], turn.policy.headers)
             except (IndexError, UnicodeDecodeError, ValueError):
                 headers = b"x" * hlen
             text = _text(body[payload:end])
@@ -696,10 +810,11 @@ class Redactor:
             out[keep:] = b"x" * (len(body) - keep)
         return bytes(out)
 
-    @staticmethod
-    def _headers(raw: bytes) -> bytes:
-        """Header values replaced except the ``:``-named ones AWS defines (event type,
-        content type, message type, exception type): those are structure."""
+    def _headers(self, raw: bytes, kept: frozenset[str]) -> bytes:
+        """Every header value replaced but those the format names (``Envelope.headers``:
+        the event type, message type...): a string's characters filler, a byte array's
+        bytes ``x``, an integer or timestamp 1, a UUID a consistent stand-in. A boolean's
+        value is its type byte, kept like JSON's ``true``/``false``."""
         out = bytearray(raw)
         i = 0
         while i < len(raw):
@@ -710,16 +825,29 @@ class Redactor:
             if kind in (6, 7):
                 size = int.from_bytes(raw[i : i + 2])
                 i += 2
-                if not name.startswith(":"):
-                    text = raw[i : i + size].decode("utf-8", "surrogateescape")
-                    out[i : i + size] = "".join(map(fill, text)).encode(
-                        "utf-8", "surrogateescape")
-                i += size
             elif kind in _HEADER_SIZES:
-                i += _HEADER_SIZES[kind]
-            elif kind not in (0, 1):
+                size = _HEADER_SIZES[kind]
+            elif kind in (0, 1):
+                continue
+            else:
                 raise ValueError(f"unknown header value type {kind}")
+            value = raw[i : i + size]
+            if len(value) < size:
+                raise ValueError("header value cut short")
+            if name not in kept:
+                out[i : i + size] = self._header_value(kind, value)
+            i += size
         return bytes(out)
+
+    def _header_value(self, kind: int, value: bytes) -> bytes:
+        if kind == 7:
+            text = value.decode("utf-8", "surrogateescape")
+            return "".join(map(fill, text)).encode("utf-8", "surrogateescape")
+        if kind == 6:
+            return b"x" * len(value)
+        if kind == 9:
+            return hmac.new(self.salt, b"uuid:" + value, hashlib.sha256).digest()[:16]
+        return (1).to_bytes(len(value))  # byte, short, int, long, timestamp
 
 
 class Refused(ValueError):
@@ -786,6 +914,11 @@ def _data_spans(body: bytes, start: int, end: int, tail: bool = False) -> list[t
 
 
 # -- files --------------------------------------------------------------------------
+def _tagged(dst: Path, src: Path) -> Path:
+    """``dst`` with ``src``'s :func:`~.sources.path_tag` before its suffix."""
+    return dst.with_name(f"{dst.name.removesuffix(dst.suffix)}-{path_tag(src)}{dst.suffix}")
+
+
 def redact_bytes(body: bytes, *, salt: str | bytes | None = None) -> bytes:
     """One capture's bytes, redacted (see the module docstring for what is kept)."""
     return Redactor(salt).capture(body)
@@ -794,9 +927,11 @@ def redact_bytes(body: bytes, *, salt: str | bytes | None = None) -> bytes:
 def redact_file(
     src: str | PathLike[str], dst: str | PathLike[str], *, redactor: Redactor | None = None
 ) -> Path:
-    """Write the redacted capture to ``dst``; its timing sidecar is copied byte for byte.
+    """Write the redacted capture to ``dst``; its timing sidecar is copied byte for byte
+    (it holds nothing but times and sizes, once read as such), its provenance never.
 
-    Raises :class:`Refused` (and writes nothing) for a file it cannot read as a capture.
+    Raises :class:`Refused` (and writes nothing) for a file it cannot read as a capture, or
+    whose timing sidecar is not one (it could hold anything).
     """
     src, dst = Path(src), Path(dst)
     if src.resolve() == dst.resolve():
@@ -810,6 +945,10 @@ def redact_file(
         raise Refused(str(src), 0, f"cannot be read: {e.strerror or e}") from None
     redacted = (redactor or Redactor()).capture(body, str(src),
                                                  ndjson=src.suffix.lower() == ".ndjson")
+    try:
+        timing.read(src)
+    except CaptureError as e:
+        raise Refused(e.source, e.offset, e.reason) from None
     dst.parent.mkdir(parents=True, exist_ok=True)
     dst.write_bytes(redacted)
     side = timing.sidecar(src)
@@ -829,9 +968,11 @@ def redact_paths(
     """Redact files and directories of captures into ``out_dir``, one id mapping for all.
 
     A directory's captures (``.sse``, ``.eventstream``) keep their paths relative to it.
-    ``refused``: a list that collects each file redaction refuses (nothing is written for
-    it) while the rest go on; without one the first refusal raises. ``progress``: a
-    progress bar (``None``: only on a terminal).
+    Inputs that would share an output (``a/turn.sse`` and ``b/turn.sse``) each get a tag
+    from their full path (``turn-1f2e3d4c.sse``), as ``import`` tags recordings of the same
+    name; a file named twice is redacted once. ``refused``: a list that collects each file
+    redaction refuses (nothing is written for it) while the rest go on; without one the
+    first refusal raises. ``progress``: a progress bar (``None``: only on a terminal).
     """
     out_dir = Path(out_dir)
     jobs: list[tuple[Path, Path]] = []
@@ -841,6 +982,9 @@ def redact_paths(
                      if f.suffix in (*CAPTURE_SUFFIXES, ".ndjson")]
         else:
             jobs.append((p, out_dir / p.name))
+    jobs = list({src.resolve(): (src, dst) for src, dst in reversed(jobs)}.values())[::-1]
+    shared = Counter(dst for _, dst in jobs)
+    jobs = [(src, _tagged(dst, src) if shared[dst] > 1 else dst) for src, dst in jobs]
     redactor = Redactor(salt)
     return over_files(lambda job: redact_file(*job, redactor=redactor), jobs, desc="redact",
                       progress=progress, catch=Refused, failures=refused)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import errno
 import glob as globlib
+import hashlib
 import json
 import os
 import stat
@@ -299,6 +300,12 @@ def _read_all(stream: IO[bytes]) -> Iterator[bytes]:
 T = TypeVar("T")
 R = TypeVar("R")
 E = TypeVar("E", bound=Exception)
+
+
+def path_tag(path: Path) -> str:
+    """A short tag from a file's full path: what keeps apart the outputs of inputs that share
+    a name (two folders' ``stream.yaml`` for ``import``, ``turn.sse`` for ``redact``)."""
+    return hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:8]
 
 
 def over_files(

@@ -11,9 +11,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamcalls_lab import CaptureError, load
+from streamcalls_lab import CaptureError, calls, load
 from streamcalls_lab.importers import import_file
+from streamcalls_lab.providers import FORMATS
 from streamcalls_lab.redact import Redactor, Refused
+from streamcalls_lab.turns import Call, Script, turn_bytes
 
 from .support import turns
 from .support.eventstream_turns import event
@@ -81,6 +83,37 @@ def test_redaction_leaves_no_planted_value_whatever_the_shape(payloads: list, no
         return
     assert len(out) == len(body)
     assert MARK.encode() not in out[: len(frames)]
+
+
+def _arguments() -> st.SearchStrategy[str]:
+    """A JSON object's text whose every value holds the mark, with quotes, backslashes and
+    non-ASCII around it (so escapes, ``\\uXXXX`` among them, sit everywhere)."""
+    leaf = st.one_of(st.text(alphabet='"\\é/\u2028x ', max_size=4).map(lambda t: t + MARK + t),
+                     st.integers(10**6, 10**9).map(lambda n: int(f"{n}7")))
+    value = st.recursive(leaf, lambda inner: st.one_of(
+        st.lists(inner, max_size=2),
+        st.dictionaries(st.sampled_from(["name", "type", "q", "arguments"]), inner,
+                        max_size=2)), max_leaves=4)
+    return st.tuples(st.dictionaries(st.sampled_from(["name", "type", "city", "n"]), value,
+                                     min_size=1, max_size=3),
+                     st.booleans()).map(lambda d: json.dumps(d[0], ensure_ascii=d[1]))
+
+
+@FUZZ
+@given(name=st.sampled_from(sorted(FORMATS)), args=_arguments(), data=st.data())
+def test_arguments_cut_anywhere_in_any_format_hand_no_value_back(name: str, args: str,
+                                                                 data: st.DataObject) -> None:
+    cuts = ([] if FORMATS[name].calls_whole else
+            sorted(data.draw(st.sets(st.integers(1, len(args) - 1), max_size=6))))
+    pieces = tuple(args[a:b] for a, b in zip([0, *cuts], [*cuts, len(args)], strict=True))
+    prefix, size = FORMATS[name].call_ids
+    raw = turn_bytes(name, Script((Call("lookup", prefix + "7" * size, pieces),)))
+    out = Redactor("s").capture(raw, ndjson=FORMATS[name].framing == "ndjson")
+    before, after = calls(raw), calls(out)
+    assert MARK.encode() not in out and MARK not in "".join(after.args)
+    assert after.valid_json.tolist() == before.valid_json.tolist() == [True]
+    assert after.n_deltas.tolist() == before.n_deltas.tolist()
+    assert set(load(out).provider) == {name}
 
 
 @on_any_body

@@ -125,8 +125,6 @@ SSE_BODIES = {"anthropic": ANTHROPIC, "chat": CHAT, "responses": RESPONSES, "gem
 
 
 def _bedrock() -> bytes:
-    invoke = base64.b64encode(json.dumps({"type": "content_block_delta", "index": 0, "delta": {
-        "type": "text_delta", "text": f"{MARK} wrapped"}}).encode()).decode()
     return b"".join([
         event("contentBlockStart", json.dumps({"contentBlockIndex": 0, "start": {"toolUse": {
             "toolUseId": f"tooluse_{MARK}", "name": "lookup"}}})),
@@ -134,8 +132,15 @@ def _bedrock() -> bytes:
             "input": json.dumps({"k": MARK, "n": 8675309})}}, "p": MARK})),
         event("contentBlockDelta", json.dumps({"contentBlockIndex": 1, "delta": {
             "text": MARK}}), extra=string("x-custom", MARK)),
-        event("chunk", json.dumps({"bytes": invoke})),
     ])
+
+
+def _invoke() -> bytes:
+    """InvokeModel: Anthropic's events wrapped in base64 ``bytes``."""
+    return b"".join(event("chunk", json.dumps({"bytes": base64.b64encode(json.dumps(inner)
+                                                                         .encode()).decode()}))
+                    for inner in ({"type": "content_block_delta", "index": 0, "delta": {
+                        "type": "text_delta", "text": f"{MARK} wrapped"}},))
 
 
 @pytest.mark.parametrize("name", sorted(SSE_BODIES))
@@ -153,8 +158,15 @@ def test_no_planted_secret_survives_in_an_event_stream_and_every_crc_checks() ->
     assert len(redacted) == len(body) and MARK.encode() not in redacted
     assert b"8675309" not in redacted
     assert [f.event for f in decode(redacted)] == [f.event for f in decode(body)]
+
+
+def test_a_wrapped_invoke_event_is_unwrapped_redacted_and_wrapped_again() -> None:
+    body = _invoke()
+    redacted = Redactor(SALT).capture(body)
+    assert len(redacted) == len(body) and MARK.encode() not in redacted
     inner = json.loads(decode(redacted)[-1].data)["bytes"]
     assert json.loads(base64.b64decode(inner))["delta"]["type"] == "text_delta"
+    assert MARK not in base64.b64decode(inner).decode()
 
 
 def test_what_the_policy_keeps_on_purpose_is_kept() -> None:
@@ -222,6 +234,61 @@ def test_refusals_are_collected_and_the_rest_still_written(tmp_path: Path) -> No
         str(tmp_path / "a.sse")]
 
 
+def test_same_named_inputs_from_two_folders_each_get_their_own_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    for folder, body in (("a", ANTHROPIC), ("b", CHAT)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "turn.sse").write_bytes(body)
+    assert cli.main(["redact", str(tmp_path / "a" / "turn.sse"), str(tmp_path / "b" / "turn.sse"),
+                     "--out", str(tmp_path / "out")]) == 0
+    assert "redacted 2" in capsys.readouterr().out
+    out = sorted((tmp_path / "out").iterdir())
+    assert len(out) == 2 and all(re.fullmatch(r"turn-[0-9a-f]{8}\.sse", p.name) for p in out)
+    assert sorted(len(p.read_bytes()) for p in out) == sorted((len(ANTHROPIC), len(CHAT)))
+    assert {load(p).provider.iloc[0] for p in out} == {"anthropic-messages", "openai-chat"}
+
+
+def test_same_named_captures_in_two_directories_each_get_their_own_output(
+        tmp_path: Path) -> None:
+    for folder in ("a", "b"):
+        (tmp_path / folder / "sub").mkdir(parents=True)
+        (tmp_path / folder / "sub" / "turn.sse").write_bytes(CHAT)
+    written = redact_paths([tmp_path / "a", tmp_path / "b"], tmp_path / "out", progress=False)
+    assert len(set(written)) == 2 and all(p.exists() for p in written)
+
+
+def test_a_file_named_twice_is_redacted_once(tmp_path: Path) -> None:
+    (tmp_path / "turn.sse").write_bytes(CHAT)
+    written = redact_paths([tmp_path / "turn.sse", tmp_path / "." / "turn.sse"],
+                           tmp_path / "out", progress=False)
+    assert written == [tmp_path / "out" / "turn.sse"]
+
+
+def test_a_timing_sidecar_that_is_not_one_is_refused_and_nothing_written(
+        tmp_path: Path) -> None:
+    (tmp_path / "turn.sse").write_bytes(CHAT)
+    (tmp_path / "turn.sse.timing.tsv").write_text(f"t\tbytes\nAuthorization: Bearer {MARK}\n")
+    refused: list[Refused] = []
+    written = redact_paths([tmp_path / "turn.sse"], tmp_path / "out", progress=False,
+                           refused=refused)
+    assert written == [] and refused[0].source.endswith(".timing.tsv")
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_a_provenance_sidecar_is_never_written(tmp_path: Path) -> None:
+    """Headers and URL live in ``.meta.json``: redaction writes the capture and its timing
+    only, so no header value (a credential the scrubbers missed) reaches the output."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "turn.sse").write_bytes(CHAT)
+    (tmp_path / "in" / "turn.sse.meta.json").write_text(json.dumps(
+        {"url": f"https://x.example/?key={MARK}", "headers": {"x-api-key": MARK}}))
+    redact_paths([tmp_path / "in"], tmp_path / "out", progress=False)
+    files = list((tmp_path / "out").rglob("*"))
+    assert [p.name for p in files] == ["turn.sse"]
+    assert MARK.encode() not in files[0].read_bytes()
+
+
 def test_an_event_stream_message_with_a_wrong_crc_stays_wrong_and_others_stay_right() -> None:
     first = bytearray(event("contentBlockDelta", json.dumps({"contentBlockIndex": 0,
                                                              "delta": {"text": MARK}})))
@@ -280,3 +347,32 @@ def test_a_streamed_json_array_is_redacted_element_by_element() -> None:
 def test_a_json_array_that_breaks_off_is_refused_whole(cut: int) -> None:
     with pytest.raises(Refused, match="not a whole JSON array"):
         Redactor(SALT).capture(GEMINI_ARRAY[:cut], "cut.json")
+
+
+def test_chat_content_sent_as_typed_parts_still_reads_as_text() -> None:
+    """Mistral's ``delta.content`` list: its parts' types are Chat's structure, not another
+    format's (the envelope that kept them was Anthropic's, stood in for every format)."""
+    body = _sse((None, {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {
+        "content": [{"type": "thinking", "thinking": [{"type": "text", "text": MARK}]},
+                    {"type": "text", "text": f"{MARK} said"}]}}]}))
+    redacted = Redactor(SALT).capture(body)
+    assert MARK.encode() not in redacted
+    assert load(redacted).kind.tolist() == load(body).kind.tolist() == ["other", "text_delta"]
+
+
+def test_gemini_candidates_keep_their_index() -> None:
+    """Several candidates: each one's ``index`` places its calls (Gemini's own number)."""
+    from .support.gemini_turns import CANDIDATES
+
+    before, after = load(CANDIDATES), load(Redactor(SALT).capture(CANDIDATES))
+    assert after.block.equals(before.block) and before.block.nunique() == 2
+
+
+def test_a_count_is_kept_only_where_the_format_names_it() -> None:
+    """Token counts are the format's own numbers (``usage.prompt_tokens``), not whatever a
+    gateway names like one."""
+    body = _sse((None, {"object": "chat.completion.chunk", "choices": [], "usage": {
+        "prompt_tokens": 7, "gateway_tokens": 424242, "upstream_tokencount": 31337}}))
+    redacted = Redactor(SALT).capture(body)
+    assert b'"prompt_tokens": 7' in redacted
+    assert not re.search(rb"(424242|31337)", redacted)

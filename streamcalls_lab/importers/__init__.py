@@ -12,7 +12,6 @@ been dropped. Adding a format is one module plus one line in ``READERS``.
 
 from __future__ import annotations
 
-import hashlib
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -22,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import CaptureError
-from ..sources import Capture, entry_problem, over_files
+from ..sources import Capture, entry_problem, over_files, path_tag
 from . import har, jsonl, vcr
 from .stream import Stream, write
 
@@ -114,7 +113,7 @@ def import_paths(
 
     def one(path: Path) -> list[Path]:
         shared = stems[path.name.removesuffix(path.suffix)] > 1
-        tag = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:8] if shared else None
+        tag = path_tag(path) if shared else None
         return import_file(path, out_dir, tag=tag, taken=taken)
 
     written = over_files(one, files, desc="import", progress=progress, catch=CaptureError,

@@ -300,6 +300,10 @@ QUIRKS: dict[str, Transform | None] = {
 _ENVELOPE = frozenset(("start", "toolUse", "delta", "usage", "metrics", "messageStart",
                        "contentBlockStart", "contentBlockDelta", "contentBlockStop",
                        "messageStop", "metadata"))
+_HEADERS = frozenset((":event-type", ":exception-type", ":message-type", ":content-type",
+                      ":error-code"))
+"""The event-stream headers that are structure (what the framing reads events by)."""
+_TOP = frozenset(("role", "stopReason", "contentBlockIndex"))
 FORMAT = WireFormat(
     name=BedrockConverse.name,
     reader=BedrockConverse,
@@ -321,7 +325,10 @@ FORMAT = WireFormat(
     envelope=Envelope(
         containers=_ENVELOPE,
         schema=frozenset(("role", "name", "stopReason")),
-        numbers=frozenset(("contentBlockIndex", "latencyMs")),
+        numbers=frozenset(("contentBlockIndex", "latencyMs", "inputTokens", "outputTokens",
+                           "totalTokens", "cacheReadInputTokens", "cacheWriteInputTokens")),
+        top=_TOP,
+        headers=_HEADERS,
     ),
     write=write_converse,
     quirks=QUIRKS,
@@ -350,9 +357,14 @@ INVOKE = WireFormat(
                     | {_METRICS}),
         schema=(ANTHROPIC.envelope.schema | CHAT.envelope.schema
                 | {"stopReason", "stop_reason", "completionReason"}),
-        numbers=ANTHROPIC.envelope.numbers | CHAT.envelope.numbers | {"contentBlockIndex"},
+        numbers=(ANTHROPIC.envelope.numbers | CHAT.envelope.numbers | FORMAT.envelope.numbers
+                 | {"inputTokenCount", "outputTokenCount", "invocationLatency",
+                    "firstByteLatency"}),
         ids=CHAT.envelope.ids,
+        top=(_TOP | {"completionReason"} | (ANTHROPIC.envelope.top or frozenset())
+             | (CHAT.envelope.top or frozenset())),
         wrapped="bytes",
+        headers=_HEADERS,
     ),
     write=write_invoke,
     quirks=dict.fromkeys(ANTHROPIC.quirks),  # written inside, by the Messages transforms

@@ -303,7 +303,12 @@ FORMAT = WireFormat(
                               "usageMetadata", "partialArgs", "error", "promptFeedback")),
         schema=frozenset(("role", "name", "finishReason", "modelVersion", "jsonPath",
                           "status")),
+        numbers=frozenset(("index",  # a candidate's, when there are several
+                           "promptTokenCount", "candidatesTokenCount", "totalTokenCount",
+                           "thoughtsTokenCount", "toolUsePromptTokenCount",
+                           "cachedContentTokenCount")),
         ids=frozenset(("responseId",)),
+        top=frozenset(("modelVersion",)),
     ),
     write=write,
     quirks=dict.fromkeys(("empty_arguments", "call_in_text", "line_separator_in_data")),

@@ -200,8 +200,11 @@ FORMAT = WireFormat(
     envelope=Envelope(
         containers=frozenset(("interaction", "step", "delta", "usage", "error")),
         schema=frozenset(("type", "event_type", "status", "object", "name", "role")),
-        numbers=frozenset(("index",)),
+        numbers=frozenset(("index", "total_tokens", "total_input_tokens",
+                           "total_output_tokens", "total_cached_tokens", "total_thought_tokens",
+                           "total_tool_use_tokens")),
         ids=frozenset(("id",)),
+        top=frozenset(("event_type", "index", "status")),
     ),
     write=write,
     quirks=QUIRKS,

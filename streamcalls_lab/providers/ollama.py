@@ -144,6 +144,7 @@ FORMAT = WireFormat(
     envelope=Envelope(
         containers=frozenset(("message", "tool_calls", "function")),
         schema=frozenset(("role", "name", "model", "done_reason")),
+        top=frozenset(("model", "done_reason")),
     ),
     write=write,
     quirks=dict.fromkeys(("call_in_text", "line_separator_in_data")),

@@ -585,11 +585,15 @@ FORMAT = WireFormat(
                   whole=("arguments", "failed_generation"), text=("content", "text")),
     envelope=Envelope(
         containers=frozenset(("choices", "delta", "message", "tool_calls", "function", "usage",
-                              "error", "prompt_tokens_details", "completion_tokens_details")),
+                              "error", "prompt_tokens_details", "completion_tokens_details",
+                              "content", "function_call")),  # Mistral's parts; legacy calls
         schema=frozenset(("type", "object", "role", "name", "model", "finish_reason",
                           "service_tier", "system_fingerprint")),
-        numbers=frozenset(("index", "created")),
+        numbers=frozenset(("index", "created", "prompt_tokens", "completion_tokens",
+                           "total_tokens", "cached_tokens", "reasoning_tokens", "audio_tokens",
+                           "accepted_prediction_tokens", "rejected_prediction_tokens")),
         ids=frozenset(("id",)),
+        top=frozenset(("object", "model", "created", "service_tier", "system_fingerprint")),
     ),
     write=write,
     quirks=QUIRKS,

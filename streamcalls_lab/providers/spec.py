@@ -63,7 +63,13 @@ class Fields:
 class Envelope:
     """What in a payload is structure rather than data: redaction keeps these values.
 
-    Default deny: every string and number a format does not name here is data.
+    Default deny: every string and number a format does not name here is data. This is the
+    one list of what redaction keeps for the format, applied to its captures alone (no
+    other format's list stands in for it): a format that carries another's events (a
+    gateway's wrapping) declares their keys here too. Everything the format's reader needs
+    to recognise and read a stream (its type field, the values it tells events, blocks and
+    calls by) must be named, or a redacted capture no longer reads as this format
+    (``tests/test_redact_formats.py`` holds every registered format to that).
     """
 
     containers: frozenset[str]
@@ -76,8 +82,15 @@ class Envelope:
     ids: frozenset[str] = frozenset()
     """Keys holding ids that are not a call's (a message's, a response's, an item's): like
     call ids, each is replaced by the same stand-in wherever it recurs."""
+    top: frozenset[str] | None = None
+    """The schema and number keys kept at a payload's top level (``type``, ``index`` ...);
+    None: any of them (a format whose events are flat). A ``name`` or ``role`` at the top
+    of a nested format's payload is then data, as it is under an object not listed."""
     wrapped: str | None = None
     """A key whose string is base64 of an inner JSON event (Bedrock InvokeModel's ``bytes``)."""
+    headers: frozenset[str] = frozenset()
+    """AWS event-stream header names whose values are structure (``:event-type``,
+    ``:message-type`` ...), kept; every other header's value, of any type, is replaced."""
 
 
 @dataclass(frozen=True)
