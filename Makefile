@@ -79,10 +79,12 @@ data: $(VENV)/.lab
 	$(BIN)/python scripts/make_data.py
 
 ## bench: load throughput and memory against peers, as ratios in one run; check_handler's pace;
+## the breaker's refresh (2,000 characters against 400, and against the base commit);
 ## the torture harness's cases/s, a process per case against loop mode; serve under 200 clients
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_load.py
 	$(BIN)/python benchmarks/bench_check.py
+	$(BIN)/python benchmarks/bench_breaker.py
 	$(BIN)/python benchmarks/bench_torture.py
 	$(BIN)/python benchmarks/bench_serve.py
 	$(BIN)/python benchmarks/bench_proxy.py
