@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+
 import pytest
 
 from streamcalls_lab import breaker
 from streamcalls_lab.breaker import PRESETS
 from streamcalls_lab.widgets import StageView
 from streamcalls_lab.widgets.stage import SCRIPT, scenes, stage_html
+
+from ..conftest import REPO
 
 IMG = "<img src=x onerror=alert(1)>"
 
@@ -79,3 +85,28 @@ def test_typed_markup_is_shown_as_text_on_the_stage() -> None:
 def test_an_empty_order_is_refused() -> None:
     with pytest.raises(ValueError, match="at least one scene"):
         StageView([])
+
+
+def demo_recipe() -> str:
+    if not shutil.which("make"):
+        pytest.skip("needs make")
+    made = subprocess.run(["make", "-n", "-s", "-f", str(REPO / "Makefile"), "demo",
+                           "VENV=/nonexistent", "DEMO_PORT=9999"], cwd=REPO,
+                          capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    return made.stdout
+
+
+def test_make_demo_serves_the_stage_app_with_the_offline_template_and_the_culler() -> None:
+    recipe = demo_recipe()
+    assert "notebooks/stage/stage.ipynb" in recipe and "--port=9999" in recipe
+    assert "--template=streamcalls" in recipe
+    assert f"JUPYTER_CONFIG_PATH={REPO / 'share' / 'jupyter' / 'config'}" in recipe
+    assert (REPO / "notebooks" / "stage" / "stage.ipynb").is_file()
+
+
+def test_the_demo_config_culls_a_kernel_that_lost_its_page_only() -> None:
+    config = json.loads((REPO / "share" / "jupyter" / "config" / "voila.json").read_text())
+    culler = config["MappingKernelManager"]
+    assert culler["cull_idle_timeout"] > 0 and culler["cull_interval"] > 0
+    assert culler["cull_connected"] is False  # a page still open keeps its kernel
