@@ -331,13 +331,15 @@ class _Tape:
         if last is not None:
             self.decoded = {i: ds for i, ds in last.decoded.items() if i < done}
             self.events = {i: last.events[i] for i in self.decoded}
-        for i in range(done, len(self.reads)):
-            ds = decoder.feed(self.reads[i])
-            if ds:
-                self.decoded[i] = ds
-                # as ``feed`` takes them, read-only since every handler is given them
-                self.events[i] = [MappingProxyType(event_dict(d)) for d in ds]
-            if (i + 1) % self.EVERY == 0:
+        feed, n, every = decoder.feed, len(self.reads), self.EVERY
+        for start in range(done, n, every):
+            for i, chunk in enumerate(self.reads[start : start + every], start):
+                ds = feed(chunk)
+                if ds:
+                    self.decoded[i] = ds
+                    # as ``feed`` takes them, read-only since every handler is given them
+                    self.events[i] = [MappingProxyType(event_dict(d)) for d in ds]
+            if start + every <= n:
                 self.copies.append(copy.deepcopy(decoder))
         self.closing = decoder.close()
 
@@ -393,8 +395,12 @@ class _Replay:
             return self.tape.span(taped)
         return self._read_own(chunk, t)
 
-    def events(self, chunk: bytes) -> list[Mapping[str, Any]]:
+    def events(self, chunk: bytes) -> Sequence[Mapping[str, Any]]:
         """What ``events_from_bytes`` gives for a read already through ``read``."""
+        at, tape = self.at, self.tape
+        if self.own is None and at < len(tape.reads) and chunk == tape.reads[at]:
+            self.at, self.pos = at + 1, self.pos + len(chunk)  # the tape's next read itself
+            return tape.events.get(at, ())
         taped = self._taped(chunk)
         if taped is not None:
             return self.tape.span_events(taped)
