@@ -13,7 +13,10 @@ contenders interleaved.
 
 Three refreshes are timed now: *cold* (no tape or diff from an earlier refresh: the first
 time a setup is shown), *keystroke* (one character changed in the middle, after a refresh
-of the text before it: typing) and *slider* (the split moved, the text unchanged). The base
+of the text before it: typing) and *slider* (the split moved, the text unchanged); and the
+cold one without ``markdown_bubble``, whose own work grows with the square of the text (it
+re-renders the whole bubble's Markdown on every fragment, as a chat UI does), so the rest's
+ratio shows how linear the breaker itself is. The base
 commit re-ran everything on every refresh, so it has one figure. Both give the same result
 (checked here on the summary table; tests/test_breaker.py checks every outcome).
 """
@@ -35,7 +38,7 @@ from typing import Any
 
 from streamcalls_lab import breaker
 from streamcalls_lab.breaker import Setup
-from streamcalls_lab.faults import bubble_text
+from streamcalls_lab.faults import FAULTS, bubble_text
 
 REPO = Path(__file__).resolve().parents[1]
 PROSE = ("the quick brown fox jumps over a lazy dog; invoice for March, run by ops: urgent "
@@ -51,6 +54,11 @@ def document(n: int) -> str:
     while len(out) < n - 2:
         out += rnd.choice(WORDS) + " "
     return out[: n - 2] + '"}'
+
+
+LINEAR = {name: cls for name, cls in FAULTS.items() if name != "markdown_bubble"}
+"""Every fault but the one whose own work is quadratic: a chat bubble re-renders all of
+its Markdown on every fragment."""
 
 
 def setup(n: int) -> Setup:
@@ -105,6 +113,8 @@ def measure(n: int, before: Callable[[Any], Any] | None, repeat: int) -> dict[st
         if before is not None:
             keep("base", cpu(lambda: before(s)))
         forget()
+        keep("no bubble", cpu(lambda: breaker.run(s, LINEAR)))
+        forget()
         keep("cold", cpu(lambda: breaker.run(s)))
         keep("keystroke", cpu(lambda: breaker.run(edited(s))))
         keep("slider", cpu(lambda: breaker.run(replace(edited(s), split=n // 3))))
@@ -132,7 +142,8 @@ def main() -> None:
         base = f"base {r['base']:6.3f}  " if "base" in r else ""
         speed = f"  {r['base'] / r['cold']:4.1f}x faster cold" if "base" in r else ""
         print(f"  {n:6} characters, {reads:7} reads: {base}cold {r['cold']:6.3f}  "
-              f"keystroke {r['keystroke']:6.3f}  slider {r['slider']:6.3f}{speed}")
+              f"keystroke {r['keystroke']:6.3f}  slider {r['slider']:6.3f}  "
+              f"cold without markdown_bubble {r['no bubble']:6.3f}{speed}")
     for n, r in rows.items():
         if n != first:
             ratio = {k: r[k] / rows[first][k] for k in r}
