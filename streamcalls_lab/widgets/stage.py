@@ -14,11 +14,11 @@ from collections.abc import Sequence
 import ipywidgets as w
 
 from .. import breaker
-from ..breaker import Result
+from ..breaker import CallDiff, Outcome, Result
 from ..display import SafeHTML, escape
 from ..faults import SPECS
 from . import render as r
-from .breaker import DELAY, BreakerView, _sides, _verdict
+from .breaker import _MISSING, DELAY, BreakerView, _verdict
 
 SCRIPT = (
     # a fragment's own text: the join and the escape
@@ -47,27 +47,39 @@ def scenes(script: Sequence[str] = SCRIPT) -> list[str]:
     return named + [n for n in breaker.PRESETS if n not in named]
 
 
+def _got(out: Outcome) -> str:
+    """What the fault hands on, its differences marked: each call, and the message when
+    the calls are not where it differs (the whole table is notebook 3's)."""
+    def one(d: CallDiff) -> str:
+        label = r.note(f"block {d.block}" + (f" · {d.tool}" if d.tool is not None else ""))
+        return f'{label} {_MISSING["got"] if d.got is None else r.marked(d.spans, "got")}'
+
+    shown = [one(d) for d in out.diffs if not d.same]
+    if not shown and any(s.op != "equal" for s in out.message_diff):
+        shown.append(r.note("message") + " " + r.marked(out.message_diff, "got"))
+    if out.error is not None:
+        shown.append(f'<span class="scl-bad">{escape(out.error)}</span>')
+    # the same text, yet it differs (a name, an id): every call it hands on
+    return "<br>".join(shown or [one(d) for d in out.diffs]) or r.note("nothing")
+
+
 def stage_html(result: Result, name: str) -> SafeHTML:
-    """One scene's result, large: the fragments sent, what the correct handler hands on,
-    what the fault hands on (differences marked) and the verdict."""
+    """One scene's result, large: the fragments sent, the verdict, what the correct handler
+    hands on and what the fault hands on (differences marked)."""
     correct = result.correct
     handed = "<br>".join(r.code(c["args"]) for c in correct.calls) or r.note(
         "nothing: no call got its stop event")
     out = result.faults[name]
-    if out.broken:
-        _, got = _sides(out)
-    else:
-        got = r.note("the same")
+    got = _got(out) if out.broken else r.note("the same")
     n = len(result.fragments)
     sent = r.note(f"sent as {n} fragment{'s' * (n != 1)}")
     body = (
-        f'<div class="scl-stage-sent">{sent} '
-        f"{r.pieces(result.fragments)}</div>"
-        f'<div class="scl-stage-row"><div class="scl-stage-who">correct</div>'
+        f'<div class="scl-stage-sent">{sent} {r.pieces(result.fragments)}</div>'
+        f'<div class="scl-stage-verdict">{_verdict(out)}</div>'
+        f'<div class="scl-stage-row"><div class="scl-stage-who">correct hands on</div>'
         f"<div>{handed}</div></div>"
         f'<div class="scl-stage-row scl-stage-fault"><div class="scl-stage-who">'
-        f"{escape(name)}</div><div>{got}</div></div>"
-        f'<div class="scl-stage-verdict">{_verdict(out)}</div>'
+        f"{escape(name)} hands on</div><div>{got}</div></div>"
     )
     return SafeHTML(r.view(body, "scl-stage-result"))
 
@@ -85,13 +97,13 @@ width:100%;box-sizing:border-box;padding:0 8px}
 .scl-stage .widget-toggle-buttons button{font-size:16px;width:auto;padding:0 .5em}
 .scl-stage .scl-stage-result{font-size:26px;line-height:1.4}
 .scl-stage .scl-stage-result .scl-view,.scl-stage .scl-view{font-size:26px}
-.scl-stage .scl-stage-row{display:flex;gap:.5em;margin:.3em 0}
-.scl-stage .scl-stage-who{min-width:7.5em;font-weight:600;overflow-wrap:anywhere}
+.scl-stage .scl-stage-row{margin:.3em 0}
+.scl-stage .scl-stage-who{font-size:20px;font-weight:600;overflow-wrap:anywhere}
 .scl-stage .scl-stage-fault .scl-stage-who{color:#a00}
-.scl-stage .scl-stage-verdict{font-size:28px;margin-top:.4em}
+.scl-stage .scl-stage-verdict{font-size:28px;margin:.2em 0}
 .scl-stage code,.scl-stage .scl-piece{font-size:24px;white-space:pre-wrap;
 overflow-wrap:anywhere}
-.scl-stage .scl-breaker-output{max-height:500px;overflow:auto}
+.scl-stage .scl-breaker-output{max-height:480px;overflow:auto}
 .scl-stage .scl-stage-keys{font-size:18px;color:#555;margin-left:1em;align-self:center}
 </style>"""
 
@@ -122,6 +134,7 @@ class StageView(BreakerView):
         super().__init__(name, show=[name], delay=delay)
         self.reset_button.add_class("scl-stage-reset")
         self.args.rows = 4
+        self.place.layout = w.Layout(width="98%")
         self.reset_button.tooltip = "restore this scene (r)"
         self._arrange()
 

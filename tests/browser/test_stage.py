@@ -158,6 +158,26 @@ def test_the_keys_move_through_the_scenes(screen: Any, stage: Server) -> None:
             PRESETS[ORDER[scene]].args, timeout=UPDATE_TIMEOUT_MS)
 
 
+def test_every_scene_fits_one_screen(screen: Any, stage: Server, artifacts: Path) -> None:
+    """Its controls, its verdict and the buttons, with no scrolling, scene after scene."""
+    from playwright.sync_api import expect
+
+    open_stage(screen, stage)
+    misfits = []
+    for scene, name in enumerate(ORDER):
+        if scene:
+            screen.locator("button.scl-stage-next").click()
+        expect(screen.locator(".scl-stage-head")).to_contain_text(
+            f"{scene + 1} / {len(ORDER)}", timeout=UPDATE_TIMEOUT_MS)
+        expect(screen.locator(".scl-stage-verdict")).to_be_visible(timeout=UPDATE_TIMEOUT_MS)
+        screen.screenshot(path=str(artifacts / f"stage-{scene + 1:02d}-{name}.png"))
+        for part in (".scl-stage textarea", ".scl-stage-verdict", "button.scl-stage-next",
+                     ".scl-breaker-status"):
+            if not inside(screen.locator(part).bounding_box()):
+                misfits.append((name, part))
+    assert misfits == []
+
+
 def test_typing_shows_the_new_result_and_reset_restores_the_scene(
         screen: Any, stage: Server, artifacts: Path) -> None:
     from playwright.sync_api import expect
