@@ -156,6 +156,14 @@ def test_the_keys_move_through_the_scenes(screen: Any, stage: Server) -> None:
         assert ORDER[scene] in head(screen)
         expect(screen.locator(".scl-stage textarea")).to_have_value(
             PRESETS[ORDER[scene]].args, timeout=UPDATE_TIMEOUT_MS)
+    screen.locator("button.scl-stage-next").click()  # a click leaves the focus on the button
+    expect(heading).to_contain_text(f"1 / {len(ORDER)}", timeout=UPDATE_TIMEOUT_MS)
+    screen.keyboard.press("ArrowRight")
+    expect(heading).to_contain_text(f"2 / {len(ORDER)}", timeout=UPDATE_TIMEOUT_MS)
+    screen.locator(".scl-stage .noUi-handle, .scl-stage .widget-slider input").first.focus()
+    screen.keyboard.press("ArrowRight")  # moves the split, not the scene
+    screen.wait_for_timeout(500)
+    assert f"2 / {len(ORDER)}" in head(screen)
 
 
 def test_every_scene_fits_one_screen(screen: Any, stage: Server, artifacts: Path) -> None:
