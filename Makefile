@@ -45,13 +45,18 @@ git-filter:
 	  git config filter.nbstripout.extrakeys "$(LAB_SAVE_KEYS)"; \
 	fi
 
-## demo: the breaking-a-stream notebook as a Voila app, for live use (DEMO_PORT=8866)
+## demo: the stage app, one scene per fault on one screen (keys n, p, r), as a Voila app for
+## live use (DEMO_PORT=8866; DEMO_NOTEBOOK=notebooks/03-breaking-a-stream.ipynb for the chapter)
 # (no --allow-root: Voila does not take it, and only its kernels run code). The template in
 # share/jupyter/voila/templates/streamcalls is Voila's lab page with nothing fetched off this
-# machine, so the demo works with no network (tests/test_voila.py starts it the same way).
+# machine, so the demo works with no network, plus the stage's keys; share/jupyter/config/
+# voila.json culls a kernel a minute after its page went away without stopping it (Voila
+# stops it when the page closes). tests/browser/test_voila.py starts it the same way.
+DEMO_NOTEBOOK ?= notebooks/stage/stage.ipynb
 demo: $(VENV)/.lab
 	JUPYTER_PATH=$(CURDIR)/share/jupyter$${JUPYTER_PATH:+:$$JUPYTER_PATH} \
-	  $(BIN)/voila --template=streamcalls --port=$(DEMO_PORT) notebooks/03-breaking-a-stream.ipynb
+	JUPYTER_CONFIG_PATH=$(CURDIR)/share/jupyter/config$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} \
+	  $(BIN)/voila --template=streamcalls --port=$(DEMO_PORT) $(DEMO_NOTEBOOK)
 
 ## site: the course executed on data/ as static HTML in build/site (no kernel, no network)
 site: $(VENV)/.lab
@@ -86,10 +91,12 @@ data: $(VENV)/.lab
 	$(BIN)/python scripts/make_data.py
 
 ## bench: load throughput and memory against peers, as ratios in one run; check_handler's pace;
+## the breaker's refresh (2,000 characters against 400, and against the base commit);
 ## the torture harness's cases/s, a process per case against loop mode; serve under 200 clients
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_load.py
 	$(BIN)/python benchmarks/bench_check.py
+	$(BIN)/python benchmarks/bench_breaker.py
 	$(BIN)/python benchmarks/bench_torture.py
 	$(BIN)/python benchmarks/bench_serve.py
 	$(BIN)/python benchmarks/bench_proxy.py

@@ -16,7 +16,7 @@ import json
 import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from .decode import Decoded, EventDecoder
@@ -146,6 +146,23 @@ def event_dict(decoded: Decoded) -> dict[str, Any]:
     }
 
 
+class ByteDecoder(Protocol):
+    """What the byte layer does: socket reads in, the events each completes out."""
+
+    def feed(self, chunk: bytes, t: float = ...) -> list[Decoded]: ...
+
+    def close(self) -> list[Decoded]: ...
+
+
+def byte_decoder() -> EventDecoder:
+    """The byte layer every handler reads bytes through (``feed_bytes``)."""
+    from .decode import EventDecoder  # the byte layer, only when bytes are fed
+
+    # Lenient: a bad or cut-off frame becomes an error event, never an exception,
+    # so a truncated stream still ends in finish() with its cut-off call held back.
+    return EventDecoder(strict=False)
+
+
 class Accumulator:
     """The correct handler for one turn: ``feed(event)`` each event, then ``finish()``."""
 
@@ -162,7 +179,7 @@ class Accumulator:
         own end, Responses' status, is not a message's)."""
         self.problems: list[str] = []
         self.events_seen = 0
-        self._decoder: EventDecoder | None = None
+        self._decoder: ByteDecoder | None = None
 
     # -- the interface every handler has ---------------------------------------
     def feed(self, event: Mapping[str, Any]) -> None:
@@ -202,12 +219,13 @@ class Accumulator:
     def events_from_bytes(self, chunk: bytes) -> list[dict[str, Any]]:
         """The events one read completes (``feed_bytes`` without the feeding)."""
         if self._decoder is None:
-            from .decode import EventDecoder  # the byte layer, only when bytes are fed
-
-            # Lenient: a bad or cut-off frame becomes an error event, never an exception,
-            # so a truncated stream still ends in finish() with its cut-off call held back.
-            self._decoder = EventDecoder(strict=False)
+            self._decoder = byte_decoder()
         return [event_dict(d) for d in self._decoder.feed(self.read(chunk))]
+
+    def use_decoder(self, decoder: ByteDecoder) -> None:
+        """Read bytes through ``decoder`` (a :func:`byte_decoder` or a stand-in with its
+        ``feed`` and ``close``): the breaker hands every handler one shared run of it."""
+        self._decoder = decoder
 
     def close_bytes(self) -> list[dict[str, Any]]:
         """The events the end of the byte stream releases (none when fed events)."""

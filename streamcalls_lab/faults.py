@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from itertools import pairwise
 from typing import Any, NamedTuple, TypeVar
 
@@ -442,6 +442,7 @@ def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark")
 
 
+@lru_cache(maxsize=4096)  # re-rendered on every fragment: the breaker's refreshes repeat them
 def bubble_text(source: str) -> str:
     """What a chat bubble keeps of ``source``: Markdown rendered, sanitised, as visible text.
 

@@ -7,6 +7,7 @@ to a ``Setup`` and ``render``'s output to an ``HTML`` widget.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -131,6 +132,15 @@ def _error(message: str) -> SafeHTML:
     return SafeHTML(r.view(f'<span class="scl-bad">{escape(message)}</span>', "scl-breaker"))
 
 
+def _computing(note: str = "computing…") -> SafeHTML:
+    return SafeHTML(r.view(f'<span class="scl-note scl-computing">{escape(note)}</span>',
+                           "scl-breaker"))
+
+
+DELAY = 0.25
+"""Seconds the controls must be still before the view runs the model again (typing)."""
+
+
 class BreakerView(r.View):
     """Move a split through a document, edit it, pick the format; see every handler's result.
 
@@ -138,13 +148,23 @@ class BreakerView(r.View):
     and its row shaded) or a :class:`Setup`; ``show`` limits the faults shown. The controls
     hold one movable split plus an even spacing, so a setup's extra ``cuts`` are not kept,
     and a split at 0 means no split.
+
+    An edit runs the model once the controls have been still for ``delay`` seconds (on the
+    kernel's event loop; at once where none runs, or with ``delay`` 0); until then the
+    output says it is computing and shows no verdict. A result is shown only while it is
+    the current controls' (:meth:`current`). A text shorter than the split moves the split
+    to its end and says so; the split goes back where it was once the text is long enough.
     """
 
     def __init__(self, preset: str | Setup = "trim",
-                 show: Sequence[str] | None = None) -> None:
+                 show: Sequence[str] | None = None, delay: float = DELAY) -> None:
         self.show = None if show is None else list(show)
         self.focus: str | None = None
         self.result: Result | None = None
+        self.delay = delay
+        self._pending: asyncio.TimerHandle | None = None
+        self._origin: str | Setup = preset
+        self._wanted = 0  # the split as last set (by a preset or the slider), before clamping
         self._holding = False
         self._tool = "create_ticket"
         self._earlier_tool: str | None = None
@@ -153,6 +173,8 @@ class BreakerView(r.View):
         wide = w.Layout(width="98%")
         self.preset = w.Dropdown(options=[*breaker.PRESETS, OWN], value=OWN,
                                  description="start from", style=style)
+        self.reset_button = w.Button(description="reset", icon="undo",
+                                     tooltip="back to the setup this started from")
         self.provider = w.ToggleButtons(options=list(TURN_FORMATS), description="wire format",
                                         style=style)
         self.args = w.Textarea(description="arguments", rows=3, layout=wide, style=style)
@@ -175,24 +197,31 @@ class BreakerView(r.View):
         self.after = w.Text(description="prose after", style=style, layout=wide)
         self.quirks = w.SelectMultiple(options=SERVER_QUIRKS, value=(), rows=4,
                                        description="server quirks", style=style)
+        self.status = w.HTML()
         self.output = w.HTML()
-        for control in (self.args, self.split, self.every, self.read_size, self.cut_off,
-                        self.earlier, self.place, self.before, self.after, self.provider,
-                        self.quirks):
+        for control in (self.every, self.read_size, self.cut_off, self.earlier, self.place,
+                        self.before, self.after, self.provider, self.quirks):
             control.observe(self._changed, "value")
+        self.split.observe(self._split_changed, "value")
         self.preset.observe(self._preset_changed, "value")
         self.boundary.observe(self._boundary_changed, "value")
         self.args.observe(self._args_changed, "value")
+        self.reset_button.on_click(lambda _: self.reset())
+        self.status.add_class("scl-breaker-status")
+        self.output.add_class("scl-breaker-output")
+        self.widget = self._layout()
+        self.widget.add_class("scl-breaker-view")
+        self.load(preset)
+
+    def _layout(self) -> w.Box:
         hint = w.HTML('<span style="color:#555">0 means: no such cut, or one read for the '
                       "whole body</span>")
-        self.widget = w.VBox([
-            w.HBox([self.preset, self.provider]), self.args, self.split, self.boundary,
-            w.HBox([self.every, self.read_size, hint]), self.cut_off, self.earlier,
-            self.place, self.before, self.after, self.quirks, self.output,
+        return w.VBox([
+            w.HBox([self.preset, self.reset_button, self.provider]), self.args, self.split,
+            self.boundary, w.HBox([self.every, self.read_size, hint]), self.cut_off,
+            self.earlier, self.place, self.before, self.after, self.quirks, self.status,
+            self.output,
         ])
-        self.widget.add_class("scl-breaker-view")
-        self.output.add_class("scl-breaker-output")
-        self.load(preset)
 
     # -- from widgets to the model and back ---------------------------------------------
     def setup(self) -> Setup:
@@ -212,6 +241,7 @@ class BreakerView(r.View):
         """Set every control from a preset name or a setup, then show its result."""
         setup = breaker.PRESETS[preset] if isinstance(preset, str) else preset
         name = preset if isinstance(preset, str) else OWN
+        self._origin = preset
         self._holding = True
         try:
             self.focus = name if name in breaker.PRESETS else self.focus
@@ -222,8 +252,8 @@ class BreakerView(r.View):
             self.preset.value = name
             self.provider.value = setup.provider
             self.args.value = setup.args
+            self._wanted = setup.split or 0
             self._bounds(setup.args)
-            self.split.value = setup.split or 0
             self.every.value = min(setup.every, MAX_EVERY)
             self.read_size.value = min(setup.read_size or 0, MAX_READ)
             self.cut_off.value = setup.cut_off
@@ -236,40 +266,110 @@ class BreakerView(r.View):
             self._holding = False
         self.refresh()
 
+    def reset(self) -> None:
+        """Back to the preset or setup last loaded, every control as it set them."""
+        self.load(self._origin)
+
+    def schedule(self) -> None:
+        """Run the model once the controls have been still for ``delay`` seconds; meanwhile
+        the output shows that it is computing, and no verdict."""
+        self._cancel()
+        self.output.value = _computing().html
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (a script, a test): nothing to wait on
+            loop = None
+        if self.delay <= 0 or loop is None:
+            self.refresh()
+            return
+        self._pending = loop.call_later(self.delay, self.refresh)
+
+    @property
+    def pending(self) -> bool:
+        """An edit is waiting for the controls to be still."""
+        return self._pending is not None
+
+    def flush(self) -> None:
+        """Run a pending refresh now."""
+        if self.pending:
+            self.refresh()
+
+    def _cancel(self) -> None:
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+
     def refresh(self) -> None:
         """Run the model on the current setup and show the result."""
+        self._cancel()
+        setup = self.setup()
+        self.status.value = self._notes(setup)
         try:
-            self.result = breaker.run(self.setup())
+            self.result = breaker.run(setup)
         except ValueError as e:
             self.result = None
             self.output.value = _error(str(e)).html
             return
-        self.output.value = render(self.result, self.show, self.focus).html
+        self.output.value = self.html(self.result).html
+
+    def current(self) -> Result | None:
+        """The result shown, when it was computed from the controls as they are now."""
+        result = self.result
+        return result if result is not None and result.setup == self.setup() else None
+
+    def html(self, result: Result) -> SafeHTML:
+        """What the output shows of a result."""
+        return render(result, self.show, self.focus)
 
     def static(self) -> SafeHTML:
         """The current result as escaped HTML, for where no kernel runs."""
-        if self.result is None:
+        result = self.current()
+        if result is None:
             return _error("no result: the setup above is not valid")
-        return render(self.result, self.show, self.focus)
+        return self.html(result)
+
+    def _notes(self, setup: Setup) -> str:
+        """What the controls did that the reader did not ask for (a split clamped)."""
+        if self._wanted > len(setup.args):
+            return r.view(r.note(
+                f"split at {len(setup.args)}, the end of the text: it was at {self._wanted}, "
+                "and goes back there once the text is that long"), "scl-status")
+        return ""
 
     # -- reacting -----------------------------------------------------------------------
     def _bounds(self, args: str) -> None:
         self.split.max = max(len(args), 1)
-        self.split.value = min(self.split.value, len(args))
+        self.split.value = min(self._wanted, len(args))
         marks = breaker.landmarks(args)
         self.boundary.options = [("a place where a split bites…", NO_BOUNDARY),
                                  *((label, at) for label, at in marks)]
         self.boundary.value = NO_BOUNDARY
 
+    def _edited(self) -> None:
+        """The controls no longer hold the preset: choosing it again reloads it."""
+        if self.preset.value != OWN:
+            self._holding = True
+            try:
+                self.preset.value = OWN
+            finally:
+                self._holding = False
+
     def _changed(self, change: dict[str, Any]) -> None:
         if self._holding:
             return
-        if change["owner"] is self.split and self.boundary.value not in (
-                NO_BOUNDARY, change["new"]):
+        self._edited()
+        self.schedule()
+
+    def _split_changed(self, change: dict[str, Any]) -> None:
+        if self._holding:
+            return
+        self._wanted = change["new"]
+        if self.boundary.value not in (NO_BOUNDARY, change["new"]):
             self._holding = True
             self.boundary.value = NO_BOUNDARY
             self._holding = False
-        self.refresh()
+        self._edited()
+        self.schedule()
 
     def _args_changed(self, change: dict[str, Any]) -> None:
         if self._holding:
@@ -279,7 +379,8 @@ class BreakerView(r.View):
             self._bounds(change["new"])
         finally:
             self._holding = False
-        self.refresh()
+        self._edited()
+        self.schedule()
 
     def _preset_changed(self, change: dict[str, Any]) -> None:
         if not self._holding and change["new"] in breaker.PRESETS:

@@ -27,6 +27,7 @@ background:#fff5d6;border-right:2px solid #c60;padding:0 1px}
 .scl-view .scl-ok{color:#070}
 .scl-view .scl-note{color:#555}
 .scl-view tr.scl-focus>td{background:#fffbe6}
+.scl-view .scl-computing{font-style:italic}
 </style>"""
 
 
@@ -80,6 +81,11 @@ def pieces(fragments: Sequence[str]) -> str:
     return "".join(
         f'<code class="scl-piece{" scl-alt" if i % 2 else ""}">{visible(f)}</code>'
         for i, f in enumerate(fragments))
+
+
+def note(text: str) -> str:
+    """A remark beside a view's output, escaped."""
+    return f'<span class="scl-note">{escape(text)}</span>'
 
 
 def row(cells: Iterable[str], cls: str = "") -> str:

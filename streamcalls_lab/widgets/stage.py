@@ -1,0 +1,196 @@
+"""The breaker on a stage: one scene per fault, in a scripted order, for ``make demo``.
+
+:class:`StageView` is a :class:`~streamcalls_lab.widgets.BreakerView` laid out for one
+1280×720 screen read from the back of a room: the scene's name and what it is about on
+top, the controls that matter for that fault on the left, the correct handler's result and
+the fault's beside them in large type, and previous / reset / next below. The Voila
+template (``share/jupyter/voila/templates/streamcalls``) binds the keys the footer names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ipywidgets as w
+
+from .. import breaker
+from ..breaker import CallDiff, Outcome, Result
+from ..display import SafeHTML, escape
+from ..faults import SPECS
+from . import render as r
+from .breaker import _MISSING, DELAY, BreakerView, _verdict
+
+SCRIPT = (
+    # a fragment's own text: the join and the escape
+    "trim", "decode_each", "markdown_bubble",
+    # when a call is done
+    "lenient_parse", "parse_to_finish", "eof_as_stop",
+    # which call a fragment belongs to
+    "key_by_name", "key_by_id", "key_by_last", "one_choice",
+    # the bytes under the events
+    "decode_chunks", "splitlines",
+    # what servers send
+    "announcement_args_dropped", "blank_id_new_call", "name_concatenated", "finish_gate",
+    "empty_args_dropped", "one_call_per_chunk", "delta_only", "merged_calls",
+    "index_as_position",
+)
+"""The scenes' order: a fragment's text, completion, keys, bytes, then server quirks."""
+
+KEYS = "keys: n / → / PgDn next · p / ← / PgUp previous · r reset"
+"""What the footer says (the template binds these keys to the buttons)."""
+
+
+def scenes(script: Sequence[str] = SCRIPT) -> list[str]:
+    """Every fault with a preset: those ``script`` names in its order, then any other (a
+    class of your own, registered)."""
+    named = [n for n in script if n in breaker.PRESETS]
+    return named + [n for n in breaker.PRESETS if n not in named]
+
+
+def _got(out: Outcome) -> str:
+    """What the fault hands on, its differences marked: each call, and the message when
+    the calls are not where it differs (the whole table is notebook 3's)."""
+    def one(d: CallDiff) -> str:
+        label = r.note(f"block {d.block}" + (f" · {d.tool}" if d.tool is not None else ""))
+        return f'{label} {_MISSING["got"] if d.got is None else r.marked(d.spans, "got")}'
+
+    shown = [one(d) for d in out.diffs if not d.same]
+    if not shown and any(s.op != "equal" for s in out.message_diff):
+        shown.append(r.note("message") + " " + r.marked(out.message_diff, "got"))
+    if out.error is not None:
+        shown.append(f'<span class="scl-bad">{escape(out.error)}</span>')
+    # the same text, yet it differs (a name, an id): every call it hands on
+    return "<br>".join(shown or [one(d) for d in out.diffs]) or r.note("nothing")
+
+
+def stage_html(result: Result, name: str) -> SafeHTML:
+    """One scene's result, large: the fragments sent, the verdict, what the correct handler
+    hands on and what the fault hands on (differences marked)."""
+    correct = result.correct
+    handed = "<br>".join(r.code(c["args"]) for c in correct.calls) or r.note(
+        "nothing: no call got its stop event")
+    out = result.faults[name]
+    got = _got(out) if out.broken else r.note("the same")
+    n = len(result.fragments)
+    sent = r.note(f"sent as {n} fragment{'s' * (n != 1)}")
+    body = (
+        f'<div class="scl-stage-sent">{sent} {r.pieces(result.fragments)}</div>'
+        f'<div class="scl-stage-verdict">{_verdict(out)}</div>'
+        f'<div class="scl-stage-row"><div class="scl-stage-who">correct hands on</div>'
+        f"<div>{handed}</div></div>"
+        f'<div class="scl-stage-row scl-stage-fault"><div class="scl-stage-who">'
+        f"{escape(name)} hands on</div><div>{got}</div></div>"
+    )
+    return SafeHTML(r.view(body, "scl-stage-result"))
+
+
+STYLE = """<style>
+.scl-stage{font-size:22px;line-height:1.35;--jp-widgets-font-size:20px;
+--jp-widgets-inline-height:36px;--jp-ui-font-size1:20px;--jp-content-font-size1:20px;
+width:100%;box-sizing:border-box;padding:0 8px}
+.scl-stage .scl-stage-head{font-size:30px;font-weight:600}
+.scl-stage .scl-stage-count{color:#666;font-weight:400;margin-right:.6em}
+.scl-stage .scl-stage-about{font-size:20px;color:#333;margin:2px 0 6px 0}
+.scl-stage .widget-label,.scl-stage input,.scl-stage textarea,.scl-stage select,
+.scl-stage button{font-size:20px}
+.scl-stage textarea{font-family:monospace}
+.scl-stage .widget-toggle-buttons button{font-size:16px;width:auto;padding:0 .5em}
+.scl-stage .scl-stage-result{font-size:26px;line-height:1.4}
+.scl-stage .scl-stage-result .scl-view,.scl-stage .scl-view{font-size:26px}
+.scl-stage .scl-stage-row{margin:.3em 0}
+.scl-stage .scl-stage-who{font-size:20px;font-weight:600;overflow-wrap:anywhere}
+.scl-stage .scl-stage-fault .scl-stage-who{color:#a00}
+.scl-stage .scl-stage-verdict{font-size:28px;margin:.2em 0}
+.scl-stage code,.scl-stage .scl-piece{font-size:24px;white-space:pre-wrap;
+overflow-wrap:anywhere}
+.scl-stage .scl-breaker-output{max-height:480px;overflow:auto}
+.scl-stage .scl-stage-keys{font-size:18px;color:#555;margin-left:1em;align-self:center}
+</style>"""
+
+
+class StageView(BreakerView):
+    """The stage app: ``next()``, ``previous()``, ``go(i)`` move through the scenes (each
+    a preset, its fault alone beside the correct handler), ``reset()`` restores the scene.
+
+    ``order`` is the fault names in scene order (:func:`scenes` by default).
+    """
+
+    def __init__(self, order: Sequence[str] | None = None, delay: float = DELAY) -> None:
+        self.order = scenes() if order is None else list(order)
+        if not self.order:
+            raise ValueError("a stage needs at least one scene (a fault with a preset)")
+        self.scene = 0
+        self.head = w.HTML()
+        self.previous_button = w.Button(description="previous", icon="arrow-left",
+                                        tooltip="previous scene (p, ←, PgUp)")
+        self.next_button = w.Button(description="next", icon="arrow-right",
+                                    tooltip="next scene (n, →, PgDn)")
+        self.previous_button.add_class("scl-stage-previous")
+        self.next_button.add_class("scl-stage-next")
+        self.previous_button.on_click(lambda _: self.previous())
+        self.next_button.on_click(lambda _: self.next())
+        self.controls = w.VBox(layout=w.Layout(width="40%"))
+        name = self.order[0]
+        super().__init__(name, show=[name], delay=delay)
+        self.reset_button.add_class("scl-stage-reset")
+        self.args.rows = 4
+        self.place.layout = w.Layout(width="98%")
+        self.reset_button.tooltip = "restore this scene (r)"
+        self._arrange()
+
+    def _layout(self) -> w.Box:
+        style = w.HTML(STYLE)
+        keys = w.HTML(f'<span class="scl-stage-keys">{escape(KEYS)}</span>')
+        self.output.layout = w.Layout(width="60%")
+        body = w.HBox([self.controls, self.output], layout=w.Layout(width="100%"))
+        foot = w.HBox([self.previous_button, self.reset_button, self.next_button, keys])
+        box = w.VBox([style, self.head, body, foot], layout=w.Layout(width="100%"))
+        box.add_class("scl-stage")
+        return box
+
+    # -- moving -------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """The current scene's fault."""
+        return self.order[self.scene]
+
+    def go(self, index: int) -> None:
+        """Show scene ``index`` (wrapping round) as its preset sets it."""
+        self.scene = index % len(self.order)
+        self.show = [self.name]
+        self.load(self.name)
+        self._arrange()
+
+    def next(self) -> None:
+        self.go(self.scene + 1)
+
+    def previous(self) -> None:
+        self.go(self.scene - 1)
+
+    def reset(self) -> None:
+        """The scene as it started."""
+        self.go(self.scene)
+
+    # -- showing ------------------------------------------------------------------------
+    def html(self, result: Result) -> SafeHTML:
+        return stage_html(result, self.name)
+
+    def _arrange(self) -> None:
+        """The head for this scene, and the controls its preset uses."""
+        spec = SPECS[self.name]
+        self.head.value = (
+            f'<div class="scl-stage-head"><span class="scl-stage-count">{self.scene + 1} / '
+            f"{len(self.order)}</span>{escape(self.name)}</div>"
+            f'<div class="scl-stage-about">{escape(spec.summary)}</div>')
+        used = set(spec.preset or ())
+        shown: list[w.Widget] = [self.provider, self.args, self.split, self.boundary]
+        extra = (("every", self.every), ("read_size", self.read_size),
+                 ("cut_off", self.cut_off), ("earlier", self.earlier),
+                 ("interleave", self.place), ("two_choices", self.place),
+                 ("before", self.before), ("after", self.after), ("quirks", self.quirks))
+        for key, control in extra:
+            if key in used and control not in shown:
+                shown.append(control)
+        if "earlier" in used and self.place not in shown:
+            shown.append(self.place)
+        self.controls.children = (*shown, self.status)

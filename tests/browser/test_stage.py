@@ -1,0 +1,277 @@
+"""`make demo` in a real browser: the stage app at 1280×720, its keys, and no kernel left over.
+
+Voila is started as the Makefile starts it (the offline template, share/jupyter/config's
+culling), on a free port with a token and private Jupyter directories, with the culler's
+timeouts shortened so a kernel that lost its page goes in seconds, not a minute. Each test
+opens its own page; the first screen's screenshot and the load time land in
+artifacts/browser/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from streamcalls_lab.breaker import PRESETS
+from streamcalls_lab.widgets.stage import scenes
+
+from ..conftest import REPO
+from .test_voila import RENDER_TIMEOUT_MS, UPDATE_TIMEOUT_MS, _wait_listening
+
+if TYPE_CHECKING:
+    from .conftest import Server
+
+pytestmark = [pytest.mark.browser]
+
+NOTEBOOK = REPO / "notebooks" / "stage" / "stage.ipynb"
+SHARE = REPO / "share" / "jupyter"
+SCREEN = {"width": 1280, "height": 720}
+CULL = ["--MappingKernelManager.cull_idle_timeout=3", "--MappingKernelManager.cull_interval=1"]
+GONE_S = 45.0
+ORDER = scenes()
+
+
+@pytest.fixture(scope="module")
+def stage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    from .conftest import Server, free_port, stop_server
+
+    tmp_path = tmp_path_factory.mktemp("stage")
+    port, token = free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "MPLBACKEND": "Agg"}
+    for name in ("runtime", "config", "data"):
+        (tmp_path / name).mkdir()
+        env[f"JUPYTER_{name.upper()}_DIR"] = str(tmp_path / name)
+    for var, path in (("JUPYTER_PATH", SHARE), ("JUPYTER_CONFIG_PATH", SHARE / "config")):
+        env[var] = os.pathsep.join(p for p in (str(path), os.environ.get(var)) if p)
+    command = [sys.executable, "-m", "voila", str(NOTEBOOK), "--no-browser",
+               "--template=streamcalls", f"--port={port}", "--Voila.ip=127.0.0.1",
+               "--Voila.port_retries=0", f"--token={token}", *CULL]
+    log = tmp_path / "voila.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=NOTEBOOK.parent, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT)
+    server = Server(f"http://127.0.0.1:{port}", token, NOTEBOOK.parent, process, log)
+    try:
+        _wait_listening(process, port, log)
+        yield server
+    finally:
+        stop_server(server)
+
+
+@pytest.fixture
+def screen(chromium: Any) -> Iterator[Any]:
+    """A page of its own at 1280×720."""
+    context = chromium.new_context(viewport=SCREEN)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def running(server: Server, kernel: str) -> bool:
+    """Whether the server still has this kernel (Voila answers for one kernel at a time)."""
+    request = urllib.request.Request(f"{server.base}/api/kernels/{kernel}",
+                                     headers={"Authorization": f"token {server.token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return bool(json.load(response).get("id") == kernel)
+    except urllib.error.HTTPError as e:
+        if e.code == 404:
+            return False
+        raise
+
+
+def kernel_processes(server: Server) -> list[int]:
+    """The kernels' processes the server started (ipykernel, a dependency, brings psutil)."""
+    psutil = pytest.importorskip("psutil")
+    children = psutil.Process(server.process.pid).children(recursive=True)
+    return [p.pid for p in children if "ipykernel" in " ".join(p.cmdline())]
+
+
+def open_stage(page: Any, server: Server) -> float:
+    """Open the app and wait for the first scene's result; the seconds that took."""
+    from playwright.sync_api import expect
+
+    t0 = time.monotonic()
+    page.goto(server.url(""), timeout=RENDER_TIMEOUT_MS)
+    expect(page.locator(".scl-stage-result")).to_be_visible(timeout=RENDER_TIMEOUT_MS)
+    return time.monotonic() - t0
+
+
+def kernel_of(page: Any) -> str:
+    return str(page.evaluate(
+        "() => JSON.parse(document.getElementById('jupyter-config-data').textContent).kernelId"))
+
+
+def head(page: Any) -> str:
+    return str(page.locator(".scl-stage-head").inner_text())
+
+
+def inside(box: dict[str, float] | None) -> bool:
+    return box is not None and box["x"] >= 0 and box["y"] >= 0 and (
+        box["x"] + box["width"] <= SCREEN["width"]) and (
+        box["y"] + box["height"] <= SCREEN["height"])
+
+
+def test_the_first_screen_shows_a_control_beside_its_result_in_large_type(
+        screen: Any, stage: Server, artifacts: Path) -> None:
+    took = open_stage(screen, stage)
+    (artifacts / "stage-load.txt").write_text(f"stage app: first scene shown {took:.1f} s "
+                                              "after the page was asked for\n")
+    print(f"stage app load: {took:.1f} s")
+    assert f"1 / {len(ORDER)}" in head(screen) and ORDER[0] in head(screen)
+    textarea = screen.locator(".scl-stage textarea")
+    assert textarea.input_value() == PRESETS[ORDER[0]].args
+    for element in (textarea, screen.locator(".scl-stage .widget-slider").first,
+                    screen.locator(".scl-stage-verdict"), screen.locator("button.scl-stage-next")):
+        assert inside(element.bounding_box()), element
+    sizes = screen.evaluate("""() => [...document.querySelectorAll(
+        '.scl-stage-result code, .scl-stage-verdict')]
+        .map(e => parseFloat(getComputedStyle(e).fontSize))""")
+    assert sizes and min(sizes) >= 24, sizes
+    assert "r reset" in screen.locator(".scl-stage-keys").inner_text()
+    screen.screenshot(path=str(artifacts / "stage-first-screen.png"))
+
+
+def test_the_keys_move_through_the_scenes(screen: Any, stage: Server) -> None:
+    from playwright.sync_api import expect
+
+    open_stage(screen, stage)
+    heading = screen.locator(".scl-stage-head")
+    for key, scene in (("n", 1), ("n", 2), ("p", 1), ("ArrowRight", 2), ("PageUp", 1),
+                       ("ArrowLeft", 0), ("p", len(ORDER) - 1)):
+        screen.keyboard.press(key)
+        expect(heading).to_contain_text(f"{scene + 1} / {len(ORDER)}",
+                                        timeout=UPDATE_TIMEOUT_MS)
+        assert ORDER[scene] in head(screen)
+        expect(screen.locator(".scl-stage textarea")).to_have_value(
+            PRESETS[ORDER[scene]].args, timeout=UPDATE_TIMEOUT_MS)
+    screen.locator("button.scl-stage-next").click()  # a click leaves the focus on the button
+    expect(heading).to_contain_text(f"1 / {len(ORDER)}", timeout=UPDATE_TIMEOUT_MS)
+    screen.keyboard.press("ArrowRight")
+    expect(heading).to_contain_text(f"2 / {len(ORDER)}", timeout=UPDATE_TIMEOUT_MS)
+    screen.locator(".scl-stage .noUi-handle, .scl-stage .widget-slider input").first.focus()
+    screen.keyboard.press("ArrowRight")  # moves the split, not the scene
+    screen.wait_for_timeout(500)
+    assert f"2 / {len(ORDER)}" in head(screen)
+
+
+def test_every_scene_fits_one_screen(screen: Any, stage: Server, artifacts: Path) -> None:
+    """Its controls, its verdict and the buttons, with no scrolling, scene after scene."""
+    from playwright.sync_api import expect
+
+    open_stage(screen, stage)
+    misfits = []
+    for scene, name in enumerate(ORDER):
+        if scene:
+            screen.locator("button.scl-stage-next").click()
+        expect(screen.locator(".scl-stage-head")).to_contain_text(
+            f"{scene + 1} / {len(ORDER)}", timeout=UPDATE_TIMEOUT_MS)
+        expect(screen.locator(".scl-stage-verdict")).to_be_visible(timeout=UPDATE_TIMEOUT_MS)
+        screen.screenshot(path=str(artifacts / f"stage-{scene + 1:02d}-{name}.png"))
+        for part in (".scl-stage textarea", ".scl-stage-verdict", "button.scl-stage-next",
+                     ".scl-breaker-status"):
+            if not inside(screen.locator(part).bounding_box()):
+                misfits.append((name, part))
+    assert misfits == []
+
+
+def test_typing_shows_the_new_result_and_reset_restores_the_scene(
+        screen: Any, stage: Server, artifacts: Path) -> None:
+    from playwright.sync_api import expect
+
+    open_stage(screen, stage)
+    textarea = screen.locator(".scl-stage textarea")
+    output = screen.locator(".scl-breaker-output")
+    status = screen.locator(".scl-breaker-status")
+    verdict, sent = screen.locator(".scl-stage-verdict"), screen.locator(".scl-stage-sent")
+    before = verdict.inner_text(), sent.inner_text()
+    split = PRESETS[ORDER[0]].split
+    textarea.fill("")
+    textarea.type("Hello, a sentence", delay=20)  # keystroke by keystroke, debounced
+    expect(output).to_contain_text("Hello, a sentence", timeout=UPDATE_TIMEOUT_MS)
+    expect(status).to_contain_text(f"it was at {split}")  # shorter than the split: said so
+    screen.screenshot(path=str(artifacts / "stage-typed.png"))
+    screen.locator(".scl-stage-head").click()  # the focus off the field: r is a key again
+    screen.keyboard.press("r")
+    expect(textarea).to_have_value(PRESETS[ORDER[0]].args, timeout=UPDATE_TIMEOUT_MS)
+    expect(verdict).to_have_text(before[0], timeout=UPDATE_TIMEOUT_MS)
+    expect(sent).to_have_text(before[1])
+    expect(status).to_have_text("")
+    textarea.fill('{"summary": "another one"}')
+    expect(output).to_contain_text("another one", timeout=UPDATE_TIMEOUT_MS)
+    screen.locator("button.scl-stage-reset").click()
+    expect(verdict).to_have_text(before[0], timeout=UPDATE_TIMEOUT_MS)
+    expect(sent).to_have_text(before[1])
+
+
+def test_a_letter_typed_in_the_text_is_text_not_a_key(screen: Any, stage: Server) -> None:
+    from playwright.sync_api import expect
+
+    open_stage(screen, stage)
+    textarea = screen.locator(".scl-stage textarea")
+    textarea.click()
+    textarea.press("Control+End")
+    textarea.type("np")
+    expect(textarea).to_have_value(PRESETS[ORDER[0]].args + "np")
+    assert f"1 / {len(ORDER)}" in head(screen)
+
+
+def test_the_stage_fetches_nothing_from_off_this_machine(
+        page: Any, left_machine: list[str], stage: Server) -> None:
+    from playwright.sync_api import expect
+
+    page.set_viewport_size(SCREEN)
+    page.goto(stage.url(""), timeout=RENDER_TIMEOUT_MS)
+    expect(page.locator(".scl-stage-result")).to_be_visible(timeout=RENDER_TIMEOUT_MS)
+    page.wait_for_load_state("networkidle", timeout=RENDER_TIMEOUT_MS)
+    assert left_machine == []
+
+
+def test_closing_the_page_leaves_no_kernel(chromium: Any, stage: Server) -> None:
+    context = chromium.new_context(viewport=SCREEN)
+    page = context.new_page()
+    open_stage(page, stage)
+    kernel = kernel_of(page)
+    assert running(stage, kernel)
+    page.close(run_before_unload=True)  # as a browser closes a tab
+    context.close()
+    assert wait_gone(stage, kernel), f"kernel {kernel} still running"
+
+
+def test_a_page_that_vanished_without_a_word_has_its_kernel_culled(
+        chromium: Any, stage: Server) -> None:
+    context = chromium.new_context(viewport=SCREEN)
+    page = context.new_page()
+    open_stage(page, stage)
+    kernel = kernel_of(page)
+    assert running(stage, kernel)
+    context.close()  # no beforeunload: a crashed tab, a dropped network
+    assert wait_gone(stage, kernel), f"kernel {kernel} never culled"
+
+
+def test_once_every_page_is_closed_no_kernel_process_is_left(stage: Server) -> None:
+    """After the other tests' pages (each closed one way or the other): none at all."""
+    deadline = time.monotonic() + GONE_S
+    while kernel_processes(stage) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert kernel_processes(stage) == []
+
+
+def wait_gone(server: Server, kernel: str) -> bool:
+    deadline = time.monotonic() + GONE_S
+    while time.monotonic() < deadline:
+        if not running(server, kernel):
+            return True
+        time.sleep(0.5)
+    return False

@@ -1,0 +1,112 @@
+"""The stage app without a browser: its scenes, moving between them, reset, and what it shows."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from streamcalls_lab import breaker
+from streamcalls_lab.breaker import PRESETS
+from streamcalls_lab.widgets import StageView
+from streamcalls_lab.widgets.stage import SCRIPT, scenes, stage_html
+
+from ..conftest import REPO
+
+IMG = "<img src=x onerror=alert(1)>"
+
+
+def test_there_is_a_scene_for_every_fault_with_a_preset_in_the_scripted_order() -> None:
+    assert sorted(scenes()) == sorted(PRESETS)
+    assert scenes() == [n for n in SCRIPT if n in PRESETS] + [
+        n for n in PRESETS if n not in SCRIPT]
+
+
+def test_next_and_previous_walk_the_scenes_and_wrap_round() -> None:
+    view = StageView(delay=0)
+    assert view.name == scenes()[0] and view.setup() == PRESETS[view.name]
+    view.next()
+    assert view.name == scenes()[1] and view.setup() == PRESETS[scenes()[1]]
+    view.previous()
+    view.previous()
+    assert view.name == scenes()[-1]
+    view.next()
+    assert view.scene == 0
+
+
+def test_reset_restores_the_scene_after_edits() -> None:
+    view = StageView(["decode_chunks", "trim"], delay=0)
+    view.read_size.value = 0
+    view.args.value = '{"a": 1}'
+    view.reset_button.click()
+    assert view.setup() == PRESETS["decode_chunks"] and view.name == "decode_chunks"
+
+
+def test_the_buttons_move_the_scene() -> None:
+    view = StageView(["trim", "decode_each"], delay=0)
+    view.next_button.click()
+    assert view.name == "decode_each"
+    view.previous_button.click()
+    assert view.name == "trim"
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_each_scene_shows_the_controls_its_preset_sets(name: str) -> None:
+    view = StageView([name], delay=0)
+    shown = set(view.controls.children)
+    preset = PRESETS[name]
+    assert {view.args, view.split} <= shown
+    assert (view.read_size in shown) == (preset.read_size is not None)
+    assert (view.earlier in shown) == (preset.earlier is not None)
+    assert view.setup() == preset
+
+
+def test_the_scene_shows_its_fault_beside_the_correct_result_with_the_verdict() -> None:
+    view = StageView(["trim"], delay=0)
+    html = view.output.value
+    assert "scl-stage-result" in html and "✗" in html
+    assert html.count('class="scl-stage-who"') == 2
+    assert "1 / 1" in view.head.value and "trim" in view.head.value
+
+
+def test_a_fault_that_gives_the_same_result_says_so() -> None:
+    result = breaker.run(breaker.Setup('{"a": 1}'))
+    assert "the same" in stage_html(result, "trim").html
+
+
+def test_typed_markup_is_shown_as_text_on_the_stage() -> None:
+    view = StageView(["trim"], delay=0)
+    view.args.value = '{"t": "' + IMG + '"}'
+    assert IMG not in view.output.value and "&lt;img" in view.output.value
+
+
+def test_an_empty_order_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least one scene"):
+        StageView([])
+
+
+def demo_recipe() -> str:
+    if not shutil.which("make"):
+        pytest.skip("needs make")
+    made = subprocess.run(["make", "-n", "-s", "-f", str(REPO / "Makefile"), "demo",
+                           "VENV=/nonexistent", "DEMO_PORT=9999"], cwd=REPO,
+                          capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    return made.stdout
+
+
+def test_make_demo_serves_the_stage_app_with_the_offline_template_and_the_culler() -> None:
+    recipe = demo_recipe()
+    assert "notebooks/stage/stage.ipynb" in recipe and "--port=9999" in recipe
+    assert "--template=streamcalls" in recipe
+    assert f"JUPYTER_CONFIG_PATH={REPO / 'share' / 'jupyter' / 'config'}" in recipe
+    assert (REPO / "notebooks" / "stage" / "stage.ipynb").is_file()
+
+
+def test_the_demo_config_culls_a_kernel_that_lost_its_page_only() -> None:
+    config = json.loads((REPO / "share" / "jupyter" / "config" / "voila.json").read_text())
+    culler = config["MappingKernelManager"]
+    assert culler["cull_idle_timeout"] > 0 and culler["cull_interval"] > 0
+    assert culler["cull_connected"] is False  # a page still open keeps its kernel
