@@ -8,7 +8,7 @@ describes them. The few frames left (announcements, stops) go through ``normaliz
 one, in order, as always. This module is the only place that does either.
 
 Anything unusual sends the whole capture back to the incremental decoder: a frame that
-does not decode or normalise, a format not yet known from the first frame. So this path
+does not decode or normalise, a format no frame of the first window shows. So this path
 never reports a problem; it only ever gives the rows that path would give, faster, and
 ``tests/test_bulk.py`` checks that it does.
 """
@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import msgspec
 import orjson
 
-from .events import DONE, DONE_RAW, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, is_done
+from .events import DONE_RAW, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, is_done
 from .framing.sse import split_whole
 from .providers import READERS, Reader, sniff
 
@@ -63,17 +63,13 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
         if split is None:
             return None
         where, events, lines = split
-        parsed = {}  # the first frame, parsed to find the format, is not parsed again
+        parsed: dict[int, Any] = {}  # frames parsed to find the format are not parsed again
         if fmt is None:
             if provider == "auto":
-                try:
-                    first = DONE if is_done(lines[0]) else orjson.loads(lines[0])
-                except orjson.JSONDecodeError:
-                    return None
-                found = sniff(events[0], first)
+                found = _shown(events, lines, parsed)
                 if found is None:
-                    return None  # a ping first: the decoder holds frames until the format shows
-                provider, parsed[0] = found, first
+                    return None  # no window shows it at once: the decoder holds frames
+                provider = found
             fmt = READERS[provider]()
         got = _rows(fmt, events, lines, parsed)
         if got is None:
@@ -87,6 +83,24 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
     bounds.append(len(body))
     assert fmt is not None  # split_whole gives at least one frame
     return Whole(bounds, fmt.name, rows, kept)
+
+
+def _shown(events: list[str], lines: list[bytes], parsed: dict[int, Any]) -> str | None:
+    """The format of the first frame that shows one, as the decoder finds it: the frames
+    before it (a ping, ``[DONE]``, an event every protocol names alike) are read by it too.
+    Each frame parsed on the way is kept in ``parsed``; None when no frame shows a format
+    or one is not JSON (the decoder says why)."""
+    for i, line in enumerate(lines):
+        if is_done(line):
+            continue
+        try:
+            payload = parsed[i] = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return None
+        found = sniff(events[i], payload)
+        if found is not None:
+            return found
+    return None
 
 
 def _windows(body: bytes) -> Iterator[tuple[int, int]]:

@@ -126,10 +126,9 @@ class OpenAIChat:
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
-        return payload is DONE or (
-            isinstance(payload, dict)
-            and (payload.get("object") == EVENT or "choices" in payload)
-        )
+        # not ``[DONE]``: the AI SDK UI stream and Assistants end with it too
+        return isinstance(payload, dict) and (payload.get("object") == EVENT
+                                              or "choices" in payload)
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         name = payload.get("object") or event
