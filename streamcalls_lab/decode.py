@@ -19,7 +19,7 @@ from .events import DONE, DONE_ROWS, PAYLOAD_ERRORS, Ev, error_message, is_done
 from .framing import AutoDecoder
 from .framing.frame import Frame
 from .providers import READERS, sniff
-from .providers.unknown import undetected_reason
+from .providers.unknown import undetected_reasons
 
 _new = tuple.__new__  # a Decoded from a tuple, without the Python-level __new__
 _DIGITS = re.compile(r"\d+")
@@ -32,11 +32,11 @@ def check_provider(provider: str) -> None:
         raise ValueError(f"unknown provider {provider!r}; known: {', '.join(READERS)}")
 
 
-def _undetected(event: str, payload: Any) -> Ev:
+def _undetected(event: str, payload: Any, reason: str) -> Ev:
     """A frame of a stream whose format never showed itself."""
     if event == "error" or (isinstance(payload, dict) and "error" in payload):
         return Ev.provider_error(event, error_message(payload))
-    return Ev(event, "other", problem=undetected_reason(event, payload))
+    return Ev(event, "other", problem=reason)
 
 
 class Decoded(NamedTuple):
@@ -84,8 +84,10 @@ class EventDecoder:
 
     def close(self) -> list[Decoded]:
         self._run(self._sse.close())
-        for fr, n, payload in self._pending:  # the format never showed itself
-            self._emit(fr, n, [_undetected(fr.event, payload)])
+        held = self._pending  # the format never showed itself
+        reasons = undetected_reasons([(fr.event, payload, fr.data) for fr, _, payload in held])
+        for (fr, n, payload), reason in zip(held, reasons, strict=True):
+            self._emit(fr, n, [_undetected(fr.event, payload, reason)])
         self._pending.clear()
         return self._take()
 
