@@ -19,6 +19,7 @@ from .events import DONE, DONE_ROWS, PAYLOAD_ERRORS, Ev, error_message, is_done
 from .framing import AutoDecoder
 from .framing.frame import Frame
 from .providers import READERS, sniff
+from .providers.misread import Watch
 from .providers.unknown import undetected_reasons
 
 _new = tuple.__new__  # a Decoded from a tuple, without the Python-level __new__
@@ -69,6 +70,7 @@ class EventDecoder:
         # the run of problems so far: event, first reason, it without numbers, frame, length
         self._streak: tuple[str, str, str, int, int] | None = None
         self.fmt = READERS[provider]() if provider != "auto" else None
+        self._watch = Watch(provider) if provider != "auto" else None  # for a misread
         self._sse = AutoDecoder(source, strict=strict)  # SSE or AWS event-stream
         self._pending: list[tuple[Frame, int, Any]] = []
         self._frames = 0
@@ -89,6 +91,10 @@ class EventDecoder:
         for (fr, n, payload), reason in zip(held, reasons, strict=True):
             self._emit(fr, n, [_undetected(fr.event, payload, reason)])
         self._pending.clear()
+        verdict = self._watch.verdict() if self._watch is not None else None
+        if verdict is not None:  # at the frame that shows it, numbered past the last
+            fr, reason = verdict
+            self._problem(fr, self._frames, reason)
         return self._take()
 
     def _take(self) -> list[Decoded]:
@@ -133,6 +139,7 @@ class EventDecoder:
             self._unexpected(fr, n, e)
             return
         self._emit(fr, n, evs)
+        self._watch.see(fr, n, fr.event, payload, fr.data, evs)  # type: ignore[union-attr]
 
     def _unexpected(self, fr: Frame, n: int, e: Exception) -> None:
         name = self.provider
@@ -161,7 +168,7 @@ class EventDecoder:
             if found is None:
                 self._pending.append((fr, n, payload))
                 return
-            self.fmt = READERS[found]()
+            self.fmt, self._watch = READERS[found](), Watch(found)
             for held in self._pending:
                 self._interpret(*held)
             self._pending.clear()

@@ -26,6 +26,7 @@ import orjson
 from .events import DONE_RAW, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, is_done
 from .framing.sse import split_whole
 from .providers import READERS, Reader, sniff
+from .providers.misread import foreign, holds_call, suspect
 
 _COLD_ERRORS = (*PAYLOAD_ERRORS, orjson.JSONDecodeError)
 _DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
@@ -58,6 +59,8 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
     bounds: list[int] = []
     rows: list[Sequence[Ev]] = []
     kept: list[bytes] = []
+    frames = foreigners = 0  # what a misread is told by (providers.misread), as the decoder
+    calls_shown = False
     for start, stop in _windows(body) if len(body) > WINDOW else ((0, len(body)),):
         split = split_whole(body[start:stop] if start or stop < len(body) else body)
         if split is None:
@@ -74,7 +77,13 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
         got = _rows(fmt, events, lines, parsed)
         if got is None:
             return None
+        got, foreign, calls = got
+        frames += len(lines) - lines.count(DONE_RAW)
+        foreigners += foreign
+        calls_shown = calls_shown or calls
         if stop == len(body) and not start:  # one window, as most captures are
+            if suspect(frames, foreigners, calls_shown, got):
+                return None
             return Whole(where, fmt.name, got, lines if raws else [])
         rows += got
         bounds += map(add, where[:-1], repeat(start)) if start else where[:-1]
@@ -82,6 +91,8 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
             kept += lines
     bounds.append(len(body))
     assert fmt is not None  # split_whole gives at least one frame
+    if suspect(frames, foreigners, calls_shown, rows):
+        return None
     return Whole(bounds, fmt.name, rows, kept)
 
 
@@ -119,10 +130,15 @@ def _windows(body: bytes) -> Iterator[tuple[int, int]]:
 
 
 def _rows(fmt: Reader, events: list[str], raws: list[bytes],
-          parsed: dict[int, Any]) -> list[Sequence[Ev]] | None:
-    """Each frame's rows: the stateless ones together, then the rest in order."""
+          parsed: dict[int, Any]) -> tuple[list[Sequence[Ev]], int, bool] | None:
+    """Each frame's rows: the stateless ones together, then the rest in order; how many
+    of the rest show none of the format's signature (a frame the typed structs read is one
+    of its own by construction), and whether one of those holds a call."""
     rows = hot_rows(fmt.hot, events, raws)
     normalize = fmt.normalize
+    name = fmt.name
+    foreigners = 0
+    calls = False
     for i in [i for i, r in enumerate(rows) if r is None]:
         raw = raws[i]
         if is_done(raw):  # the end-of-stream sentinel, whatever the format
@@ -130,10 +146,13 @@ def _rows(fmt: Reader, events: list[str], raws: list[bytes],
             continue
         try:
             payload = parsed.pop(i) if i in parsed else orjson.loads(raw)
-            rows[i] = normalize(events[i], payload, raw.decode())
+            got = rows[i] = normalize(events[i], payload, raw.decode())
         except _COLD_ERRORS:
             return None  # the decoder says why, in strict or lenient mode
-    return rows  # type: ignore[return-value]  # no None is left
+        if foreign(name, events[i], payload, got):
+            foreigners += 1
+            calls = calls or holds_call(raw, payload)
+    return rows, foreigners, calls  # type: ignore[return-value]  # no None is left
 
 
 def hot_rows(hot: Hot | None, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
