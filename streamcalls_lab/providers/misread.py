@@ -28,8 +28,6 @@ from typing import Any
 from ..events import Ev
 from . import FORMATS, READERS, sniff
 
-__all__ = ["CALL_KINDS", "Watch", "call_part", "foreign", "holds_call", "read_calls", "suspect"]
-
 CALL_KINDS = frozenset(("call_start", "args_delta", "args_done"))
 """The rows that say the reader read a call."""
 _TOOL = frozenset(k for f in FORMATS.values() for k in f.fields.tool)
