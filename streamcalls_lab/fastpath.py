@@ -26,7 +26,7 @@ import orjson
 from .events import DONE_RAW, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, is_done
 from .framing.sse import split_whole
 from .providers import READERS, Reader, sniff
-from .providers.misread import foreign, holds_call, suspect
+from .providers.misread import foreigner, holds_call, suspect
 
 _COLD_ERRORS = (*PAYLOAD_ERRORS, orjson.JSONDecodeError)
 _DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
@@ -136,7 +136,7 @@ def _rows(fmt: Reader, events: list[str], raws: list[bytes],
     of its own by construction), and whether one of those holds a call."""
     rows = hot_rows(fmt.hot, events, raws)
     normalize = fmt.normalize
-    name = fmt.name
+    foreign = foreigner(fmt.name)
     foreigners = 0
     calls = False
     for i in [i for i, r in enumerate(rows) if r is None]:
@@ -149,7 +149,7 @@ def _rows(fmt: Reader, events: list[str], raws: list[bytes],
             got = rows[i] = normalize(events[i], payload, raw.decode())
         except _COLD_ERRORS:
             return None  # the decoder says why, in strict or lenient mode
-        if foreign(name, events[i], payload, got):
+        if foreign(events[i], payload, got):
             foreigners += 1
             calls = calls or holds_call(raw, payload)
     return rows, foreigners, calls  # type: ignore[return-value]  # no None is left

@@ -22,7 +22,7 @@ decoder when the answer is yes.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..events import Ev
@@ -63,14 +63,19 @@ def call_part(payload: Any, path: str = "") -> str | None:
     return None
 
 
-def foreign(name: str, event: str, payload: Any, rows: Sequence[Ev]) -> bool:
-    """Whether a frame read as ``name`` shows none of that format's signature (its reader's
-    ``sniff``), is not its keep-alive (``WireFormat.keepalive``) and was read as no error:
-    a frame of another protocol."""
-    if READERS[name].sniff(event, payload) or any(ev.kind == "error" for ev in rows):
-        return False
+def foreigner(name: str) -> Callable[[str, Any, Sequence[Ev]], bool]:
+    """Whether a frame read as ``name`` (its event, payload and rows) shows none of that
+    format's signature (its reader's ``sniff``), is not its keep-alive
+    (``WireFormat.keepalive``) and was read as no error: a frame of another protocol."""
+    shows = READERS[name].sniff
     alive = FORMATS[name].keepalive
-    return alive is None or (event != alive.event and payload != alive.payload)
+
+    def foreign(event: str, payload: Any, rows: Sequence[Ev]) -> bool:
+        if shows(event, payload) or any(ev.kind == "error" for ev in rows):
+            return False
+        return alive is None or (event != alive.event and payload != alive.payload)
+
+    return foreign
 
 
 def _looks(event: str, payload: Any, name: str) -> str:
@@ -94,6 +99,7 @@ class Watch:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self._foreign = foreigner(name)
         self.frames = 0
         self.foreign = 0
         self.first_foreign: tuple[Any, int, str, Any] | None = None
@@ -107,7 +113,7 @@ class Watch:
         self.frames += 1
         if not self.called and any(ev.kind in CALL_KINDS for ev in rows):
             self.called = True
-        if not foreign(self.name, event, payload, rows):
+        if not self._foreign(event, payload, rows):
             return
         self.foreign += 1
         if self.first_foreign is None:
@@ -148,7 +154,7 @@ def read_calls(rows: Iterable[Sequence[Ev]]) -> bool:
 def suspect(frames: int, foreigners: int, calls_shown: bool,
             rows: Iterable[Sequence[Ev]]) -> bool:
     """Whether a :class:`Watch` of a whole capture would give a verdict: ``frames`` seen,
-    ``foreigners`` of them :func:`foreign`, whether any of those :func:`holds_call`, and
+    ``foreigners`` of them foreign (:func:`foreigner`), whether any of those :func:`holds_call`, and
     every frame's rows. The fast path then leaves the capture to the decoder, which says
     why."""
     return 2 * foreigners > frames or (calls_shown and not read_calls(rows))
