@@ -5,8 +5,9 @@ be read as a format it is not: ``provider=`` given, or a stream of another proto
 opens like one. Two signs, each read from what the formats declare, never from one format's
 fields by name:
 
-- most of its frames show none of the format's signature (its reader's ``sniff``, the same
-  positive signature that recognises it), being neither its keep-alive nor an error;
+- most of its frames are foreign: the reader made nothing of them (every row ``other``),
+  and they show none of the format's signature (its reader's ``sniff``, the same positive
+  signature that recognises it) and are not its keep-alive;
 - the reader read no call, yet such a frame holds a call in some format's terms: an object
   with a tool's name and its arguments or a call's id, in the keys the formats declare (the
   union of every format's ``Fields``: ``tool``, with ``fragment`` / ``whole`` or
@@ -64,14 +65,18 @@ def call_part(payload: Any, path: str = "") -> str | None:
 
 
 def foreigner(name: str) -> Callable[[str, Any, Sequence[Ev]], bool]:
-    """Whether a frame read as ``name`` (its event, payload and rows) shows none of that
-    format's signature (its reader's ``sniff``), is not its keep-alive
-    (``WireFormat.keepalive``) and was read as no error: a frame of another protocol."""
+    """Whether a frame read as ``name`` (its event, payload and rows) is of another
+    protocol: the reader made nothing of it (every row ``other``), it shows none of the
+    format's signature (its reader's ``sniff``) and is not its keep-alive
+    (``WireFormat.keepalive``)."""
     shows = READERS[name].sniff
     alive = FORMATS[name].keepalive
 
     def foreign(event: str, payload: Any, rows: Sequence[Ev]) -> bool:
-        if shows(event, payload) or any(ev.kind == "error" for ev in rows):
+        for ev in rows:
+            if ev.kind != "other":
+                return False
+        if shows(event, payload):
             return False
         return alive is None or (event != alive.event and payload != alive.payload)
 
@@ -111,8 +116,10 @@ class Watch:
         """One frame the reader read (its number ``n``); ``at`` is handed back with a
         verdict about it."""
         self.frames += 1
-        if not self.called and any(ev.kind in CALL_KINDS for ev in rows):
-            self.called = True
+        if not self.called:
+            for ev in rows:
+                if ev.kind in CALL_KINDS:
+                    self.called = True
         if not self._foreign(event, payload, rows):
             return
         self.foreign += 1
