@@ -10,12 +10,14 @@ from __future__ import annotations
 from itertools import permutations
 from pathlib import Path
 
+import orjson
 import pytest
 
 import streamcalls_lab as scl
 from streamcalls_lab import CaptureError
-from streamcalls_lab.fastpath import whole_rows
-from streamcalls_lab.providers import FORMATS
+from streamcalls_lab.fastpath import hot_rows, whole_rows
+from streamcalls_lab.framing.sse import split_whole
+from streamcalls_lab.providers import FORMATS, READERS
 from streamcalls_lab.providers.misread import call_part
 from streamcalls_lab.turns import Call, Script, Text, body, write
 
@@ -134,6 +136,23 @@ def test_the_fast_path_leaves_a_call_it_did_not_read_to_the_decoder() -> None:
     raw = _with_frame(CHAT, GATEWAY_CALL)
     assert whole_rows(raw) is None
     assert_same(raw)
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(FORMATS) if READERS[n].hot is not None])
+def test_every_frame_the_fast_path_reads_hot_shows_its_format(name: str) -> None:
+    """The fast path counts no hot frame foreign: each must carry the format's signature."""
+    frames = write(name, TURN) + write(name, PROSE)
+    split = split_whole(body(name, frames))
+    assert split is not None
+    _, events, lines = split
+    rows = hot_rows(READERS[name].hot, events, lines)
+    hot = [i for i, r in enumerate(rows) if r is not None]
+    assert hot and all(READERS[name].sniff(events[i], orjson.loads(lines[i])) for i in hot)
+
+
+def test_a_chat_chunk_without_its_signature_is_not_read_hot() -> None:
+    rows = hot_rows(READERS["openai-chat"].hot, ["message"], [b"{}"])
+    assert rows == [None]
 
 
 # -- what a call looks like, in any format's terms ---------------------------------------------
