@@ -132,8 +132,8 @@ def _windows(body: bytes) -> Iterator[tuple[int, int]]:
 def _rows(fmt: Reader, events: list[str], raws: list[bytes],
           parsed: dict[int, Any]) -> tuple[list[Sequence[Ev]], int, bool] | None:
     """Each frame's rows: the stateless ones together, then the rest in order; how many
-    of the rest show none of the format's signature (a frame the typed structs read is one
-    of its own by construction), and whether one of those holds a call."""
+    of the rest are of another protocol (``misread.foreigner``: a frame the typed structs
+    read carries the format's signature by construction), and whether one holds a call."""
     rows = hot_rows(fmt.hot, events, raws)
     normalize = fmt.normalize
     foreign = foreigner(fmt.name)

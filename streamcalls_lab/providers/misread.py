@@ -28,6 +28,7 @@ from typing import Any
 
 from ..events import Ev
 from . import FORMATS, READERS, sniff
+from .unknown import looks_like
 
 CALL_KINDS = frozenset(("call_start", "args_delta", "args_done"))
 """The rows that say the reader read a call."""
@@ -39,28 +40,28 @@ _MARK_BYTES = re.compile(_MARK.pattern.encode())
 """A data text can hold a call only if it names a tool's key (checked before parsing)."""
 
 
-def call_part(payload: Any, path: str = "") -> str | None:
+def call_part(payload: Any) -> str | None:
     """Where in ``payload`` an object shaped as a tool call is (``tool_calls[0].function``)
     and its tool's name: a tool named with its arguments or with a call's id, in the keys of
-    any format (a result, which names no tool, is none); None when there is none."""
-    if isinstance(payload, dict):
-        tool = next((v for k, v in payload.items() if k in _TOOL and isinstance(v, str) and v),
-                    None)
-        if tool is not None and (
-                any(payload.get(k) is not None for k in _ARGS)
-                or any(isinstance(payload.get(k), str) and payload[k] for k in _IDS)):
-            return f"`{path or '(the payload)'}`, tool {tool[:40]!r}"
-        items = payload.items()
-    elif isinstance(payload, list):
-        items = ((f"[{i}]", v) for i, v in enumerate(payload))  # type: ignore[assignment]
-    else:
-        return None
-    for key, value in items:
-        if isinstance(value, dict | list):
-            step = key if key.startswith("[") else f".{key}" if path else key
-            found = call_part(value, path + step)
-            if found is not None:
-                return found
+    any format (a result, which names no tool, is none); None when there is none. Walked
+    with a stack of its own, depth first in order: no nesting is too deep for it."""
+    stack: list[tuple[str, Any]] = [("", payload)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            tool = next((v for k, v in value.items()
+                         if k in _TOOL and isinstance(v, str) and v), None)
+            if tool is not None and (
+                    any(value.get(k) is not None for k in _ARGS)
+                    or any(isinstance(value.get(k), str) and value[k] for k in _IDS)):
+                where = path if len(path) <= 80 else f"…{path[-60:]}"
+                return f"`{where or '(the payload)'}`, tool {tool[:40]!r}"
+            inner = [(f"{path}.{k}" if path else str(k), v) for k, v in value.items()]
+        elif isinstance(value, list):
+            inner = [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+        else:
+            continue
+        stack.extend(reversed([(at, v) for at, v in inner if isinstance(v, dict | list)]))
     return None
 
 
@@ -86,8 +87,6 @@ def foreigner(name: str) -> Callable[[str, Any, Sequence[Ev]], bool]:
 def _looks(event: str, payload: Any, name: str) -> str:
     """What a frame looks like, if not ``name``: another format the kit reads, or one of
     the lookalikes of formats it does not."""
-    from .unknown import looks_like  # (unknown.py reads the registry this module is in)
-
     other = sniff(event, payload)
     if other is not None and other != name:
         return f"it looks like {other}: load it with provider={other!r}, or let it be detected"
@@ -161,7 +160,7 @@ def read_calls(rows: Iterable[Sequence[Ev]]) -> bool:
 def suspect(frames: int, foreigners: int, calls_shown: bool,
             rows: Iterable[Sequence[Ev]]) -> bool:
     """Whether a :class:`Watch` of a whole capture would give a verdict: ``frames`` seen,
-    ``foreigners`` of them foreign (:func:`foreigner`), whether any of those :func:`holds_call`, and
-    every frame's rows. The fast path then leaves the capture to the decoder, which says
-    why."""
+    ``foreigners`` of them foreign (:func:`foreigner`), whether one of those
+    :func:`holds_call`, and every frame's rows. The fast path then leaves the capture to
+    the decoder, which says why."""
     return 2 * foreigners > frames or (calls_shown and not read_calls(rows))

@@ -190,6 +190,12 @@ def test_a_call_is_found_in_every_formats_terms(shape: str) -> None:
     assert call_part(CALLS[shape]) is not None
 
 
+def test_a_call_nested_deeper_than_the_interpreter_recurses_is_found() -> None:
+    deep = orjson.loads(b"[" * 1000 + b'{"name": "f", "args": {}}' + b"]" * 1000)
+    where = call_part(deep)
+    assert where is not None and where.endswith("[0]`, tool 'f'") and len(where) < 100
+
+
 @pytest.mark.parametrize("shape", RESULTS)
 def test_a_tool_result_or_definition_is_no_call(shape: str) -> None:
     assert call_part(RESULTS[shape]) is None
