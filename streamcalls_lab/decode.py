@@ -19,7 +19,8 @@ from .events import DONE, DONE_ROWS, PAYLOAD_ERRORS, Ev, error_message, is_done
 from .framing import AutoDecoder
 from .framing.frame import Frame
 from .providers import READERS, sniff
-from .providers.unknown import undetected_reason
+from .providers.misread import Watch
+from .providers.unknown import undetected_reasons
 
 _new = tuple.__new__  # a Decoded from a tuple, without the Python-level __new__
 _DIGITS = re.compile(r"\d+")
@@ -32,11 +33,11 @@ def check_provider(provider: str) -> None:
         raise ValueError(f"unknown provider {provider!r}; known: {', '.join(READERS)}")
 
 
-def _undetected(event: str, payload: Any) -> Ev:
+def _undetected(event: str, payload: Any, reason: str) -> Ev:
     """A frame of a stream whose format never showed itself."""
     if event == "error" or (isinstance(payload, dict) and "error" in payload):
         return Ev.provider_error(event, error_message(payload))
-    return Ev(event, "other", problem=undetected_reason(event, payload))
+    return Ev(event, "other", problem=reason)
 
 
 class Decoded(NamedTuple):
@@ -69,6 +70,7 @@ class EventDecoder:
         # the run of problems so far: event, first reason, it without numbers, frame, length
         self._streak: tuple[str, str, str, int, int] | None = None
         self.fmt = READERS[provider]() if provider != "auto" else None
+        self._watch = Watch(provider) if provider != "auto" else None  # for a misread
         self._sse = AutoDecoder(source, strict=strict)  # SSE or AWS event-stream
         self._pending: list[tuple[Frame, int, Any]] = []
         self._frames = 0
@@ -84,9 +86,15 @@ class EventDecoder:
 
     def close(self) -> list[Decoded]:
         self._run(self._sse.close())
-        for fr, n, payload in self._pending:  # the format never showed itself
-            self._emit(fr, n, [_undetected(fr.event, payload)])
+        held = self._pending  # the format never showed itself
+        reasons = undetected_reasons([(fr.event, payload, fr.data) for fr, _, payload in held])
+        for (fr, n, payload), reason in zip(held, reasons, strict=True):
+            self._emit(fr, n, [_undetected(fr.event, payload, reason)])
         self._pending.clear()
+        verdict = self._watch.verdict() if self._watch is not None else None
+        if verdict is not None:  # at the frame that shows it, numbered past the last
+            fr, reason = verdict
+            self._problem(fr, self._frames, reason)
         return self._take()
 
     def _take(self) -> list[Decoded]:
@@ -131,6 +139,7 @@ class EventDecoder:
             self._unexpected(fr, n, e)
             return
         self._emit(fr, n, evs)
+        self._watch.see(fr, n, fr.event, payload, fr.data, evs)  # type: ignore[union-attr]
 
     def _unexpected(self, fr: Frame, n: int, e: Exception) -> None:
         name = self.provider
@@ -159,7 +168,7 @@ class EventDecoder:
             if found is None:
                 self._pending.append((fr, n, payload))
                 return
-            self.fmt = READERS[found]()
+            self.fmt, self._watch = READERS[found](), Watch(found)
             for held in self._pending:
                 self._interpret(*held)
             self._pending.clear()

@@ -8,7 +8,7 @@ describes them. The few frames left (announcements, stops) go through ``normaliz
 one, in order, as always. This module is the only place that does either.
 
 Anything unusual sends the whole capture back to the incremental decoder: a frame that
-does not decode or normalise, a format not yet known from the first frame. So this path
+does not decode or normalise, a format no frame of the first window shows. So this path
 never reports a problem; it only ever gives the rows that path would give, faster, and
 ``tests/test_bulk.py`` checks that it does.
 """
@@ -23,9 +23,10 @@ from typing import Any, NamedTuple
 import msgspec
 import orjson
 
-from .events import DONE, DONE_RAW, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, is_done
+from .events import DONE_RAW, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, is_done
 from .framing.sse import split_whole
 from .providers import READERS, Reader, sniff
+from .providers.misread import foreigner, holds_call, suspect
 
 _COLD_ERRORS = (*PAYLOAD_ERRORS, orjson.JSONDecodeError)
 _DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
@@ -58,27 +59,31 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
     bounds: list[int] = []
     rows: list[Sequence[Ev]] = []
     kept: list[bytes] = []
+    frames = foreigners = 0  # what a misread is told by (providers.misread), as the decoder
+    calls_shown = False
     for start, stop in _windows(body) if len(body) > WINDOW else ((0, len(body)),):
         split = split_whole(body[start:stop] if start or stop < len(body) else body)
         if split is None:
             return None
         where, events, lines = split
-        parsed = {}  # the first frame, parsed to find the format, is not parsed again
+        parsed: dict[int, Any] = {}  # frames parsed to find the format are not parsed again
         if fmt is None:
             if provider == "auto":
-                try:
-                    first = DONE if is_done(lines[0]) else orjson.loads(lines[0])
-                except orjson.JSONDecodeError:
-                    return None
-                found = sniff(events[0], first)
+                found = _shown(events, lines, parsed)
                 if found is None:
-                    return None  # a ping first: the decoder holds frames until the format shows
-                provider, parsed[0] = found, first
+                    return None  # no window shows it at once: the decoder holds frames
+                provider = found
             fmt = READERS[provider]()
         got = _rows(fmt, events, lines, parsed)
         if got is None:
             return None
+        got, foreign, calls = got
+        frames += len(lines) - lines.count(DONE_RAW)
+        foreigners += foreign
+        calls_shown = calls_shown or calls
         if stop == len(body) and not start:  # one window, as most captures are
+            if suspect(frames, foreigners, calls_shown, got):
+                return None
             return Whole(where, fmt.name, got, lines if raws else [])
         rows += got
         bounds += map(add, where[:-1], repeat(start)) if start else where[:-1]
@@ -86,7 +91,27 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
             kept += lines
     bounds.append(len(body))
     assert fmt is not None  # split_whole gives at least one frame
+    if suspect(frames, foreigners, calls_shown, rows):
+        return None
     return Whole(bounds, fmt.name, rows, kept)
+
+
+def _shown(events: list[str], lines: list[bytes], parsed: dict[int, Any]) -> str | None:
+    """The format of the first frame that shows one, as the decoder finds it: the frames
+    before it (a ping, ``[DONE]``, an event every protocol names alike) are read by it too.
+    Each frame parsed on the way is kept in ``parsed``; None when no frame shows a format
+    or one is not JSON (the decoder says why)."""
+    for i, line in enumerate(lines):
+        if is_done(line):
+            continue
+        try:
+            payload = parsed[i] = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return None
+        found = sniff(events[i], payload)
+        if found is not None:
+            return found
+    return None
 
 
 def _windows(body: bytes) -> Iterator[tuple[int, int]]:
@@ -105,10 +130,15 @@ def _windows(body: bytes) -> Iterator[tuple[int, int]]:
 
 
 def _rows(fmt: Reader, events: list[str], raws: list[bytes],
-          parsed: dict[int, Any]) -> list[Sequence[Ev]] | None:
-    """Each frame's rows: the stateless ones together, then the rest in order."""
+          parsed: dict[int, Any]) -> tuple[list[Sequence[Ev]], int, bool] | None:
+    """Each frame's rows: the stateless ones together, then the rest in order; how many
+    of the rest are of another protocol (``misread.foreigner``: a frame the typed structs
+    read carries the format's signature by construction), and whether one holds a call."""
     rows = hot_rows(fmt.hot, events, raws)
     normalize = fmt.normalize
+    foreign = foreigner(fmt.name)
+    foreigners = 0
+    calls = False
     for i in [i for i, r in enumerate(rows) if r is None]:
         raw = raws[i]
         if is_done(raw):  # the end-of-stream sentinel, whatever the format
@@ -116,10 +146,13 @@ def _rows(fmt: Reader, events: list[str], raws: list[bytes],
             continue
         try:
             payload = parsed.pop(i) if i in parsed else orjson.loads(raw)
-            rows[i] = normalize(events[i], payload, raw.decode())
+            got = rows[i] = normalize(events[i], payload, raw.decode())
         except _COLD_ERRORS:
             return None  # the decoder says why, in strict or lenient mode
-    return rows  # type: ignore[return-value]  # no None is left
+        if foreign(events[i], payload, got):
+            foreigners += 1
+            calls = calls or holds_call(raw, payload)
+    return rows, foreigners, calls  # type: ignore[return-value]  # no None is left
 
 
 def hot_rows(hot: Hot | None, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:

@@ -36,6 +36,7 @@ from .anthropic import write as anthropic_write
 from .as_written import object_after, wire_length
 from .openai_chat import FORMAT as CHAT
 from .openai_chat import OpenAIChat
+from .recognise import SHARED
 from .spec import Answer, Envelope, Fields, WireFormat
 
 _TYPES = frozenset(
@@ -48,6 +49,8 @@ _TYPES = frozenset(
         "metadata",
     )
 )
+_OWN = _TYPES - SHARED  # the events that name this format
+_NOT_OWN = frozenset((None, *SHARED))
 _FRAGMENTS: dict[str, tuple[Kind, str]] = {  # delta member -> row kind, field of the fragment
     "toolUse": ("args_delta", "input"),  # {"toolUse": {"input": "..."}}
     "text": ("text_delta", "text"),  # {"text": "..."}
@@ -69,8 +72,9 @@ class BedrockConverse:
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
+        # ``metadata`` is LangGraph Platform's first event too: it tells nothing alone
         return isinstance(payload, dict) and (
-            event in _TYPES or event in _EXCEPTIONS or _wrapped(payload) is not None)
+            event in _OWN or event in _EXCEPTIONS or _wrapped(payload) not in _NOT_OWN)
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         if event not in _TYPES and event not in _EXCEPTIONS:

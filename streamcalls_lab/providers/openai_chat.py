@@ -96,7 +96,7 @@ class _Choice(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class _Chunk(msgspec.Struct, forbid_unknown_fields=True):
-    choices: list[_Choice] | None = None
+    choices: list[_Choice] | msgspec.UnsetType | None = msgspec.UNSET
     object: Any = None
     error: Any = msgspec.UNSET
     id: Any = None
@@ -126,10 +126,9 @@ class OpenAIChat:
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
-        return payload is DONE or (
-            isinstance(payload, dict)
-            and (payload.get("object") == EVENT or "choices" in payload)
-        )
+        # not ``[DONE]``: the AI SDK UI stream and Assistants end with it too
+        return isinstance(payload, dict) and (payload.get("object") == EVENT
+                                              or "choices" in payload)
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         name = payload.get("object") or event
@@ -273,6 +272,8 @@ def _hot(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
     if chunk.error is not msgspec.UNSET or type(name) is not str:
         return None
     choices = chunk.choices
+    if choices is msgspec.UNSET and chunk.object != EVENT:
+        return None  # not the format's signature: normalize, and misread.foreign, read it
     if not choices:
         return (Ev(name, "other", quirk=_no_choices(chunk.usage is not None,
                                                     chunk.prompt_filter_results is not None,

@@ -92,8 +92,8 @@ def _hot_rows(at: list[int], structs: list[_DeltaEvent | None], events: list[str
               raws: list[bytes], out: list[Any]) -> None:
     """A ``*.delta`` needs no item state when it carries ``output_index``."""
     for i, p in decoded(at, structs):
-        if p.type != events[i]:
-            continue
+        if p.type != events[i] or not p.type.startswith("response."):
+            continue  # (another type, or not the format's: normalize reads it)
         kind = _DELTA_KINDS.get(p.type)
         if p.item_id is None or p.item_id == "":
             continue  # a blank item_id: normalize notes it

@@ -4,7 +4,12 @@ Both are positive signatures: what a frame of the format carries, never the abse
 another format's keys. Formats whose events name themselves (Anthropic, Cohere, the AI SDK
 UI stream, AG-UI) are known by that name (:class:`ByType`); formats without a type field
 (Gemini, Ollama) by keys of their own (:class:`ByKeys`). No frame of any format's samples or
-of the real captures is claimed by two readers (``tests/providers/test_formats.py``).
+of the real captures is claimed by two readers (``tests/providers/test_formats.py``), and no
+frame of one format's written turns by another's (``tests/providers/test_recognition.py``).
+
+What several protocols send alike is no signature: ``data: [DONE]`` (Chat Completions, the
+AI SDK UI stream, Assistants) and the event names in :data:`SHARED`. A frame showing only
+those is held until one that shows a format arrives (``decode.EventDecoder``).
 """
 
 from __future__ import annotations
@@ -15,17 +20,28 @@ from typing import Any
 
 from ..events import obj, text
 
+SHARED = frozenset(("message", "metadata", "error", "done", "end", "debug", "start", "finish"))
+"""Event names more than one protocol sends, which tell no format alone: ``message`` (SSE's
+default, MCP's streamable HTTP), ``metadata`` (Bedrock ConverseStream, LangGraph Platform),
+``error`` (nearly all), ``done`` (Assistants), ``end``, ``debug`` (LangGraph Platform, Cohere
+v2), ``start``, ``finish`` (the AI SDK's streams, and any server's own)."""
+
 
 @dataclass(frozen=True, slots=True)
 class ByType:
     """A ``sniff``: the frame's type is one of ``types``; the payload's ``field`` (``type``,
-    or ``event_type``), or the SSE event name when a proxy dropped it from the payload."""
+    or ``event_type``), or the SSE event name when a proxy dropped it from the payload (a
+    name in :data:`SHARED` then tells nothing)."""
 
     types: Set[str]
     field: str = "type"
 
     def __call__(self, event: str, payload: Any) -> bool:
-        return isinstance(payload, dict) and str(payload.get(self.field, event)) in self.types
+        if not isinstance(payload, dict):
+            return False
+        if self.field in payload:
+            return str(payload[self.field]) in self.types
+        return event in self.types and event not in SHARED
 
     def typed(self, event: str, payload: Any, what: str) -> tuple[dict[str, Any], str]:
         """``payload`` checked to be an object (``what`` names it in the error) and the

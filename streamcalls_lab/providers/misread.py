@@ -1,0 +1,166 @@
+"""Whether a stream read as a known format was misread: one check, from the declarations.
+
+Recognition takes only a format's own signatures (:mod:`.recognise`), yet a stream can still
+be read as a format it is not: ``provider=`` given, or a stream of another protocol that
+opens like one. Two signs, each read from what the formats declare, never from one format's
+fields by name:
+
+- most of its frames are foreign: the reader made nothing of them (every row ``other``),
+  and they show none of the format's signature (its reader's ``sniff``, the same positive
+  signature that recognises it) and are not its keep-alive;
+- the reader read no call, yet such a frame holds a call in some format's terms: an object
+  with a tool's name and its arguments or a call's id, in the keys the formats declare (the
+  union of every format's ``Fields``: ``tool``, with ``fragment`` / ``whole`` or
+  ``call_id``). A tool's result names no tool: it is no call; nor is a call in a frame of
+  the format's own that its reader leaves to the server (a web search, an MCP approval).
+
+Either is one problem at the end of the turn (strict: a ``CaptureError``), at the first frame
+that shows it, naming what the stream looks like. The decoder feeds a :class:`Watch` each
+frame it reads; the fast path asks :func:`suspect` of a whole capture, and gives it to the
+decoder when the answer is yes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from ..events import Ev
+from . import FORMATS, READERS, sniff
+from .unknown import looks_like
+
+CALL_KINDS = frozenset(("call_start", "args_delta", "args_done"))
+"""The rows that say the reader read a call."""
+_TOOL = frozenset(k for f in FORMATS.values() for k in f.fields.tool)
+_ARGS = frozenset(k for f in FORMATS.values() for k in (*f.fields.fragment, *f.fields.whole))
+_IDS = frozenset(k for f in FORMATS.values() for k in f.fields.call_id)
+_MARK = re.compile(f'"(?:{"|".join(map(re.escape, sorted(_TOOL)))})"')
+_MARK_BYTES = re.compile(_MARK.pattern.encode())
+"""A data text can hold a call only if it names a tool's key (checked before parsing)."""
+
+
+def call_part(payload: Any) -> str | None:
+    """Where in ``payload`` an object shaped as a tool call is (``tool_calls[0].function``)
+    and its tool's name: a tool named with its arguments or with a call's id, in the keys of
+    any format (a result, which names no tool, is none); None when there is none. Walked
+    with a stack of its own, depth first in order: no nesting is too deep for it."""
+    stack: list[tuple[str, Any]] = [("", payload)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            tool = next((v for k, v in value.items()
+                         if k in _TOOL and isinstance(v, str) and v), None)
+            if tool is not None and (
+                    any(value.get(k) is not None for k in _ARGS)
+                    or any(isinstance(value.get(k), str) and value[k] for k in _IDS)):
+                where = path if len(path) <= 80 else f"…{path[-60:]}"
+                return f"`{where or '(the payload)'}`, tool {tool[:40]!r}"
+            inner = [(f"{path}.{k}" if path else str(k), v) for k, v in value.items()]
+        elif isinstance(value, list):
+            inner = [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+        else:
+            continue
+        stack.extend(reversed([(at, v) for at, v in inner if isinstance(v, dict | list)]))
+    return None
+
+
+def foreigner(name: str) -> Callable[[str, Any, Sequence[Ev]], bool]:
+    """Whether a frame read as ``name`` (its event, payload and rows) is of another
+    protocol: the reader made nothing of it (every row ``other``), it shows none of the
+    format's signature (its reader's ``sniff``) and is not its keep-alive
+    (``WireFormat.keepalive``)."""
+    shows = READERS[name].sniff
+    alive = FORMATS[name].keepalive
+
+    def foreign(event: str, payload: Any, rows: Sequence[Ev]) -> bool:
+        for ev in rows:
+            if ev.kind != "other":
+                return False
+        if shows(event, payload):
+            return False
+        return alive is None or (event != alive.event and payload != alive.payload)
+
+    return foreign
+
+
+def _looks(event: str, payload: Any, name: str) -> str:
+    """What a frame looks like, if not ``name``: another format the kit reads, or one of
+    the lookalikes of formats it does not."""
+    other = sniff(event, payload)
+    if other is not None and other != name:
+        return f"it looks like {other}: load it with provider={other!r}, or let it be detected"
+    lookalike = looks_like(event, payload)
+    if lookalike is not None:
+        return f"it {lookalike.reason(event, payload)}"
+    return "it may be a format this kit does not read"
+
+
+class Watch:
+    """What one turn read as ``name`` showed so far, frame by frame (``[DONE]`` and
+    problem frames aside): how many frames, how many were foreign (the first kept), and the
+    first call no row read."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._foreign = foreigner(name)
+        self.frames = 0
+        self.foreign = 0
+        self.first_foreign: tuple[Any, int, str, Any] | None = None
+        self.called = False  # a row read a call
+        self.first_call: tuple[Any, int, str, Any, str] | None = None
+
+    def see(self, at: Any, n: int, event: str, payload: Any, data: str,
+            rows: Sequence[Ev]) -> None:
+        """One frame the reader read (its number ``n``); ``at`` is handed back with a
+        verdict about it."""
+        self.frames += 1
+        if not self.called:
+            for ev in rows:
+                if ev.kind in CALL_KINDS:
+                    self.called = True
+        if not self._foreign(event, payload, rows):
+            return
+        self.foreign += 1
+        if self.first_foreign is None:
+            self.first_foreign = (at, n, event, payload)
+        if self.called or self.first_call is not None or not _MARK.search(data):
+            return
+        where = call_part(payload)
+        if where is not None:
+            self.first_call = (at, n, event, payload, where)
+
+    def verdict(self) -> tuple[Any, str] | None:
+        """The frame to report and why, once the turn has ended; None when nothing says the
+        turn was misread."""
+        name = self.name
+        if not self.called and self.first_call is not None:
+            at, n, event, payload, where = self.first_call
+            return at, (f"read as {name}, but no call was read while frame {n} holds one "
+                        f"({where}): {_looks(event, payload, name)}")
+        if self.first_foreign is not None and 2 * self.foreign > self.frames:
+            at, n, event, payload = self.first_foreign
+            return at, (f"read as {name}, but {self.foreign} of its {self.frames} frames "
+                        f"show nothing of {name} (the first: frame {n}, event {event!r}): "
+                        f"{_looks(event, payload, name)}")
+        return None
+
+
+def holds_call(line: bytes, payload: Any) -> bool:
+    """Whether a foreign frame's data (and its payload, parsed) holds a call, as a
+    :class:`Watch` finds one."""
+    return _MARK_BYTES.search(line) is not None and call_part(payload) is not None
+
+
+def read_calls(rows: Iterable[Sequence[Ev]]) -> bool:
+    """Whether any row reads a call."""
+    return any(ev.kind in CALL_KINDS for r in rows for ev in r)
+
+
+def suspect(frames: int, foreigners: int, calls_shown: bool,
+            rows: Iterable[Sequence[Ev]]) -> bool:
+    """Whether a :class:`Watch` of a whole capture would give a verdict: ``frames`` seen,
+    ``foreigners`` of them foreign (:func:`foreigner`), whether one of those
+    :func:`holds_call`, and every frame's rows. The fast path then leaves the capture to
+    the decoder, which says why."""
+    return 2 * foreigners > frames or (calls_shown and not read_calls(rows))
