@@ -69,7 +69,11 @@ class EventDecoder:
         # the run of problems so far: event, first reason, it without numbers, frame, length
         self._streak: tuple[str, str, str, int, int] | None = None
         self.fmt = READERS[provider]() if provider != "auto" else None
-        self._sse = AutoDecoder(source, strict=strict)  # SSE or AWS event-stream
+        # The framing always reads leniently: its problems come out as frames, in order with
+        # the frames before them, and strictness is decided here, frame by frame. A strict
+        # framing would raise at a later frame's problem while an earlier frame of the same
+        # read (bad JSON) was not yet interpreted: the error would depend on the chunking.
+        self._sse = AutoDecoder(source, strict=False)
         self._pending: list[tuple[Frame, int, Any]] = []
         self._frames = 0
         self._out: list[Decoded] = []
@@ -144,7 +148,7 @@ class EventDecoder:
         n = self._frames
         self._frames += 1
         if fr.problem is not None:
-            self._report(fr, n, fr.problem)
+            self._problem(fr, n, fr.problem)
             return
         if is_done(fr.data):
             payload: Any = DONE
