@@ -79,9 +79,11 @@ data: $(VENV)/.lab
 	$(BIN)/python scripts/make_data.py
 
 ## bench: load throughput and memory against peers, as ratios in one run; check_handler's pace;
-## the torture harness's cases/s, a process per case against loop mode; serve under 200 clients
+## the torture harness's cases/s, a process per case against loop mode; serve under 200 clients;
+## one long line in every reader (time at twice the length: ~2x linear, ~4x quadratic)
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_load.py
+	$(BIN)/python benchmarks/bench_long_lines.py
 	$(BIN)/python benchmarks/bench_check.py
 	$(BIN)/python benchmarks/bench_torture.py
 	$(BIN)/python benchmarks/bench_serve.py
