@@ -36,9 +36,11 @@ from .judge import (
     CLASSES,
     Finding,
     Tolerance,
+    code_span,
     judge,
     markdown,
     not_started,
+    plain_text,
     report,
     settle,
     tolerated,
@@ -48,8 +50,9 @@ from .run import LoopClient, Run, accepts_gzip, case_env, client_env, run_case
 
 __all__ = [
     "CLASSES", "PATHS", "SUITES", "CallTuple", "Finding", "LoopClient", "Run", "Tolerance",
-    "WireCase", "accepts_gzip", "case_env", "cases", "check_client", "client_env", "judge",
-    "markdown", "not_started", "report", "run_case", "settle", "tolerated", "verdict",
+    "WireCase", "accepts_gzip", "case_env", "cases", "check_client", "client_env",
+    "code_span", "judge", "markdown", "not_started", "plain_text", "report", "run_case",
+    "settle", "tolerated", "verdict",
 ]
 
 

@@ -201,17 +201,38 @@ def not_started(cases: Sequence[WireCase], runs: Sequence[Run]) -> str | None:
 _VERBATIM = frozenset({"example", "expected", "got"})
 
 
+_BACKTICKS = re.compile(r"`+")
+_MARKUP = re.compile(r"([\\`*_\[\]<>&|~!])")  # what can start markup, an entity or HTML inline
+_BREAKS = re.compile(r"\r\n|[\r\n\u2028\u2029]")
+
+
+def code_span(value: object) -> str:
+    """``value`` as one Markdown code span on one line, whatever it holds: fenced by a run of
+    backticks longer than any in it (CommonMark 6.1), padded by a space each side (which
+    the renderer strips), line breaks as spaces, ``|`` escaped (a table cell's pipe; GFM
+    takes ``\\|`` out before the span is read). A code span shows its text, never markup
+    or HTML, so a captured value cannot break out of it."""
+    text = _BREAKS.sub(" ", str(value)).replace("|", "\\|")
+    fence = "`" * (1 + max(map(len, _BACKTICKS.findall(text)), default=0))
+    return f"{fence} {text} {fence}"
+
+
+def plain_text(value: object) -> str:
+    """``value`` as Markdown text on one line (a table cell) that renders as itself: each
+    character that can start inline markup, an entity or HTML backslash-escaped."""
+    return _MARKUP.sub(r"\\\1", _BREAKS.sub(" ", str(value)))
+
+
 def _cell(value: object, verbatim: bool) -> str:
-    """Verbatim cells as code spans (backslashes shown as sent); ``|`` escaped for tables."""
-    text = str(value).replace("\n", " ").replace("|", "\\|")
-    return f"`` {text} ``" if verbatim else text
+    """Verbatim cells as code spans (backslashes shown as sent), the rest as plain text."""
+    return code_span(value) if verbatim else plain_text(value)
 
 
 def markdown(table: pd.DataFrame) -> str:
     """A report (or any frame) as a Markdown table: captured text only as code spans."""
     if table.empty:
         return "no failures"
-    head = "| " + " | ".join(map(str, table.columns)) + " |"
+    head = "| " + " | ".join(map(plain_text, table.columns)) + " |"
     rule = "|" + "---|" * len(table.columns)
     code = [c in _VERBATIM for c in table.columns]
     rows = ["| " + " | ".join(_cell(v, c) for v, c in zip(row, code, strict=True)) + " |"
