@@ -27,6 +27,7 @@ from ..faults import Seen, Sent, classify, cover, describe, json_value, symptoms
 from ..loader import load
 from ..producers.quirks import with_implied
 from .cases import WireCase
+from .processes import OUTPUT_LIMIT
 from .run import GZIP, IDENTITY, Run
 
 
@@ -54,6 +55,8 @@ class Tolerance:
 EARLY = ("handed on a call before any stop for it came (a later call starting is not one), "
          "its arguments whole: early, not wrong")
 SERVED_IDENTITY = "served identity: the client did not accept gzip"
+OUTPUT_CUT = (f"output cut: the client printed more than {OUTPUT_LIMIT // 1024**2} MiB on a "
+              "stream (stdout or stderr); only the first were kept and judged")
 
 
 def _got(run: Run) -> tuple[list[Seen], bool]:
@@ -102,6 +105,8 @@ def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
     notes = []
     if case.gzip and run.encoding == IDENTITY:
         notes.append(SERVED_IDENTITY)
+    if run.cut:
+        notes.append(OUTPUT_CUT)
     if case.ends_early and not read.stopped:
         # A turn that never finished: keeping all its calls back is right in every format,
         # and so is handing on what the format finished; judged are the calls handed on.
