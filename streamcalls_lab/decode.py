@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from . import deepjson
 from .errors import CaptureError
 from .events import DONE, DONE_ROWS, PAYLOAD_ERRORS, Ev, error_message, is_done
 from .framing import AutoDecoder
@@ -37,6 +38,20 @@ def _undetected(event: str, payload: Any) -> Ev:
     if event == "error" or (isinstance(payload, dict) and "error" in payload):
         return Ev.provider_error(event, error_message(payload))
     return Ev(event, "other", problem=undetected_reason(event, payload))
+
+
+_INVALID = object()
+
+
+def _too_deep_for_orjson(data: str, e: orjson.JSONDecodeError) -> Any:
+    """A payload orjson refused only for its depth (a call's arguments nested past 1,024,
+    inline in Gemini's and Ollama's frames), parsed at any depth; else :data:`_INVALID`."""
+    if not str(e).startswith("depth limit exceeded"):
+        return _INVALID
+    try:
+        return deepjson.loads(data)
+    except ValueError:
+        return _INVALID
 
 
 class Decoded(NamedTuple):
@@ -156,8 +171,10 @@ class EventDecoder:
             try:
                 payload = orjson.loads(fr.data)
             except orjson.JSONDecodeError as e:
-                self._problem(fr, n, f"invalid JSON in data: {e}")
-                return
+                payload = _too_deep_for_orjson(fr.data, e)
+                if payload is _INVALID:
+                    self._problem(fr, n, f"invalid JSON in data: {e}")
+                    return
         if self.fmt is None:
             found = sniff(fr.event, payload)
             if found is None:

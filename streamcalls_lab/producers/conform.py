@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
-from .. import columns
+from .. import columns, deepjson
 from ..accumulate import Accumulator, present
 from ..display import inert
 from ..loader import load
@@ -135,7 +135,7 @@ def parsed(args: str) -> tuple[bool, Any]:
     if not args.strip():
         return True, {}
     try:
-        return True, json.loads(args)
+        return True, deepjson.loads(args)
     except ValueError:
         return False, None
 
@@ -246,7 +246,7 @@ def broken_arguments(text: str, meant: Any) -> tuple[str, str]:
     (``arguments_duplicated``, ``arguments_unclosed`` or ``arguments_invalid``) and what the
     text is, as the object of "sends"."""
     body = text.strip()
-    decoder = json.JSONDecoder()
+    decoder = deepjson  # (raw_decode at any depth)
     try:
         first, end = decoder.raw_decode(body)
     except ValueError:

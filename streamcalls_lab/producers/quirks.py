@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from .. import deepjson
 from ..turns import Call, Script, Segment, Text
 
 if TYPE_CHECKING:
@@ -171,11 +172,7 @@ def _call_in_text(turn: TurnEvidence) -> Iterator[Finding]:
 
 
 def _parses(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
+    return deepjson.is_json(text)
 
 
 def _invalid_arguments(turn: TurnEvidence) -> Iterator[Finding]:
