@@ -43,6 +43,7 @@ class Client:
         self.proc = subprocess.Popen(
             list(cmd), env={**env, MARK: self.mark}, stdin=stdin, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True)
+        self.started = _start_time(self.proc.pid) or 0  # its descendants start after it
         self._exited = threading.Event()
         self._on_exit = on_exit
         threading.Thread(target=self._wait, daemon=True).start()
@@ -70,16 +71,27 @@ class Client:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)  # not yet reaped: still its group
         for _ in range(8):  # a marked process may fork while the others are killed
-            if not end_marked(self.mark):
+            if not end_marked(self.mark, self.started):
                 break
         code = self.proc.wait()
         self._exited.set()
         return code
 
 
-def marked(mark: str) -> list[int]:
-    """The processes (other than this one) whose environment carries ``mark`` (Linux's
-    ``/proc``; elsewhere none are found, and the process group is all that is ended)."""
+def _start_time(pid: int | str) -> int | None:
+    """When a process started, in clock ticks since boot (``/proc/<pid>/stat``), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def marked(mark: str, since: int = 0) -> list[int]:
+    """The processes (other than this one) started at ``since`` or later whose environment
+    carries ``mark`` (Linux's ``/proc``; elsewhere none are found, and the process group is
+    all that is ended). Only the environment of a process started since is read, and only
+    to find the mark."""
     needle = f"\0{MARK}={mark}\0".encode()
     me, out = os.getpid(), []
     try:
@@ -88,6 +100,9 @@ def marked(mark: str) -> list[int]:
         return out
     for entry in entries:
         if not entry.isdigit() or int(entry) == me:
+            continue
+        started = _start_time(entry)
+        if started is None or started < since:
             continue
         try:
             with open(f"/proc/{entry}/environ", "rb") as f:
@@ -99,9 +114,9 @@ def marked(mark: str) -> list[int]:
     return out
 
 
-def end_marked(mark: str) -> list[int]:
+def end_marked(mark: str, since: int = 0) -> list[int]:
     """SIGKILL every process :func:`marked` finds; which they were."""
-    found = marked(mark)
+    found = marked(mark, since)
     for pid in found:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
