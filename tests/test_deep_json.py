@@ -167,3 +167,10 @@ def test_the_judge_compares_a_deep_parsed_input_with_what_was_sent() -> None:
     run.read('{"call_id": "c", "tool": "f", "input": ' + nested(200_000) + "}")
     found, _ = verdict(CASE, run)
     assert found and all("Recursion" not in f.detail for f in found)
+
+
+def test_a_producer_s_deep_arguments_cut_short_are_said_not_to_parse() -> None:
+    from streamcalls_lab.producers.conform import broken_arguments
+
+    aspect, why = broken_arguments(nested(5_000)[:-1], {"a": 1})
+    assert aspect == "arguments_invalid" and "does not parse" in why

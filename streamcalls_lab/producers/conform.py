@@ -198,7 +198,10 @@ def _at(value: Any, path: tuple[str | int, ...]) -> Any:
 
 
 def _show(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except TypeError:  # a deepjson.Deep inside: too deep for json.dumps
+        text = deepjson.dumps(value)
     return text if len(text) <= 60 else text[:59] + "…"
 
 
@@ -272,7 +275,7 @@ def broken_arguments(text: str, meant: Any) -> tuple[str, str]:
             return "arguments_unclosed", f"the arguments without their closing {closing!r}"
     why = "it parses"  # what a caller that asks about valid text is told
     try:
-        json.loads(text)
+        deepjson.loads(text)
     except ValueError as e:
         why = str(e)
     return "arguments_invalid", f"text that does not parse ({why})"

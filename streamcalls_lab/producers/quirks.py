@@ -181,7 +181,7 @@ def _invalid_arguments(turn: TurnEvidence) -> Iterator[Finding]:
         if not call.stopped or not args.strip() or _parses(args) or is_snapshots(call.fragments):
             continue
         try:
-            json.loads(args)
+            deepjson.loads(args)  # (json.loads recurses: deep text would raise past it)
         except ValueError as e:
             why = str(e).split(":", 1)[0]
         yield turn.finding("invalid_arguments", call.choice, call.call_id, call.at,
