@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from json.encoder import encode_basestring as _quote  # the C escaper, non-ASCII kept
 from typing import Any
 
 import orjson
@@ -168,47 +169,50 @@ def loads(text: str | bytes) -> Any:
 def dumps(value: Any) -> str:
     """``json.dumps(value, ensure_ascii=False, sort_keys=True)`` at any depth (a
     :class:`Deep` is its text)."""
-    if not isinstance(value, list | dict | Deep):
+    if not isinstance(value, _CONTAINERS):
         return _plain_dumps(value)
     out: list[str] = []
-    stack: list[Any] = [value]  # values to write, and closing strings
+    write = out.append
+    stack: list[Any] = [value]  # values to write, and (text,): text written as it is
+    pop, push = stack.pop, stack.append
     while stack:
-        item = stack.pop()
-        if isinstance(item, _Close | Deep):
-            out.append(item.text)
+        item = pop()
+        if type(item) is tuple:
+            write(item[0])
+        elif type(item) is str:
+            write(_quote(item))
+        elif isinstance(item, Deep):
+            write(item.text)
         elif isinstance(item, list):
             if not item:
-                out.append("[]")
+                write("[]")
                 continue
-            out.append("[")
-            stack.append(_Close("]"))
-            for i in range(len(item) - 1, -1, -1):
-                stack.append(item[i])
-                if i:
-                    stack.append(_Close(", "))
+            write("[")
+            push(_CLOSE_LIST)
+            for i in range(len(item) - 1, 0, -1):
+                push(item[i])
+                push(_COMMA)
+            push(item[0])
         elif isinstance(item, dict):
             if not item:
-                out.append("{}")
+                write("{}")
                 continue
-            out.append("{")
-            stack.append(_Close("}"))
+            write("{")
+            push(_CLOSE_DICT)
             pairs = sorted(item.items())
             for i in range(len(pairs) - 1, -1, -1):
                 key, v = pairs[i]
-                stack.append(v)
-                stack.append(_Close(_plain_dumps(key) + ": "))
+                push(v)
+                push((_quote(key) + ": ",) if type(key) is str else (_plain_dumps(key) + ": ",))
                 if i:
-                    stack.append(_Close(", "))
+                    push(_COMMA)
         else:
-            out.append(_plain_dumps(item))
+            write(_plain_dumps(item))
     return "".join(out)
 
 
-class _Close:
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
+_CONTAINERS = (list, dict, Deep)
+_CLOSE_LIST, _CLOSE_DICT, _COMMA = ("]",), ("}",), (", ",)
 
 
 # states of the parse: what the next token may be
@@ -281,7 +285,7 @@ def _parse(text: str, *, build: bool, pos: int = 0, whole: bool = True) -> Any:
                 raise ValueError(f"not JSON: expected ',' or a close at char {m.start()}")
         else:
             raise ValueError(f"not JSON: extra data at char {m.start()}")
-        if build and isinstance(value, list | dict) and len(stack) == SHALLOW:
+        if build and len(stack) == SHALLOW and isinstance(value, (list, dict)):
             value = Deep(dumps(value))
         if not stack:
             root, state = value, _END
