@@ -207,7 +207,9 @@ _VERBATIM = frozenset({"example", "expected", "got"})
 
 
 _BACKTICKS = re.compile(r"`+")
-_MARKUP = re.compile(r"([\\`*_\[\]<>&|~!])")  # what can start markup, an entity or HTML inline
+# what can start inline markup, an entity or HTML (an underscore between two letters or
+# digits cannot, CommonMark 6.2, so class names stay readable)
+_MARKUP = re.compile(r"([\\`*\[\]<>&|~!]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")
 _BREAKS = re.compile(r"\r\n|[\r\n\u2028\u2029]")
 
 

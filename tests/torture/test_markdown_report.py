@@ -89,3 +89,8 @@ def test_the_clients_page_shows_a_client_s_stderr_as_text() -> None:
                        + row)
     _assert_no_markup(tokens)
     assert sum(t.type == "td_open" for t in tokens) == 8
+
+
+def test_a_class_name_is_written_as_it_reads() -> None:
+    assert plain_text("parse_to_finish") == "parse_to_finish"
+    assert plain_text("_a_ b_ _c") == "\\_a\\_ b\\_ \\_c"
