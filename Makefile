@@ -92,9 +92,11 @@ data: $(VENV)/.lab
 
 ## bench: load throughput and memory against peers, as ratios in one run; check_handler's pace;
 ## the breaker's refresh (2,000 characters against 400, and against the base commit);
-## the torture harness's cases/s, a process per case against loop mode; serve under 200 clients
+## the torture harness's cases/s, a process per case against loop mode; serve under 200 clients;
+## one long line in every reader (time at twice the length: ~2x linear, ~4x quadratic)
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_load.py
+	$(BIN)/python benchmarks/bench_long_lines.py
 	$(BIN)/python benchmarks/bench_check.py
 	$(BIN)/python benchmarks/bench_breaker.py
 	$(BIN)/python benchmarks/bench_torture.py

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from streamcalls_lab.check import TURN_FORMATS
-from streamcalls_lab.torture import check_client, markdown, tolerated
+from streamcalls_lab.torture import check_client, markdown, plain_text, tolerated
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENTS = ROOT / "clients"
@@ -85,6 +85,15 @@ def _version(need: str | None) -> str | None:
     return f"{DISTRIBUTIONS[need]} {importlib.metadata.version(DISTRIBUTIONS[need])}"
 
 
+def summary_row(name: str, how: str, version: str, formats: list[str], cases: object,
+                failed: object = "", classes: str = "", tolerated: object = "") -> str:
+    """One client's row of the summary table. ``how`` is this file's own Markdown; the
+    rest is shown as text (``classes`` may quote a client's stderr)."""
+    cells = [plain_text(name), how, *map(plain_text, (version, ", ".join(formats), cases,
+                                                        failed, classes, tolerated))]
+    return "| " + " | ".join(cells) + " |"
+
+
 def generate(suite: str, loop: bool = True) -> str:
     summary = ["| client | driven by | version | formats | cases | failed | classes | "
                "tolerated |", "|---|---|---|---|---|---|---|---|"]
@@ -92,8 +101,7 @@ def generate(suite: str, loop: bool = True) -> str:
     for name, how, cmd, formats, need in CATALOG:
         version = _version(need)
         if version is None:
-            summary.append(f"| {name} | {how} | not installed | {', '.join(formats)} | "
-                           "skipped | | | |")
+            summary.append(summary_row(name, how, "not installed", formats, "skipped"))
             continue
         print(f"{name} …", file=sys.stderr, flush=True)
         report = check_client(cmd, formats, suite=suite, loop=loop,
@@ -103,9 +111,8 @@ def generate(suite: str, loop: bool = True) -> str:
             classes = f"did not start: {report.attrs['not_started']}"
         else:
             classes = ", ".join(report["class"]) or "none"
-        summary.append(f"| {name} | {how} | {version} | {', '.join(formats)} | "
-                       f"{report.attrs['cases']} | {report.attrs['failed']} | {classes} | "
-                       f"{noted['cases'].sum()} |")
+        summary.append(summary_row(name, how, version, formats, report.attrs["cases"],
+                                   report.attrs["failed"], classes, noted["cases"].sum()))
         if len(report) or len(noted):
             details += [f"### {name}", "", markdown(report), ""]
         if len(noted):

@@ -12,11 +12,12 @@ which hold a split character or line until the rest arrives.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+from . import deepjson
 
 if TYPE_CHECKING:
     from .decode import Decoded, EventDecoder
@@ -99,7 +100,7 @@ class CallBuffer:
                 value, error = {}, None
             else:
                 try:
-                    value, error = json.loads(args), None
+                    value, error = deepjson.loads(args), None
                 except ValueError as e:
                     value, error = None, str(e)
         return {

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
-import orjson
 import pandas as pd
 
 from . import columns
 from .accumulate import Accumulator, present
+from .deepjson import is_json
 from .loader import gc_paused, load
 from .sources import Source
 
@@ -27,18 +25,8 @@ _CALL_KINDS = frozenset(("call_start", "args_delta", "block_stop", "args_done", 
 
 
 def _valid(args: str) -> bool:
-    """A strict parse succeeds (orjson first: it is fast, and what it accepts json does)."""
-    try:
-        orjson.loads(args)
-    except orjson.JSONDecodeError:
-        pass
-    else:
-        return True
-    try:
-        json.loads(args)
-    except ValueError:
-        return False
-    return True
+    """A strict parse succeeds, at any depth (:func:`.deepjson.is_json`)."""
+    return is_json(args)
 
 
 def calls(source_or_deltas: Source | pd.DataFrame, **load_options: object) -> pd.DataFrame:

@@ -16,7 +16,6 @@ ends right after the closing brace, and thousands of turns built in well under a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -24,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from . import turns
+from . import deepjson, turns
 from .accumulate import event_dict
 from .decode import EventDecoder
 from .faults import CLASSES as CLASSES  # the report's classes, read from the specs
@@ -350,7 +349,7 @@ def _same_value(s: Symptom) -> bool:
         return False
     (want, have), = differ
     return (isinstance(have[2], str) and parses(have[2]) and parses(want[2])
-            and json.loads(have[2]) == json.loads(want[2]))
+            and deepjson.loads(have[2]) == deepjson.loads(want[2]))
 
 
 def _get(call: Mapping[str, Any], key: str) -> Any:

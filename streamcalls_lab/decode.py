@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from . import deepjson
 from .errors import CaptureError
 from .events import DONE, DONE_ROWS, PAYLOAD_ERRORS, Ev, error_message, is_done
 from .framing import AutoDecoder
@@ -38,6 +39,20 @@ def _undetected(event: str, payload: Any, reason: str) -> Ev:
     if event == "error" or (isinstance(payload, dict) and "error" in payload):
         return Ev.provider_error(event, error_message(payload))
     return Ev(event, "other", problem=reason)
+
+
+_INVALID = object()
+
+
+def _too_deep_for_orjson(data: str, e: orjson.JSONDecodeError) -> Any:
+    """A payload orjson refused only for its depth (a call's arguments nested past 1,024,
+    inline in Gemini's and Ollama's frames), parsed at any depth; else :data:`_INVALID`."""
+    if not str(e).startswith("depth limit exceeded"):
+        return _INVALID
+    try:
+        return deepjson.loads(data)
+    except ValueError:
+        return _INVALID
 
 
 class Decoded(NamedTuple):
@@ -71,7 +86,11 @@ class EventDecoder:
         self._streak: tuple[str, str, str, int, int] | None = None
         self.fmt = READERS[provider]() if provider != "auto" else None
         self._watch = Watch(provider) if provider != "auto" else None  # for a misread
-        self._sse = AutoDecoder(source, strict=strict)  # SSE or AWS event-stream
+        # The framing always reads leniently: its problems come out as frames, in order with
+        # the frames before them, and strictness is decided here, frame by frame. A strict
+        # framing would raise at a later frame's problem while an earlier frame of the same
+        # read (bad JSON) was not yet interpreted: the error would depend on the chunking.
+        self._sse = AutoDecoder(source, strict=False)
         self._pending: list[tuple[Frame, int, Any]] = []
         self._frames = 0
         self._out: list[Decoded] = []
@@ -153,7 +172,7 @@ class EventDecoder:
         n = self._frames
         self._frames += 1
         if fr.problem is not None:
-            self._report(fr, n, fr.problem)
+            self._problem(fr, n, fr.problem)
             return
         if is_done(fr.data):
             payload: Any = DONE
@@ -161,8 +180,10 @@ class EventDecoder:
             try:
                 payload = orjson.loads(fr.data)
             except orjson.JSONDecodeError as e:
-                self._problem(fr, n, f"invalid JSON in data: {e}")
-                return
+                payload = _too_deep_for_orjson(fr.data, e)
+                if payload is _INVALID:
+                    self._problem(fr, n, f"invalid JSON in data: {e}")
+                    return
         if self.fmt is None:
             found = sniff(fr.event, payload)
             if found is None:

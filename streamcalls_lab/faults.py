@@ -29,6 +29,7 @@ import jiter
 import nh3
 from markdown_it import MarkdownIt
 
+from . import deepjson
 from .accumulate import Accumulator, CallBuffer, _get
 from .providers import FORMATS
 from .wording import count
@@ -126,7 +127,7 @@ class ParseToFinish(Accumulator):
         if buf.dispatched is not None:
             return
         try:
-            value = json.loads(buf.args)
+            value = deepjson.loads(buf.args)
         except ValueError:
             return
         buf.complete = True
@@ -696,12 +697,8 @@ def partly_decoded(sent: str, got: str) -> bool:
 
 
 def parses(text: str) -> bool:
-    """A strict JSON parse of ``text`` succeeds."""
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
+    """A strict JSON parse of ``text`` succeeds (at any depth)."""
+    return deepjson.is_json(text)
 
 
 NO_ARGS: tuple[Any, ...] = ("", {}, None)
@@ -770,7 +767,7 @@ def _early(s: Symptom) -> list[Any] | None:
 def json_value(text: str) -> Any:
     """The JSON value of ``text``, or ``text`` itself when it does not parse."""
     try:
-        return json.loads(text)
+        return deepjson.loads(text)
     except ValueError:
         return text
 
@@ -821,7 +818,7 @@ def split_characters_lost(sent: str, got: str) -> bool:
 
 def _as_text(value: Any, parsed: bool) -> str | None:
     if parsed:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+        return deepjson.dumps(value)
     return value if isinstance(value, str) else None
 
 

@@ -19,13 +19,13 @@ the events) and at every character (any split a provider could make).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Hashable, Sequence
 from typing import Any
 
 import jiter
 import pandas as pd
 
+from . import deepjson
 from .accumulate import Accumulator
 from .loader import load
 from .sources import Source
@@ -45,7 +45,7 @@ def top_type(args: str) -> str:
     if not args.strip():
         return "empty"
     try:
-        value = json.loads(args)
+        value = deepjson.loads(args)
     except ValueError:
         return "invalid"
     for kind, types in (("object", dict), ("array", list), ("string", str), ("boolean", bool),
@@ -60,11 +60,7 @@ def strict_parses(prefix: str) -> bool:
     tail = prefix.rstrip()
     if not tail or tail[-1] not in _ENDS:
         return False
-    try:
-        json.loads(prefix)
-    except ValueError:
-        return False
-    return True
+    return deepjson.is_json(prefix)
 
 
 def _lenient(prefix: str, mode: str) -> Any:
@@ -115,7 +111,7 @@ def _boundary_prefixes(parts: Sequence[str]) -> list[str]:
 def _row(turn: Hashable, provider: Hashable, block: Any, tool: Any, args: str,
          complete: bool, parts: Sequence[str] | None) -> dict[str, Any]:
     valid = top_type(args) not in ("invalid", "empty")
-    final = json.loads(args) if valid else None
+    final = deepjson.loads(args) if valid else None
     cuts = [args[:k] for k in range(1, len(args))]
     strict_cuts, changes, changes_strings = _count(cuts, final, valid)
     first = next((k for k in range(1, len(args)) if strict_parses(args[:k])), pd.NA)

@@ -8,6 +8,7 @@ provider: the formats cut arguments very differently, and a pooled figure hides 
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from . import deepjson
 from .accumulate import present
 from .calls import calls as _calls
 from .prefixes import strict_parses
@@ -269,10 +271,21 @@ def chapter_comparison(table: pd.DataFrame, chapter: ChapterFigures = CHAPTER,
 
 def _compact_length(args: str) -> float:
     try:
-        value = json.loads(args)
+        value = deepjson.loads(args)
     except ValueError:
         return float("nan")
+    if isinstance(value, list | dict) and deepjson.depth(args) > deepjson.SHALLOW:
+        return float(len(_compact(args)))
     return float(len(json.dumps(value, ensure_ascii=False, separators=(",", ":"))))
+
+
+_INSIGNIFICANT = re.compile(r'("(?:[^"\\]|\\.)*")|[ \t\n\r]+', re.DOTALL)
+
+
+def _compact(args: str) -> str:
+    """Valid JSON text without its insignificant whitespace (a value too deep to re-serialise;
+    its escapes as written)."""
+    return _INSIGNIFICANT.sub(lambda m: m.group(1) or "", args)
 
 
 def escape_overhead(table: pd.DataFrame) -> pd.DataFrame:
@@ -321,7 +334,6 @@ def first_argument_times(deltas: pd.DataFrame) -> pd.DataFrame:
 
 def _json_values(text: str) -> int:
     """How many JSON values stand one after another in ``text`` (0 if it is not such a run)."""
-    decoder = json.JSONDecoder()
     at, count = 0, 0
     while True:
         while at < len(text) and text[at] in " \t\r\n":
@@ -329,7 +341,7 @@ def _json_values(text: str) -> int:
         if at == len(text):
             return count
         try:
-            _, at = decoder.raw_decode(text, at)
+            _, at = deepjson.raw_decode(text, at)  # (at any depth)
         except ValueError:
             return 0
         count += 1

@@ -11,7 +11,6 @@ here, from those tags.
 
 from __future__ import annotations
 
-import json
 import random
 import string
 from collections.abc import Callable, Iterable, Sequence
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from typing import TYPE_CHECKING, Any, Literal
 
+from . import deepjson
 from .events import DONE
 from .framing.eventstream import event_message
 from .framing.prefixed import prefixed_line
@@ -158,7 +158,7 @@ def raw_json(payload: Any, texts: Sequence[str]) -> str:
 def json_object(args: str, fmt: str) -> str:
     """``args`` checked to be a JSON object's text, as formats sending arguments whole need."""
     try:
-        value = json.loads(args)
+        value = deepjson.loads(args)
     except ValueError:
         value = None
     if not isinstance(value, dict):

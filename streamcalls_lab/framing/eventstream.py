@@ -204,6 +204,7 @@ class EventStreamDecoder(FrameDecoder):
             problem = f"invalid UTF-8 in payload (byte 0x{payload[e.start]:02x} at {where})"
             if self.strict:
                 raise CaptureError(self.source, where, problem) from None
+            off = where  # the frame sits at the byte, as strict says
         self._out.append(_new(Frame, (off, end, event, data, "", None, self._t, problem)))
 
 

@@ -257,12 +257,13 @@ class SSEDecoder(FrameDecoder):
             data = raw.decode("utf-8")
         except UnicodeDecodeError:
             data = raw.decode("utf-8", "replace")
-            problem = self._bad_utf8()
+            start, problem = self._bad_utf8()  # the frame sits at the byte, as strict says
         self._out.append(_frame(start, end, event, data, self._last_id, self._retry, self._t,
                                 problem))
         self._reset()
 
-    def _bad_utf8(self) -> str:
+    def _bad_utf8(self) -> tuple[int, str]:
+        """Where the data's first invalid UTF-8 byte is, and the problem's reason."""
         for line, at in zip(self._data, self._data_at, strict=True):
             try:
                 line.decode("utf-8")
@@ -271,7 +272,7 @@ class SSEDecoder(FrameDecoder):
                 reason = f"invalid UTF-8 in data (byte 0x{line[e.start]:02x} at {offset})"
                 if self.strict:
                     raise CaptureError(self.source, offset, reason) from None
-                return reason
+                return offset, reason
         raise AssertionError("unreachable: joined data failed but no line did")
 
 

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
-from .. import columns
+from .. import columns, deepjson
 from ..accumulate import Accumulator, present
 from ..display import inert
 from ..loader import load
@@ -135,7 +135,7 @@ def parsed(args: str) -> tuple[bool, Any]:
     if not args.strip():
         return True, {}
     try:
-        return True, json.loads(args)
+        return True, deepjson.loads(args)
     except ValueError:
         return False, None
 
@@ -198,7 +198,10 @@ def _at(value: Any, path: tuple[str | int, ...]) -> Any:
 
 
 def _show(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except TypeError:  # a deepjson.Deep inside: too deep for json.dumps
+        text = deepjson.dumps(value)
     return text if len(text) <= 60 else text[:59] + "…"
 
 
@@ -246,7 +249,7 @@ def broken_arguments(text: str, meant: Any) -> tuple[str, str]:
     (``arguments_duplicated``, ``arguments_unclosed`` or ``arguments_invalid``) and what the
     text is, as the object of "sends"."""
     body = text.strip()
-    decoder = json.JSONDecoder()
+    decoder = deepjson  # (raw_decode at any depth)
     try:
         first, end = decoder.raw_decode(body)
     except ValueError:
@@ -272,7 +275,7 @@ def broken_arguments(text: str, meant: Any) -> tuple[str, str]:
             return "arguments_unclosed", f"the arguments without their closing {closing!r}"
     why = "it parses"  # what a caller that asks about valid text is told
     try:
-        json.loads(text)
+        deepjson.loads(text)
     except ValueError as e:
         why = str(e)
     return "arguments_invalid", f"text that does not parse ({why})"

@@ -12,11 +12,11 @@ counts on each side.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 
 import pandas as pd
 
+from .. import deepjson
 from ..providers import FORMATS
 from ..sources import Source
 from .conform import (
@@ -59,16 +59,17 @@ def _alike(x: SeenCall, y: SeenCall) -> bool:
 
 def _key(c: SeenCall) -> tuple[str, str]:
     ok, value = parsed(c.args)
-    return c.tool or "", json.dumps(value, sort_keys=True) if ok else c.args
+    return c.tool or "", deepjson.dumps(value) if ok else c.args
 
 
 def _values(text: str) -> list[object] | None:
     """The JSON values ``text`` holds one after another ({..}{..}), or None."""
-    decoder, out, at = json.JSONDecoder(), [], 0
+    out: list[object] = []
+    at = 0
     body = text.strip()
     while at < len(body):
         try:
-            value, at = decoder.raw_decode(body, at)
+            value, at = deepjson.raw_decode(body, at)
         except ValueError:
             return None
         out.append(value)

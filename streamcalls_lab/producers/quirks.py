@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from .. import deepjson
 from ..turns import Call, Script, Segment, Text
 from ..wording import count
 
@@ -173,11 +174,7 @@ def _call_in_text(turn: TurnEvidence) -> Iterator[Finding]:
 
 
 def _parses(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
+    return deepjson.is_json(text)
 
 
 def _invalid_arguments(turn: TurnEvidence) -> Iterator[Finding]:
@@ -186,7 +183,7 @@ def _invalid_arguments(turn: TurnEvidence) -> Iterator[Finding]:
         if not call.stopped or not args.strip() or _parses(args) or is_snapshots(call.fragments):
             continue
         try:
-            json.loads(args)
+            deepjson.loads(args)  # (json.loads recurses: deep text would raise past it)
         except ValueError as e:
             why = str(e).split(":", 1)[0]
         yield turn.finding("invalid_arguments", call.choice, call.call_id, call.at,

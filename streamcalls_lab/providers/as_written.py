@@ -8,7 +8,6 @@ re-serialised: :func:`object_text`), so ``calls()`` gives the arguments byte for
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache
 from json.encoder import encode_basestring as _quote  # the C escaper: '"' + minimal + '"'
@@ -16,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from .. import deepjson
 from ..events import obj
 
 
@@ -61,7 +61,7 @@ def wire_length(data: str, key: str, fragment: object) -> int | None:
 
 
 # -- JSON values as written ---------------------------------------------------------------
-_scan = json.JSONDecoder().raw_decode  # a JSON value's end, from where it starts
+_scan = deepjson.raw_decode  # a JSON value's end, from where it starts (at any depth)
 
 
 @cache
@@ -83,12 +83,23 @@ def value_span(data: str, key: str, value: Any, start: int, end: int) -> tuple[i
             found, stop = _scan(data, at)
             if stop <= end and (
                 found == value if type(value) is str  # a string reads the same in both
-                else type(found) is dict and orjson.loads(data[at:stop]) == value
+                else type(found) is dict and _as_orjson_reads(data[at:stop], found) == value
             ):  # an object is compared as orjson read it (big integers, floats)
                 return at, stop
-        except (ValueError, RecursionError):
+        except ValueError:
             continue
     return None
+
+
+def _as_orjson_reads(text: str, found: Any) -> Any:
+    """``text`` as orjson reads it, or (nested past orjson's 1,024) as the kit's decoder
+    then does: ``found``, :func:`.deepjson.raw_decode`'s reading of it."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as e:
+        if not str(e).startswith("depth limit exceeded"):
+            raise
+        return found
 
 
 def exact_span(data: str, key: str, value: Any, start: int, end: int, field: str

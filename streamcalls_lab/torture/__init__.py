@@ -37,10 +37,12 @@ from .judge import (
     CLIENT_PACKAGES,
     Finding,
     Tolerance,
+    code_span,
     install_hint,
     judge,
     markdown,
     not_started,
+    plain_text,
     report,
     settle,
     tolerated,
@@ -51,8 +53,8 @@ from .run import LoopClient, Run, accepts_gzip, case_env, client_env, run_case
 __all__ = [
     "CLASSES", "CLIENT_PACKAGES", "PATHS", "SUITES", "CallTuple", "Finding", "LoopClient", "Run",
     "Tolerance", "WireCase", "accepts_gzip", "case_env", "cases", "check_client", "client_env",
-    "install_hint", "judge", "markdown", "not_started", "report", "run_case", "settle",
-    "tolerated", "verdict",
+    "code_span", "install_hint", "judge", "markdown", "not_started", "plain_text", "report",
+    "run_case", "settle", "tolerated", "verdict",
 ]
 
 

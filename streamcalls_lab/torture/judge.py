@@ -27,6 +27,7 @@ from ..faults import Seen, Sent, classify, cover, describe, json_value, symptoms
 from ..loader import load
 from ..producers.quirks import with_implied
 from .cases import WireCase
+from .processes import OUTPUT_LIMIT
 from .run import GZIP, IDENTITY, Run
 
 
@@ -54,6 +55,8 @@ class Tolerance:
 EARLY = ("handed on a call before any stop for it came (a later call starting is not one), "
          "its arguments whole: early, not wrong")
 SERVED_IDENTITY = "served identity: the client did not accept gzip"
+OUTPUT_CUT = (f"output cut: the client printed more than {OUTPUT_LIMIT // 1024**2} MiB on a "
+              "stream (stdout or stderr); only the first were kept and judged")
 
 
 def _got(run: Run) -> tuple[list[Seen], bool]:
@@ -102,6 +105,8 @@ def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
     notes = []
     if case.gzip and run.encoding == IDENTITY:
         notes.append(SERVED_IDENTITY)
+    if run.cut:
+        notes.append(OUTPUT_CUT)
     if case.ends_early and not read.stopped:
         # A turn that never finished: keeping all its calls back is right in every format,
         # and so is handing on what the format finished; judged are the calls handed on.
@@ -225,17 +230,40 @@ def install_hint(why: str | None) -> str | None:
 _VERBATIM = frozenset({"example", "expected", "got"})
 
 
+_BACKTICKS = re.compile(r"`+")
+# what can start inline markup, an entity or HTML (an underscore between two letters or
+# digits cannot, CommonMark 6.2, so class names stay readable)
+_MARKUP = re.compile(r"([\\`*\[\]<>&|~!]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")
+_BREAKS = re.compile(r"\r\n|[\r\n\u2028\u2029]")
+
+
+def code_span(value: object) -> str:
+    """``value`` as one Markdown code span on one line, whatever it holds: fenced by a run of
+    backticks longer than any in it (CommonMark 6.1), padded by a space each side (which
+    the renderer strips), line breaks as spaces, ``|`` escaped (a table cell's pipe; GFM
+    takes ``\\|`` out before the span is read). A code span shows its text, never markup
+    or HTML, so a captured value cannot break out of it."""
+    text = _BREAKS.sub(" ", str(value)).replace("|", "\\|")
+    fence = "`" * (1 + max(map(len, _BACKTICKS.findall(text)), default=0))
+    return f"{fence} {text} {fence}"
+
+
+def plain_text(value: object) -> str:
+    """``value`` as Markdown text on one line (a table cell) that renders as itself: each
+    character that can start inline markup, an entity or HTML backslash-escaped."""
+    return _MARKUP.sub(r"\\\1", _BREAKS.sub(" ", str(value)))
+
+
 def _cell(value: object, verbatim: bool) -> str:
-    """Verbatim cells as code spans (backslashes shown as sent); ``|`` escaped for tables."""
-    text = str(value).replace("\n", " ").replace("|", "\\|")
-    return f"`` {text} ``" if verbatim else text
+    """Verbatim cells as code spans (backslashes shown as sent), the rest as plain text."""
+    return code_span(value) if verbatim else plain_text(value)
 
 
 def markdown(table: pd.DataFrame) -> str:
     """A report (or any frame) as a Markdown table: captured text only as code spans."""
     if table.empty:
         return "no failures"
-    head = "| " + " | ".join(map(str, table.columns)) + " |"
+    head = "| " + " | ".join(map(plain_text, table.columns)) + " |"
     rule = "|" + "---|" * len(table.columns)
     code = [c in _VERBATIM for c in table.columns]
     rows = ["| " + " | ".join(_cell(v, c) for v, c in zip(row, code, strict=True)) + " |"

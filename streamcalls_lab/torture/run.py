@@ -12,11 +12,9 @@ line; at EOF it exits.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import queue
-import signal
 import socket
 import subprocess
 import threading
@@ -29,6 +27,7 @@ from typing import IO, Any
 from ..faults import SPECS, json_value
 from ..traffic.server import LoopbackServer, StreamHandler, chunk
 from .cases import PATHS, WireCase
+from .processes import OUTPUT_LIMIT, Capped, Client, capped_lines
 
 GZIP, IDENTITY = "gzip", "identity"
 
@@ -131,6 +130,8 @@ class Run:
     noise: list[str] = field(default_factory=list)
     """Output lines that were not a call."""
     requests: int = 0
+    cut: int = 0
+    """Bytes of output read past :data:`~.processes.OUTPUT_LIMIT` and not kept (or judged)."""
     encoding: str | None = None
     """What the body was served as (``gzip``, ``identity``); None: no request reached it."""
 
@@ -189,21 +190,24 @@ def _cannot_run(cmd: Sequence[str], error: OSError) -> Run:
 
 
 def run_case(cmd: Sequence[str], case: WireCase, timeout: float = 120.0) -> Run:
-    """Serve ``case`` on loopback and run ``cmd`` against it once."""
+    """Serve ``case`` on loopback and run ``cmd`` against it once: judged on the client's
+    own exit (a child that keeps its stdout open does not make it a hang), after which it
+    and everything it started are ended (:mod:`.processes`)."""
     with _CaseServer(case) as server:
         try:
-            proc = subprocess.run(list(cmd), env=client_env(server.base_url, case.format),
-                                  timeout=timeout, capture_output=True, text=True,
-                                  encoding="utf-8", errors="replace",
-                                  stdin=subprocess.DEVNULL, check=False)
-            run = Run(proc.returncode, stderr=proc.stderr)
-            out = proc.stdout
-        except subprocess.TimeoutExpired as e:
-            out = e.stdout.decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (
-                e.stdout or "")
-            run = Run(None, stderr=_unfinished(timeout))
+            client = Client(cmd, client_env(server.base_url, case.format),
+                            stdin=subprocess.DEVNULL)
         except OSError as e:
             run, out = _cannot_run(cmd, e), ""
+        else:
+            assert client.proc.stdout is not None and client.proc.stderr is not None
+            stdout, stderr = Capped(client.proc.stdout), Capped(client.proc.stderr)
+            exited = client.exited(timeout)
+            code = client.end()
+            out = stdout.text()
+            run = Run(code, stderr=stderr.text()) if exited else Run(
+                None, stderr=_unfinished(timeout))
+            run.cut = stdout.cut + stderr.cut
     run.requests, run.encoding = server.requests, server.encoding
     for line in out.split("\n"):  # not splitlines(): a call's text may hold U+2028 raw
         run.read(line)
@@ -211,43 +215,53 @@ def run_case(cmd: Sequence[str], case: WireCase, timeout: float = 120.0) -> Run:
 
 
 _EOF = None
-
-
-def _pump(stream: IO[str], into: queue.SimpleQueue[str | None] | list[str]) -> None:
-    """Every line of ``stream`` into a queue (then ``None`` at EOF) or a list."""
-    for line in stream:
-        if isinstance(into, list):
-            into.append(line)
-        else:
-            into.put(line)
-    if not isinstance(into, list):
-        into.put(_EOF)
+_EXITED = "exited"  # (an item of the lines queue is a (line, cut) pair or one of these)
+_QUEUED = 8  # lines read ahead of the harness: at most this many, each of OUTPUT_LIMIT at most
 
 
 class LoopClient:
     """One client process serving cases in turn (loop mode): started on the first case, and
-    again after a case it died or hung on; :meth:`close` ends it (EOF on its stdin)."""
+    again after a case it died or hung on; :meth:`close` ends it (EOF on its stdin), and
+    with it everything it started (:mod:`.processes`). A case ends with its end line, or
+    with the process's own exit (not its stdout's EOF, which a child may hold off)."""
 
     def __init__(self, cmd: Sequence[str], timeout: float = 120.0) -> None:
         self.cmd, self.timeout = list(cmd), timeout
-        self.proc: subprocess.Popen[str] | None = None
-        self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self.client: Client | None = None
+        self.lines: queue.Queue[tuple[str, int] | str | None] = queue.Queue(_QUEUED)
         self.stderr: list[str] = []
+        self._stderr_kept = 0
+        self.cut = 0
         self.threads: list[threading.Thread] = []
         self.n = 0
 
     def _start(self) -> None:
-        self.proc = subprocess.Popen(
-            self.cmd, env=_process_env(loop=True), stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
-            errors="replace", bufsize=1, start_new_session=True)  # its own group: a kill ends all
-        self.lines, self.stderr = queue.SimpleQueue(), []
-        assert self.proc.stdout is not None and self.proc.stderr is not None
-        self.threads = [threading.Thread(target=_pump, args=args, daemon=True)
-                        for args in ((self.proc.stdout, self.lines),
-                                     (self.proc.stderr, self.stderr))]
+        lines: queue.Queue[tuple[str, int] | str | None] = queue.Queue(_QUEUED)
+        self.client = Client(self.cmd, _process_env(loop=True), stdin=subprocess.PIPE,
+                             on_exit=lambda: lines.put(_EXITED))
+        self.lines, self.stderr, self._stderr_kept, self.cut = lines, [], 0, 0
+        proc = self.client.proc
+        assert proc.stdout is not None and proc.stderr is not None
+        self.threads = [threading.Thread(target=self._pump_out, args=(proc.stdout, lines),
+                                         daemon=True),
+                        threading.Thread(target=capped_lines, args=(proc.stderr, self._err),
+                                         daemon=True)]
         for t in self.threads:
             t.start()
+
+    @staticmethod
+    def _pump_out(stream: IO[bytes], lines: queue.Queue[tuple[str, int] | str | None]) -> None:
+        capped_lines(stream, lambda line, cut: lines.put((line, cut)))
+        lines.put(_EOF)
+
+    def _err(self, line: str, cut: int) -> None:
+        """A line of stderr, kept while the process's kept stderr is under the limit."""
+        if self._stderr_kept < OUTPUT_LIMIT:
+            self.stderr.append(line)
+            self._stderr_kept += len(line)
+        else:
+            cut += len(line)
+        self.cut += cut
 
     def run(self, case: WireCase) -> Run:
         """Serve ``case`` and hand it to the process; what it printed until its end line."""
@@ -257,7 +271,9 @@ class LoopClient:
             # may die of an import error before the case is handed to it
             mark = len(self.stderr)
             try:
-                if self.proc is None or self.proc.poll() is not None:
+                if self.client is not None and self.client.exited(0):
+                    self.kill()  # it exited after its last case: a new one for this
+                if self.client is None:
                     self._start()
                     mark = 0
             except OSError as e:
@@ -267,69 +283,95 @@ class LoopClient:
         return run
 
     def _case(self, n: int, server: _CaseServer, mark: int) -> Run:
-        assert self.proc is not None and self.proc.stdin is not None
+        assert self.client is not None and self.client.proc.stdin is not None
         env = case_env(server.base_url, server.case.format)
         line = {"case": n, "base_url": server.base_url, "format": server.case.format,
                 "path": env["STREAMCALLS_PATH"], "env": env}
         run = Run(0)
+        cut = self.cut
         try:
-            self.proc.stdin.write(json.dumps(line) + "\n")
-            self.proc.stdin.flush()
+            self.client.proc.stdin.write((json.dumps(line) + "\n").encode())
+            self.client.proc.stdin.flush()
         except OSError:  # it is gone already: what it said on the way out is the reason
-            return self._died(run, mark)
+            return self._died(run, mark, cut)
         deadline = time.monotonic() + self.timeout
+        kept = 0
         while True:
             try:
-                out = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+                item = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
                 self.kill()
                 run.returncode, run.stderr = None, _unfinished(self.timeout)
                 return run
-            if out is _EOF:
-                return self._died(run, mark)
-            value = json_value(out)
-            if isinstance(value, dict) and "end" in value and "tool" not in value:
-                error = value.get("error")
-                if error or value.get("exit"):
-                    run.returncode = int(value.get("exit") or 1)
-                    run.stderr = str(error or "")
+            if item is _EXITED:
+                return self._died(run, mark, cut, kept)
+            if item is _EOF or isinstance(item, str):
+                continue  # stdout closed: the process's own exit ends the case
+            kept, ended = self._line(run, item, kept)
+            if ended:
                 return run
-            run.read(out.rstrip("\n"))
 
-    def _died(self, run: Run, mark: int) -> Run:
+    def _line(self, run: Run, item: tuple[str, int], kept: int) -> tuple[int, bool]:
+        """One line of the case's output into ``run``; the case's kept characters, and
+        whether it was the case's end line."""
+        out, cut = item
+        value = json_value(out) if len(out) < 1024 else None  # an end line is short
+        if isinstance(value, dict) and "end" in value and "tool" not in value:
+            error = value.get("error")
+            if error or value.get("exit"):
+                run.returncode = int(value.get("exit") or 1)
+                run.stderr = str(error or "")
+            return kept, True
+        if kept < OUTPUT_LIMIT:
+            run.read(out.rstrip("\n"))
+            kept += len(out)
+        else:
+            cut += len(out)
+        run.cut += cut
+        return kept, False
+
+    def _died(self, run: Run, mark: int, cut: int, kept: int = 0) -> Run:
         """The process ended inside a case: its exit code and what it wrote to stderr since
-        the case began, as a process-per-case run would have them."""
-        assert self.proc is not None
-        try:
-            run.returncode = self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            run.returncode = -signal.SIGKILL
+        the case began, as a process-per-case run would have them. What it printed before
+        it died is read to the end first (once its group is gone, so is its stdout)."""
+        assert self.client is not None
+        run.returncode = self.client.end()
+        self.client = None
+        until = time.monotonic() + 5
+        while True:
+            try:
+                item = self.lines.get(timeout=max(0.0, until - time.monotonic()))
+            except queue.Empty:
+                break
+            if item is _EOF:
+                break
+            if isinstance(item, tuple):
+                kept, ended = self._line(run, item, kept)
+                if ended:  # it finished the case, then exited: the case is judged as run
+                    return run
         for t in self.threads:
             t.join(timeout=5)
         run.stderr = "".join(self.stderr[mark:])
-        self.proc = None
+        run.cut += self.cut - cut
         return run
 
     def kill(self) -> None:
-        """End the process and its group (a shell or a runner may have started more)."""
-        if self.proc is not None:
-            if self.proc.poll() is None:  # still ours: its id cannot have been reused
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-            self.proc = None
+        """End the process, its group and every process it started."""
+        if self.client is not None:
+            self.client.end()
+            self.client = None
 
     def close(self) -> None:
-        """EOF on the client's stdin; it should exit, and is ended if it does not."""
-        if self.proc is None:
+        """EOF on the client's stdin; it should exit, and is ended (with everything it
+        started) whether it does or not."""
+        if self.client is None:
             return
         try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-            self.proc.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
+            assert self.client.proc.stdin is not None
+            self.client.proc.stdin.close()
+        except OSError:
             pass
+        self.client.exited(10)
         self.kill()
         for t in self.threads:
             t.join(timeout=5)

@@ -311,7 +311,7 @@ def test_markdown_keeps_captured_text_in_code_spans_with_pipes_escaped() -> None
     import pandas as pd
 
     table = pd.DataFrame([{"class": "other", "got": "a|b <script>"}])
-    assert markdown(table).splitlines()[-1] == "| other | `` a\\|b <script> `` |"
+    assert markdown(table).splitlines()[-1] == "| other | ` a\\|b <script> ` |"
 
 
 # -- real processes ------------------------------------------------------------------------
