@@ -94,3 +94,43 @@ class FrameDecoder:
             raise CaptureError(self.source, offset, reason)
         event = self._EVENT if event is None else event
         self._out.append(_frame(offset, end, event, "", id, None, self._t, reason))
+
+
+class LineDecoder(FrameDecoder):
+    """A framing of ``\n``-ended lines (NDJSON, type-prefixed lines): a subclass reads each
+    whole line in :meth:`_line` and what is left at the end from :meth:`_rest`.
+
+    Only a new read is searched for a line end (held bytes hold none), and held bytes are
+    joined once, when their line ends: a line of any length costs one copy, not one per read.
+    """
+
+    def __init__(self, source: str = "<bytes>", *, strict: bool = True) -> None:
+        super().__init__(source, strict=strict)
+        self._held: list[bytes] = []  # bytes after the last line end, read by read
+        self._pos = 0  # absolute offset of the held bytes' first byte
+
+    def _read(self, chunk: bytes) -> None:
+        last = chunk.rfind(b"\n")
+        if last < 0:
+            self._held.append(bytes(chunk))
+            return
+        held = self._held
+        stop = sum(map(len, held)) + last + 1  # just past the last line end
+        buf = b"".join((*held, chunk)) if held else bytes(chunk)
+        at = self._pos
+        for line in buf[:stop].split(b"\n")[:-1]:
+            self._line(line, at, at + len(line) + 1)
+            at += len(line) + 1
+        self._pos = at
+        self._held = [buf[stop:]] if stop < len(buf) else []
+
+    def _rest(self) -> tuple[bytes, int]:
+        """The bytes after the last line end and their offset, no longer held."""
+        buf, at = b"".join(self._held), self._pos
+        self._held = []
+        self._pos += len(buf)
+        return buf, at
+
+    def _line(self, line: bytes, at: int, end: int) -> None:
+        """One line, its ``\n`` cut off (``end`` is just past it)."""
+        raise NotImplementedError

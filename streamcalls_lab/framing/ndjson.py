@@ -16,7 +16,7 @@ is reported once, saying what it looks like, and not read further.
 from __future__ import annotations
 
 from .. import deepjson
-from .frame import Frame, FrameDecoder
+from .frame import Frame, LineDecoder
 
 EVENT = "line"
 """The ``event`` of every NDJSON frame."""
@@ -50,7 +50,7 @@ def _not_a_stream(first: bytes) -> str | None:
     return None
 
 
-class NDJSONDecoder(FrameDecoder):
+class NDJSONDecoder(LineDecoder):
     """Feed bytes in any chunking; get one frame per non-blank line (``SSEDecoder``'s interface).
 
     ``strict=True`` raises :class:`CaptureError` at the first problem; ``strict=False`` gives
@@ -61,45 +61,24 @@ class NDJSONDecoder(FrameDecoder):
 
     def __init__(self, source: str = "<bytes>", *, strict: bool = True) -> None:
         super().__init__(source, strict=strict)
-        self._held: list[bytes] = []  # bytes after the last line end, read by read
-        self._pos = 0  # absolute offset of the held bytes' first byte
         self._first = True  # no line with content yet
         self._stopped = False
 
     # -- internals --------------------------------------------------------------
     def _read(self, chunk: bytes) -> None:
-        if self._stopped:
-            return
-        # Only the new chunk is searched for a line end (held bytes hold none), and held
-        # bytes are joined once, when their line ends: a long line costs no copy per read.
-        last = chunk.rfind(b"\n")
-        if last < 0:
-            self._held.append(bytes(chunk))
-            return
-        held = self._held
-        stop = sum(map(len, held)) + last + 1  # just past the last line end
-        buf = b"".join((*held, chunk)) if held else bytes(chunk)
-        at = self._pos
-        for line in buf[:stop].split(b"\n")[:-1]:
-            self._line(line, at, at + len(line) + 1)
-            at += len(line) + 1
-        self._pos = at
-        self._held = [buf[stop:]] if stop < len(buf) else []
+        if not self._stopped:
+            super()._read(chunk)
 
     def _end(self) -> None:
         """A last line without its ``\\n`` is a frame only when it is whole JSON."""
-        buf, at = b"".join(self._held), self._pos
-        if self._stopped:
-            buf = b""
-        if buf.strip():
+        buf, at = self._rest()
+        if buf.strip() and not self._stopped:
             if not deepjson.is_json(buf):  # (at any depth: orjson stops at 1,024)
                 self._problem(at, at + len(buf), f"stream ends inside a line: the last "
                               f"{len(buf)} bytes have no line end and are not whole JSON "
                               "(truncated capture?)")
             else:
                 self._line(buf, at, at + len(buf))
-        self._held = []
-        self._pos += len(buf)
 
     def _line(self, line: bytes, at: int, end: int) -> None:
         if self._stopped:

@@ -18,7 +18,7 @@ import re
 
 import orjson
 
-from .frame import Frame, FrameDecoder
+from .frame import Frame, LineDecoder
 
 CODES = frozenset("0123456789abcdefghijk")
 """The type codes a part may carry (``0`` text ... ``k`` file; ``1``, ``4`` to ``7``
@@ -44,7 +44,7 @@ def looks_prefixed(head: bytes) -> bool | None:
     return True if len(rest) >= len(_SHAPE) else None
 
 
-class PrefixedDecoder(FrameDecoder):
+class PrefixedDecoder(LineDecoder):
     """Feed bytes in any chunking; get one frame per non-blank line (``SSEDecoder``'s interface).
 
     ``strict=True`` raises :class:`CaptureError` at the first problem; ``strict=False`` gives
@@ -53,26 +53,9 @@ class PrefixedDecoder(FrameDecoder):
 
     _EVENT = "line"
 
-    def __init__(self, source: str = "<bytes>", *, strict: bool = True) -> None:
-        super().__init__(source, strict=strict)
-        self._buf = b""
-        self._pos = 0  # absolute offset of _buf[0]
-
-    def _read(self, chunk: bytes) -> None:
-        buf = self._buf + chunk if self._buf else bytes(chunk)
-        last = buf.rfind(b"\n")
-        if last >= 0:
-            at = self._pos
-            for line in buf[: last + 1].split(b"\n")[:-1]:
-                self._line(line, at, at + len(line) + 1)
-                at += len(line) + 1
-            buf = buf[last + 1 :]
-            self._pos = at
-        self._buf = buf
-
     def _end(self) -> None:
         """A last line without its ``\\n`` is a frame only when its value is whole JSON."""
-        buf, at = self._buf, self._pos
+        buf, at = self._rest()
         if buf.strip():
             colon = buf.find(b":")
             try:
@@ -83,8 +66,6 @@ class PrefixedDecoder(FrameDecoder):
                               "(truncated capture?)")
             else:
                 self._line(buf, at, at + len(buf))
-        self._buf = b""
-        self._pos += len(buf)
 
     def _line(self, line: bytes, at: int, end: int) -> None:
         body = line[:-1] if line.endswith(b"\r") else line
