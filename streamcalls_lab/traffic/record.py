@@ -171,6 +171,8 @@ def record(
         send.setdefault("anthropic-version", ANTHROPIC_VERSION)
     if key and header:
         send[header] = f"Bearer {key}" if header == "authorization" else key
+    data = _body_bytes(body)
+    secrets += [s for s in provenance.exchange_secrets(url, data, send) if s not in secrets]
     target = parts.path or "/"
     if parts.query:
         target += "?" + parts.query
@@ -183,7 +185,7 @@ def record(
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
     try:
         try:
-            conn.request("POST", target, body=_body_bytes(body), headers=send)
+            conn.request("POST", target, body=data, headers=send)
             resp = conn.getresponse()
         except (OSError, http.client.HTTPException, ValueError) as e:
             raise RecordError(f"request to {safe_url} failed: {type(e).__name__}") from None

@@ -130,17 +130,17 @@ class SSEServer(LoopbackServer):
 
     def _remember(self, method: str, path: str, headers: Any, body: bytes) -> None:
         kept = {}
-        secrets = provenance.url_secrets(path) + provenance.body_secrets(body)
+        secrets = provenance.exchange_secrets(path, body, list(headers.items()))
         for name, value in headers.items():
             key = name.lower()
             if provenance.is_secret_name(key):
-                secrets.append(value)
                 value = provenance.fingerprint(value)
             kept[key] = value
-        for s in sorted(set(secrets), key=len, reverse=True):
-            mark = provenance.fingerprint(s)
-            path = path.replace(s, mark)
-            body = body.replace(s.encode("utf-8", "replace"), mark.encode())
+        for s in sorted(set(secrets), key=len, reverse=True):  # a secret before its parts
+            for form in provenance.secret_forms(s):
+                mark = provenance.fingerprint(s)
+                path = path.replace(form, mark)
+                body = body.replace(form.encode("utf-8", "replace"), mark.encode())
         with self._lock:
             self.requests.append(Request(method, path, kept, body))
 
