@@ -164,7 +164,9 @@ def _failed(name: str, errors: Sequence[Exception], outcome: str) -> int:
         help="seconds between frames when the capture has no timing"),
 )
 def cmd_replay(ns: argparse.Namespace) -> int:
-    """Write a capture to stdout at its recorded pace, like watching it arrive."""
+    """Write a capture to stdout at its recorded pace, like watching it arrive (at a
+    terminal, with every control character and escape sequence shown, never acted on)."""
+    from .display import InertStream
     from .fixtures import unreadable
     from .framing.eventstream import is_eventstream
     from .loader import load_captures
@@ -186,9 +188,15 @@ def cmd_replay(ns: argparse.Namespace) -> int:
         print(f"{COMMANDS_PROG} replay: error: {ns.capture} is a binary AWS event-stream: "
               "redirect the output to a file or a pipe", file=sys.stderr)
         return 1
+    # At a terminal, nothing in the capture may act: escapes, controls, bidi overrides
+    # are shown as escapes (a pipe or a file gets the bytes exactly).
+    shown = InertStream() if sys.stdout.isatty() else None
     try:
         for data in replay(ns.capture, speed=ns.speed, default_delay=ns.delay):
-            out.write(data)
+            out.write(data if shown is None else shown.feed(data).encode("utf-8"))
+            out.flush()
+        if shown is not None:
+            out.write(shown.feed(b"", final=True).encode("utf-8"))
             out.flush()
     except (KeyboardInterrupt, BrokenPipeError):
         pass

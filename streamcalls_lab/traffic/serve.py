@@ -104,6 +104,8 @@ class SSEServer(LoopbackServer):
         self.turns: list[list[Read]] = [
             reads(c.chunks, default_delay=default_delay, name=c.name) for c in caps
         ]
+        for turn in self.turns:  # a pace that cannot be slept out is refused now, not mid-request
+            replay.due_times(turn, speed)
         self.speed = speed
         self.status = status
         self.content_type = content_type
