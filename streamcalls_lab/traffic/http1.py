@@ -22,6 +22,7 @@ size over the reader's maximum is refused (413) before any of it is read.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -108,7 +109,7 @@ def framing(headers: Iterable[tuple[str, str]], version: str = "HTTP/1.1", *,
     return Framing(length=length)
 
 
-def pieces(rfile: IO[bytes], frame: Framing, *, max_body: int | None = None,
+def pieces(rfile: io.BufferedIOBase, frame: Framing, *, max_body: int | None = None,
            size: int = PIECE) -> Iterator[bytes]:
     """The body ``frame`` delimits, read from ``rfile`` in pieces of at most ``size``
     bytes; :class:`BadMessage` for a chunk framing error, a body that ends early, or
@@ -116,7 +117,7 @@ def pieces(rfile: IO[bytes], frame: Framing, *, max_body: int | None = None,
     if not frame.chunked:
         left = frame.length
         while left:
-            data = rfile.read(min(left, size))
+            data = rfile.read1(min(left, size))  # what has come, not a wait for all
             if not data:
                 raise BadMessage("the body ended before its Content-Length")
             left -= len(data)
@@ -136,7 +137,7 @@ def pieces(rfile: IO[bytes], frame: Framing, *, max_body: int | None = None,
             raise BadMessage(f"chunks adding up to over the {max_body} bytes this reads",
                              413)
         while n:
-            data = rfile.read(min(n, size))
+            data = rfile.read1(min(n, size))
             if not data:
                 raise BadMessage("the body ended inside a chunk")
             n -= len(data)
