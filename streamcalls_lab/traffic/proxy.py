@@ -446,6 +446,14 @@ class _Handler(StrictHandler):
     def do_GET(self) -> None:
         self._proxy()
 
+    def refuse(self, status: int, reason: str) -> None:
+        """Refused, and logged as an exchange (the path's query values blanked)."""
+        super().refuse(status, reason)
+        path = provenance.scrub_url("http://x" + (getattr(self, "path", "") or "/"))
+        self.server.owner.done(Exchange(getattr(self, "command", "") or "?",
+                                        path.removeprefix("http://x"), status, None, 0, 0,
+                                        None, f"refused: {reason}"))
+
     do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
 
     def _request_body(self, proxy: RecordingProxy) -> tuple[bytes, Iterator[bytes] | None]:
@@ -489,8 +497,6 @@ class _Handler(StrictHandler):
             conn, resp = proxy.send(method, target, sent, body, rest, watch)
         except http1.BadMessage as e:  # the rest of a long body broke its framing
             watch.stop()
-            proxy.done(Exchange(method, safe_path, None, None, 0, 0, None,
-                                f"request refused: {e.reason}"))
             self.refuse(e.status, e.reason)
             return
         except http.client.InvalidURL:
@@ -528,8 +534,6 @@ class _Handler(StrictHandler):
                 raise http1.BadMessage("a header folded over two lines, or a bare CR")
             http1.framing(headers, f"HTTP/{resp.version / 10:.1f}", request=False)
         except http1.BadMessage as e:
-            proxy.done(Exchange(method, safe_path, resp.status, None, 0, 0, None,
-                                f"upstream framing refused: {e.reason}"))
             self.refuse(502, f"the upstream's answer is framed ambiguously: {e.reason}")
             return
         has_body = method != "HEAD" and resp.status not in (204, 304) and resp.status >= 200

@@ -464,3 +464,12 @@ def test_connections_past_the_cap_are_answered_503_and_closed(
 def test_a_cap_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="max_connections"):
         SSEServer(BODY, max_connections=0)
+
+
+def test_a_refused_request_is_logged_without_its_query_values(tmp_path: Path) -> None:
+    with Upstream() as upstream, RecordingProxy(upstream.base, tmp_path) as proxy:
+        _raw(proxy.port, b"POST /v1/m?key=sk-in-the-query-01 HTTP/1.1\r\nHost: x\r\n"
+             b"Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}")
+    (exchange,) = proxy.exchanges
+    assert exchange.status == 400 and "more than once" in str(exchange)
+    assert "sk-in-the-query-01" not in str(exchange)
