@@ -96,6 +96,7 @@ class _Clocked(io.RawIOBase):
         self.idle = idle
         self.budget: float | None = None
         self.deadline: float | None = None
+        self._wait: float | None = sock.gettimeout()
 
     def readable(self) -> bool:
         return True
@@ -106,7 +107,12 @@ class _Clocked(io.RawIOBase):
 
     def disarm(self) -> None:
         self.budget = self.deadline = None
-        self.sock.settimeout(self.idle)  # writes, too, wait as long as before
+        self._set(self.idle)  # writes, too, wait as long as before
+
+    def _set(self, wait: float | None) -> None:
+        if wait != self._wait:  # a system call each time: only when it changes
+            self.sock.settimeout(wait)
+            self._wait = wait
 
     def readinto(self, buffer: Any) -> int:
         wait = self.idle
@@ -115,7 +121,7 @@ class _Clocked(io.RawIOBase):
             if left <= 0:
                 raise TimeoutError("the request head took longer than its timeout")
             wait = left if wait is None else min(wait, left)
-        self.sock.settimeout(wait)
+        self._set(wait)
         n = self.sock.recv_into(buffer)
         if n and self.budget is not None and self.deadline is None:
             self.deadline = time.monotonic() + self.budget
