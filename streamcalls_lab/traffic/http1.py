@@ -109,6 +109,16 @@ def framing(headers: Iterable[tuple[str, str]], version: str = "HTTP/1.1", *,
     return Framing(length=length)
 
 
+def check_response(headers: Iterable[tuple[str, str]], version: int) -> Framing:
+    """The framing of an upstream's answer (``headers`` as http.client parsed them,
+    ``version`` as it gives it: 10, 11), or :class:`BadMessage`: a folded or CR-split line
+    survives in a value, and the length rules are a request's."""
+    headers = list(headers)
+    if any("\r" in v or "\n" in v for _, v in headers):
+        raise BadMessage("a header folded over two lines, or a bare CR")
+    return framing(headers, f"HTTP/{version / 10:.1f}", request=False)
+
+
 def pieces(rfile: io.BufferedIOBase, frame: Framing, *, max_body: int | None = None,
            size: int = PIECE) -> Iterator[bytes]:
     """The body ``frame`` delimits, read from ``rfile`` in pieces of at most ``size``

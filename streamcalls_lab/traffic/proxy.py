@@ -530,9 +530,7 @@ class _Handler(StrictHandler):
                watch: _Watch) -> None:
         headers = resp.getheaders()
         try:  # an upstream's framing read one way only, or its connection is not trusted
-            if any("\r" in v or "\n" in v for _, v in headers):
-                raise http1.BadMessage("a header folded over two lines, or a bare CR")
-            http1.framing(headers, f"HTTP/{resp.version / 10:.1f}", request=False)
+            http1.check_response(headers, resp.version)
         except http1.BadMessage as e:
             self.refuse(502, f"the upstream's answer is framed ambiguously: {e.reason}")
             return

@@ -474,3 +474,15 @@ def test_a_refused_request_is_logged_without_its_query_values(tmp_path: Path) ->
     (exchange,) = proxy.exchanges
     assert exchange.status == 400 and "more than once" in str(exchange)
     assert "sk-in-the-query-01" not in str(exchange)
+
+
+def test_record_refuses_an_answer_framed_two_ways(tmp_path: Path) -> None:
+    from streamcalls_lab.traffic.record import RecordError, record
+
+    def script(conn: socket.socket, _: bytes) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                     b"content-length: 3\r\ncontent-length: 30\r\n\r\nabc")
+
+    with _scripted(script) as (base, _), pytest.raises(RecordError, match="two ways"):
+        record(base + "/v1/messages", b"{}", tmp_path / "x.sse", key_env=None)
+    assert list(tmp_path.iterdir()) == []
