@@ -275,7 +275,7 @@ def _parts(name: str, text: str) -> list[str]:
     rest = rest.strip()
     if not (rest and scheme.replace("-", "").isalnum()):
         return found
-    found.append(rest)
+    found = [rest]  # the scheme word is no secret
     if scheme.lower() == "basic":
         try:
             plain = base64.b64decode(rest, validate=True).decode("utf-8")
