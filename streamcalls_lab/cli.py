@@ -49,6 +49,22 @@ def command(*args: tuple[tuple[str, ...], dict[str, Any]],
     return register
 
 
+LIMITS = (  # the servers' limits on their clients, one set of flags for serve and proxy
+    ("--header-timeout", {"type": float, "metavar": "S",
+                          "help": "seconds from a request's first byte to the end of its "
+                                  "headers (default 10)"}),
+    ("--max-connections", {"type": int, "metavar": "N",
+                           "help": "connections served at once; more are answered 503 "
+                                   "(default 512)"}),
+)
+
+
+def _limits(ns: argparse.Namespace, *more: str) -> dict[str, Any]:
+    """The limit flags given (those not given keep the library's defaults)."""
+    names = [n.removeprefix("--").replace("-", "_") for n, _ in LIMITS] + list(more)
+    return {n: getattr(ns, n) for n in names if getattr(ns, n) is not None}
+
+
 def _speed(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -64,13 +80,14 @@ def _speed(text: str) -> float:
     arg("--delay", type=float, default=0.0,
         help="seconds between frames when the capture has no timing (default 0)"),
     arg("--status", type=int, default=200, help="HTTP status to answer with (default 200)"),
+    *(arg(name, **options) for name, options in LIMITS),
 )
 def cmd_serve(ns: argparse.Namespace) -> int:
     """Stream a capture over HTTP on loopback, byte-exact, for SDK clients to read."""
     from .traffic.serve import SSEServer
 
     server = SSEServer(ns.capture, port=ns.port, speed=ns.speed, default_delay=ns.delay,
-                       status=ns.status)
+                       status=ns.status, **_limits(ns))
     print(f"serving {', '.join(server.names)} at {server.base_url} (any POST or GET path)")
     for why in server.skipped:
         print(f"not served: {why}", file=sys.stderr)
@@ -166,7 +183,9 @@ def _failed(name: str, errors: Sequence[Exception], outcome: str) -> int:
         help="seconds between frames when the capture has no timing"),
 )
 def cmd_replay(ns: argparse.Namespace) -> int:
-    """Write a capture to stdout at its recorded pace, like watching it arrive."""
+    """Write a capture to stdout at its recorded pace, like watching it arrive (at a
+    terminal, with every control character and escape sequence shown, never acted on)."""
+    from .display import InertStream
     from .fixtures import unreadable
     from .framing.eventstream import is_eventstream
     from .loader import load_captures
@@ -188,9 +207,15 @@ def cmd_replay(ns: argparse.Namespace) -> int:
         print(f"{COMMANDS_PROG} replay: error: {ns.capture} is a binary AWS event-stream: "
               "redirect the output to a file or a pipe", file=sys.stderr)
         return 1
+    # At a terminal, nothing in the capture may act: escapes, controls, bidi overrides
+    # are shown as escapes (a pipe or a file gets the bytes exactly).
+    shown = InertStream() if sys.stdout.isatty() else None
     try:
         for data in replay(ns.capture, speed=ns.speed, default_delay=ns.delay):
-            out.write(data)
+            out.write(data if shown is None else shown.feed(data).encode("utf-8"))
+            out.flush()
+        if shown is not None:
+            out.write(shown.feed(b"", final=True).encode("utf-8"))
             out.flush()
     except (KeyboardInterrupt, BrokenPipeError):
         pass
@@ -374,6 +399,9 @@ def cmd_diff(ns: argparse.Namespace) -> int:
         help="CA certificates to verify an HTTPS upstream with "
              "(default: $STREAMCALLS_CA_BUNDLE, else the system's)"),
     arg("--timeout", type=float, default=600.0, help="seconds to wait for each upstream read"),
+    arg("--max-body", type=int, metavar="BYTES",
+        help="largest request body passed on; a larger one is answered 413 (default 4 GiB)"),
+    *(arg(name, **options) for name, options in LIMITS),
 )
 def cmd_proxy(ns: argparse.Namespace) -> int:
     """Forward an application's API traffic to the upstream, saving every streamed response
@@ -384,6 +412,7 @@ def cmd_proxy(ns: argparse.Namespace) -> int:
 
     proxy = RecordingProxy(ns.upstream, ns.out, port=ns.port, save_all=ns.save_all,
                            ca_bundle=ns.ca_bundle, timeout=ns.timeout,
+                           **_limits(ns, "max_body"),
                            log=lambda exchange: print(exchange, flush=True))
     print(f"proxying {proxy.base_url} to {ns.upstream}, saving streams in {ns.out}")
     print(f"  set your SDK's base URL: ANTHROPIC_BASE_URL={proxy.base_url}, "

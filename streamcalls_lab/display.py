@@ -9,10 +9,12 @@ runs nothing. :class:`SafeHTML` is the only way this module hands HTML out.
 from __future__ import annotations
 
 import base64
+import codecs
 import difflib
 import html
 import io
 import numbers
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -131,18 +133,46 @@ def visible(text: Any) -> str:
     return "".join(out)
 
 
-def inert(text: Any, limit: int | None = None) -> str:
+def inert(text: Any, limit: int | None = None, *, lines: bool = False) -> str:
     """Captured text made safe for a terminal, on one line: every character that would act
     (escape sequences, bidi overrides, line ends) written as its escape, a backslash
-    doubled so an escape cannot be forged; cut to ``limit`` characters with an ellipsis."""
+    doubled so an escape cannot be forged; cut to ``limit`` characters with an ellipsis.
+    ``lines``: line feeds (with a CR just before one) and tabs are kept, for text shown as
+    the lines it holds."""
     if _missing(text):
         return ""
     out = []
-    for ch in str(text):
-        out.append("\\\\" if ch == "\\" else code_point(ch) if hidden(ch) else ch)
+    text = str(text)
+    for i, ch in enumerate(text):
+        if lines and (ch in "\n\t" or (ch == "\r" and text[i + 1:i + 2] == "\n")):
+            out.append(ch)
+        else:
+            out.append("\\\\" if ch == "\\" else code_point(ch) if hidden(ch) else ch)
         if limit is not None and len(out) > limit:
             return "".join(out[:limit]) + "…"
     return "".join(out)
+
+
+_BYTE = re.compile("([\udc80-\udcff])")  # a byte that is not UTF-8, as surrogateescape has it
+
+
+class InertStream:
+    """A byte stream made inert for a terminal piece by piece, as :func:`inert` with its
+    lines kept: a character split between two pieces is shown whole, a byte that is not
+    UTF-8 as ``\\xNN``, a CR at a piece's end held until the next shows what follows."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+        self._cr = ""
+
+    def feed(self, data: bytes, final: bool = False) -> str:
+        text = self._cr + self._decoder.decode(data, final)
+        self._cr = ""
+        if text.endswith("\r") and not final:
+            text, self._cr = text[:-1], "\r"
+        parts = _BYTE.split(text)
+        return "".join(f"\\x{ord(p) - 0xDC00:02x}" if i % 2 else inert(p, lines=True)
+                       for i, p in enumerate(parts))
 
 
 def _is_number(value: Any) -> bool:

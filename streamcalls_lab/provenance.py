@@ -6,10 +6,22 @@ the entry in it), the HTTP status and the headers that help explain a stream
 go through the same scrubbing: credential headers are dropped by name, any
 value that contains a known secret is dropped too, and key-like URL
 parameters are blanked. :func:`write` checks its own output a last time.
+
+The secrets of an exchange (:func:`exchange_secrets`) are every value of every
+credential its request carried, whole and in the parts a server may echo alone:
+a bearer token; a Basic credential, decoded, and its user and password; a SigV4
+``Authorization``'s ``Signature`` and ``Credential`` (with its access key id);
+each cookie of a ``Cookie`` header and the value a ``Set-Cookie`` sets; the values
+of ``x-api-key``, ``api-key``, ``x-goog-api-key``, ``x-amz-security-token`` and
+every other credential-named header; secret-named query parameters; and values
+under secret-named keys of a JSON or form-encoded (``api_key=``, ``key=``) body.
+Each is looked for raw, JSON-escaped and URL-quoted (:func:`secret_forms`).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import re
@@ -17,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote_plus, urlencode, urlsplit, urlunsplit
 
 SUFFIX = ".meta.json"
 REDACTED = "REDACTED"
@@ -34,8 +46,16 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name)) and not _HARMLESS_NAME.search(name)
 
 
+def secret_forms(secret: str) -> set[str]:
+    """The ways ``secret`` can appear where it is echoed: raw, JSON-escaped (``/`` as
+    ``\\/`` too) and URL-quoted."""
+    escaped = json.dumps(secret)[1:-1]
+    return {secret, escaped, escaped.replace("/", "\\/"), quote(secret, safe="")}
+
+
 def _contains(text: str, secrets: Iterable[str]) -> bool:
-    return any(s and len(s) >= _MIN_SECRET and s in text for s in secrets)
+    return any(form in text for s in secrets if s and len(s) >= _MIN_SECRET
+               for form in secret_forms(s))
 
 
 def scrub_headers(
@@ -81,12 +101,29 @@ def url_secrets(url: str) -> list[str]:
     return [s for s in found if len(s) >= _MIN_SECRET]
 
 
-def body_secrets(text: str | bytes | None) -> list[str]:
-    """Values under secret-named keys of a JSON request body (``{"api_key": ...}``)."""
-    try:
-        payload = json.loads(text) if text else None
-    except ValueError:
+_JSON_PAIR = re.compile(rb'"((?:[^"\\\r\n]|\\.){1,200})"\s*:\s*"((?:[^"\\\r\n]|\\.)*)"')
+_FORM_PAIR = re.compile(rb"(?:^|[&;\s])([A-Za-z0-9_.~%\-\[\]]{1,200})=([^&;\s]*)")
+
+
+def body_secrets(text: str | bytes | None, form: bool | None = None) -> list[str]:
+    """Values under secret-named keys of a request body: a JSON one (``{"api_key": ...}``,
+    at any depth), or a form-encoded one (``api_key=...&key=...``, ``form``; None: decided
+    by the body, JSON when it starts with ``{`` or ``[``). JSON that does not parse (cut
+    off, or nested deeper than the parser goes) is searched for its ``"key": "value"``
+    pairs instead."""
+    if not text:
         return []
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if form is None:
+        form = raw.lstrip()[:1] not in (b"{", b"[")
+    if form:
+        found = [unquote_plus(v.decode("latin-1")) for k, v in _FORM_PAIR.findall(raw)
+                 if is_secret_param(unquote_plus(k.decode("latin-1")))]
+        return [s for s in found if len(s) >= _MIN_SECRET]
+    try:
+        payload = json.loads(raw)
+    except (ValueError, RecursionError):
+        return _json_pairs(raw)
     found: list[str] = []
     stack = [payload]
     while stack:
@@ -102,14 +139,26 @@ def body_secrets(text: str | bytes | None) -> list[str]:
     return found
 
 
+def _json_pairs(raw: bytes) -> list[str]:
+    found = []
+    for k, v in _JSON_PAIR.findall(raw):
+        try:
+            key, value = json.loads(b'"' + k + b'"'), json.loads(b'"' + v + b'"')
+        except ValueError:
+            continue
+        if is_secret_name(key) and len(value) >= _MIN_SECRET:
+            found.append(value)
+    return found
+
+
 def scrub_body(body: bytes, secrets: Iterable[str]) -> tuple[bytes, int]:
     """``body`` with every secret (raw, JSON-escaped or URL-quoted) replaced by as many
     ``x``, so every length stays; and how many were replaced."""
     count = 0
-    for s in {s for s in secrets if len(s) >= _MIN_SECRET}:
-        escaped = json.dumps(s)[1:-1]
-        for form in {s, escaped, escaped.replace("/", "\\/"), quote(s, safe="")}:
-            raw = form.encode("utf-8")
+    forms = {f for s in secrets if len(s) >= _MIN_SECRET for f in secret_forms(s)}
+    for form in sorted(forms, key=len, reverse=True):  # a secret before its parts
+        raw = form.encode("utf-8", "surrogatepass")
+        if raw:
             n = body.count(raw)
             if n:
                 body = body.replace(raw, b"x" * len(raw))
@@ -194,17 +243,53 @@ def read(path: Path) -> dict[str, Any] | None:
 
 
 def secret_values(headers: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> list[str]:
-    """The values of credential headers (an auth scheme word such as ``Bearer`` dropped)."""
+    """The values of credential headers, each whole and in its parts (see the module
+    docstring; an auth scheme word such as ``Bearer`` dropped)."""
     items = headers.items() if isinstance(headers, Mapping) else headers
     found: list[str] = []
     for name, value in items:
-        if not is_secret_name(str(name)):
+        key = str(name).lower()
+        if not is_secret_name(key):
             continue
         for v in value if isinstance(value, list | tuple) else [value]:
-            text = str(v).strip()
-            scheme, _, rest = text.partition(" ")
-            found.append(rest.strip() if rest and scheme.isalpha() else text)
-    return [s for s in found if len(s) >= _MIN_SECRET]
+            found += _parts(key, str(v).strip())
+    return list(dict.fromkeys(s for s in found if len(s) >= _MIN_SECRET))
+
+
+_PUBLIC_PARAMS = frozenset(("signedheaders", "realm", "algorithm", "qop"))
+"""Parameters of an auth header that name how it was made, not a secret."""
+_AUTH_PARAM = re.compile(r"([A-Za-z0-9_\-]+)=(\"[^\"]*\"|[^,\s]*)")
+
+
+def _parts(name: str, text: str) -> list[str]:
+    """``text``, a credential header's value, and the parts of it a server may echo."""
+    found = [text]
+    if name in ("cookie", "set-cookie"):
+        pairs = text.split(";") if name == "cookie" else text.split(";")[:1]
+        for pair in pairs:
+            _, eq, v = pair.strip().partition("=")
+            if eq:
+                found += [v.strip(), v.strip().strip('"')]
+        return found
+    scheme, _, rest = text.partition(" ")
+    rest = rest.strip()
+    if not (rest and scheme.replace("-", "").isalnum()):
+        return found
+    found = [rest]  # the scheme word is no secret
+    if scheme.lower() == "basic":
+        try:
+            plain = base64.b64decode(rest, validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            plain = ""
+        found += [plain, *plain.split(":", 1)] if plain else []
+    for param, v in _AUTH_PARAM.findall(rest):  # SigV4, Digest and other parameters
+        v = v.strip('"')
+        if param.lower() in _PUBLIC_PARAMS:
+            continue
+        found.append(v)
+        if param.lower() == "credential":  # AKID/date/region/service/aws4_request
+            found.append(v.split("/", 1)[0])
+    return found
 
 
 Headers = Mapping[str, Any] | Iterable[tuple[str, Any]]

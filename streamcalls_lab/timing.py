@@ -17,6 +17,21 @@ from .errors import CaptureError
 
 SUFFIX = ".timing.tsv"
 HEADER = "t\tbytes"
+MAX_SECONDS = 86400.0
+"""The latest a read may come after the first (a day): replay and serve sleep out the
+gaps, so a later time (``1e300``) is no recording of a stream."""
+
+
+def problem(t: float, last: float = 0.0) -> str | None:
+    """Why ``t`` cannot be the time of a read that follows one at ``last``, or None: it
+    must be a real clock reading (finite), never run back, and within :data:`MAX_SECONDS`."""
+    if not isinstance(t, int | float) or isinstance(t, bool) or not math.isfinite(t):
+        return f"time {t!r} is not a finite number of seconds"
+    if t < last:
+        return f"time {t:g} runs back (the read before it was at {last:g})"
+    if t > MAX_SECONDS:
+        return f"time {t:g} is more than {MAX_SECONDS:g} s after the first read"
+    return None
 
 
 def sidecar(path: Path) -> Path:
@@ -60,10 +75,12 @@ def read(path: Path) -> list[tuple[float, int]] | None:
         except ValueError:
             raise CaptureError(where, at, f"line {number}: expected 't<TAB>bytes'") from None
         # Replay sleeps for the gaps, so time must be a real clock reading that never runs back.
-        if not math.isfinite(t) or t < last or n < 0:
+        why = problem(t, last) or ("the size is negative" if n < 0 else None)
+        if why is not None:
             raise CaptureError(
                 where, at,
-                f"line {number}: times must be finite and non-decreasing, sizes non-negative",
+                f"line {number}: {why} (times must be finite, non-decreasing and within "
+                f"{MAX_SECONDS:g} s, sizes non-negative)",
             )
         last = t
         reads.append((t, n))

@@ -128,6 +128,7 @@ def captures(path: str | PathLike[str]) -> list[Capture]:
     out = []
     for s in streams(path):
         chunks = [s.body] if s.reads is None else list(timing.chunked(s.body, s.reads, s.name))
-        out.append(Capture(s.name, chunks, Path(path)))
+        cut = s.meta.get("cut_off")  # as the provenance sidecar says it, once written
+        out.append(Capture(s.name, chunks, Path(path), cut_off=str(cut) if cut else None))
     return out
 

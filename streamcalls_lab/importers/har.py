@@ -15,11 +15,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .. import provenance
+from .. import provenance, timing
 from ..errors import CaptureError
 from ..framing.sse import sse_body, sse_frame
 from .stream import Stream, exchanges, frame_reads
@@ -70,10 +71,15 @@ def _from_messages(messages: list[dict[str, Any]], where: str) -> bytes:
     return sse_body(out)
 
 
-def _times(messages: list[dict[str, Any]]) -> list[float] | None:
+def _times(messages: list[dict[str, Any]], where: str) -> list[float] | None:
     times = [m.get("time") for m in messages]
     if not times or not all(isinstance(t, int | float) for t in times):
         return None
+    t0 = float(times[0])  # type: ignore[arg-type]
+    for i, t in enumerate(times):  # replay sleeps out the gaps: each must be a clock reading
+        why = timing.problem(float(t) - t0) if math.isfinite(t0) else timing.problem(t0)  # type: ignore[arg-type]
+        if why is not None:
+            raise CaptureError(where, 0, f"_eventSourceMessages[{i}]: {why}")
     return [float(t) for t in times]  # type: ignore[arg-type]
 
 
@@ -99,7 +105,7 @@ def streams(path: Path) -> Iterator[Stream]:
             body = _from_messages(messages, f"{path} entry {i}")
         if not body:
             continue
-        times = _times(messages)
+        times = _times(messages, f"{path} entry {i}")
         reads = frame_reads(body, times) if times else None
         url = str(request.get("url", ""))
         post = request.get("postData")

@@ -2,16 +2,16 @@
 
 A cassette is ``interactions[]``, each a ``request`` and a ``response`` whose
 body sits in ``body.string``: text, or ``!!binary`` bytes when the recorder
-kept them compressed (gzip or deflate, undone here, as the client would).
-Only interactions whose response is an event stream become captures;
-cassettes keep no timing, so no sidecar is written.
+kept them compressed (gzip or deflate, undone here, as the client would, up to
+:data:`~streamcalls_lab.inflate.MAX_INFLATED`: a body that expands further is
+kept that far and marked ``cut_off``). Only interactions whose response is an
+event stream become captures; cassettes keep no timing, so no sidecar is written.
 """
 
 from __future__ import annotations
 
 import json
 import warnings
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ import yaml
 
 from .. import provenance
 from ..errors import CaptureError
+from ..inflate import Inflater
 from .stream import Stream, exchanges
 
 EVENT_STREAM = "text/event-stream"
@@ -47,44 +48,27 @@ def _body(response: dict[str, Any]) -> bytes | None:
     return None
 
 
-def decode_content(body: bytes, encoding: str) -> bytes | None:
-    """Undo a ``content-encoding`` the recorder kept; None for ones this kit cannot undo.
+def decode_content(body: bytes, encoding: str) -> tuple[bytes, str | None] | None:
+    """Undo a ``content-encoding`` the recorder kept: the body and, when it expands past
+    the limit, why it stops there (see :mod:`streamcalls_lab.inflate`); None for
+    encodings this kit cannot undo. A corrupt or cut-off compressed body raises.
 
     The header often outlives the encoding (many recorders store decoded
     text under ``content-encoding: gzip``), so the bytes decide, not the header.
     """
     if body[:2] == b"\x1f\x8b":
-        return inflate(body, 31)
-    if _is_text(body):
-        return body
-    if encoding.strip().lower() == "deflate":
-        try:
-            return inflate(body, 15)
-        except zlib.error:
-            return inflate(body, -15)  # raw deflate, as some servers send it
-    return None
-
-
-MAX_INFLATED = 256 * 1024**2
-"""Largest body a compressed recording may expand to: a bomb stops here, with a clear error."""
-
-
-def inflate(body: bytes, wbits: int, limit: int | None = None) -> bytes:
-    """``body`` decompressed (``wbits``: 31 gzip, 15 zlib, -15 raw deflate), refusing to
-    produce more than ``limit`` bytes (default :data:`MAX_INFLATED`) or a cut-off stream."""
-    limit = MAX_INFLATED if limit is None else limit
-    out = bytearray()
-    rest = body
-    while rest:
-        d = zlib.decompressobj(wbits)
-        out += d.decompress(rest, limit + 1 - len(out))
-        if len(out) > limit:
-            raise ValueError(f"the compressed body expands past {limit} bytes "
-                             "(a decompression bomb?): not imported")
-        if not d.eof:
-            raise ValueError("the compressed body is cut off before its end")
-        rest = d.unused_data if wbits == 31 else b""  # gzip: the next member, if any
-    return bytes(out)
+        kind = "gzip"
+    elif _is_text(body):
+        return body, None
+    elif encoding.strip().lower() == "deflate":
+        kind = "deflate"  # zlib, or raw deflate as some servers send it
+    else:
+        return None
+    inf = Inflater(kind)
+    out = b"".join(inf.feed(body)) + inf.flush()
+    if not inf.eof:
+        raise ValueError("the compressed body is cut off before its end")
+    return out, inf.cut
 
 
 def _is_text(body: bytes) -> bool:
@@ -132,11 +116,12 @@ def streams(path: Path) -> Iterator[Stream]:
         if content_type and not is_event_stream(content_type, b""):
             continue
         encoding = ", ".join(headers.get("content-encoding", []))
-        decoded = decode_content(body, encoding)
-        if decoded is None:
+        undone = decode_content(body, encoding)
+        if undone is None:
             warnings.warn(f"{path} interaction {i}: cannot undo content-encoding {encoding!r}",
                           stacklevel=2)
             continue
+        decoded, cut = undone
         if not is_event_stream(content_type, decoded):
             continue
         req_headers = _headers(request.get("headers"))
@@ -157,4 +142,6 @@ def streams(path: Path) -> Iterator[Stream]:
         }
         if decoded is not body:
             meta["decoded_from"] = encoding or "gzip"
+        if cut:
+            meta["cut_off"] = cut
         yield Stream(f"{stem}__i{i}", decoded, None, meta, secrets)

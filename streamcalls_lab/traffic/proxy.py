@@ -25,12 +25,26 @@ Others pass through, and are saved too (``.json`` / ``.body``) with
 connection without an answer, as a dead host would; one that breaks off
 mid-body has the client's connection broken at the same byte, and the partial
 capture is kept and marked ``"cut_off": "<reason>"``.
+
+A request is held to the framing rules of :mod:`.http1` (RFC 9112): obs-fold,
+a repeated or non-numeric ``Content-Length``, a ``Transfer-Encoding`` other than
+one final ``chunked``, both, or a bad chunk line are answered 400 and the
+connection closed, before anything goes upstream; it goes upstream framed by
+the proxy itself (its own ``Content-Length``, or chunked), never as the client
+framed it. An upstream response whose framing is as ambiguous is answered 502
+and its connection never used again. A body up to :data:`HELD` bytes is read
+whole before the request goes on (a framing error in it stops it there); a
+larger one goes through in pieces as it comes, up to ``max_body``
+(:data:`MAX_BODY`; a larger one is 413 at once). A client that closes its
+connection while the upstream is silent has the upstream request closed at
+once, not at the upstream's next byte.
 """
 
 from __future__ import annotations
 
 import contextlib
 import http.client
+import itertools
 import json
 import os
 import re
@@ -39,18 +53,24 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from .. import provenance
+from . import http1
 from .replay import AWS_EVENT_STREAM, EVENT_STREAM, JSON, NDJSON, Clock
 from .saving import BodyNotSaved, BodyRecorder
-from .server import LoopbackServer, OwnedHTTPServer, chunk
+from .server import (
+    HEADER_TIMEOUT,
+    MAX_CONNECTIONS,
+    LoopbackServer,
+    OwnedHTTPServer,
+    StrictHandler,
+    chunk,
+)
 
 CA_BUNDLE_ENV = "STREAMCALLS_CA_BUNDLE"
 READ_SIZE = 1 << 16
@@ -69,6 +89,11 @@ HOP_BY_HOP = frozenset({
 })
 IDLE_SECONDS = 30.0  # an idle upstream connection older than this is not used again
 MAX_IDLE = 16
+HELD = 16 * 1024**2
+"""A request body up to this size is read whole before it goes upstream; a larger one is
+passed on in pieces as it comes (never held whole)."""
+MAX_BODY = 4 * 1024**3
+"""Largest request body passed on (default): a larger declared size is refused with 413."""
 _MODEL_IN_PATH = re.compile(r"/(?:models|model|deployments)/([^/:?]+)")
 
 
@@ -88,7 +113,7 @@ def model_of(path: str, body: bytes) -> str | None:
     ``/models/X:stream...``, Bedrock's ``/model/X/invoke...``, Azure's ``/deployments/X``)."""
     try:
         payload = json.loads(body) if body[:1] == b"{" else None
-    except ValueError:
+    except (ValueError, RecursionError):  # deep is valid JSON too: the path may still say
         payload = None
     if isinstance(payload, dict) and isinstance(payload.get("model"), str):
         return payload["model"]
@@ -151,7 +176,8 @@ class RecordingProxy(LoopbackServer):
     put before every request path. HTTPS upstreams are verified against the
     system's CAs, or ``ca_bundle`` (default: ``$STREAMCALLS_CA_BUNDLE``).
     ``timeout`` bounds each wait for the upstream, not a whole stream. ``log``
-    gets one :class:`Exchange` per request.
+    gets one :class:`Exchange` per request. ``max_body``: the largest request body
+    passed on; ``header_timeout`` and ``max_connections``: see :mod:`.server`.
     """
 
     def __init__(
@@ -166,6 +192,9 @@ class RecordingProxy(LoopbackServer):
         timeout: float = 600.0,
         clock: Clock = time.monotonic,
         log: Callable[[Exchange], None] | None = None,
+        max_body: int = MAX_BODY,
+        header_timeout: float = HEADER_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -186,6 +215,8 @@ class RecordingProxy(LoopbackServer):
         self.timeout = timeout
         self.clock = clock
         self.log = log
+        self.max_body = max_body
+        self.header_timeout = header_timeout
         self.exchanges: list[Exchange] = []
         self.stopping = threading.Event()
         self._count = 0
@@ -193,47 +224,64 @@ class RecordingProxy(LoopbackServer):
         self._idle: list[tuple[http.client.HTTPConnection, float]] = []
         self._busy: set[http.client.HTTPConnection] = set()
         self.out.mkdir(parents=True, exist_ok=True)
-        super().__init__(_Handler, host, port)
+        super().__init__(_Handler, host, port, max_connections)
 
     # -- upstream connections: kept open between requests, as the SDK's own pool would --
     def upstream_headers(self, method: str, client: list[tuple[str, str]],
-                         body: bytes) -> list[tuple[str, str]]:
+                         length: int | None) -> list[tuple[str, str]]:
         """The client's headers as they go upstream: ``Host`` the upstream's, hop-by-hop
-        ones dropped, the length the body's."""
+        ones dropped, the body framed by the proxy: ``length`` bytes, or chunked (None)."""
         out = [("Host", self.upstream.netloc), *_forwardable(client, "content-length")]
-        if body or method in ("POST", "PUT", "PATCH"):
-            out.append(("Content-Length", str(len(body))))
+        if length is None:
+            out.append(("Transfer-Encoding", "chunked"))
+        elif length or method in ("POST", "PUT", "PATCH"):
+            out.append(("Content-Length", str(length)))
         return out
 
     def send(self, method: str, target: str, headers: list[tuple[str, str]],
-             body: bytes) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+             body: bytes, rest: Iterator[bytes] | None = None,
+             watch: _Watch | None = None,
+             ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
         """Send one request upstream (``headers`` as :meth:`upstream_headers` gives them)
-        and read the response head.
+        and read the response head. ``rest``: the body's pieces after ``body``, passed on
+        as they come (chunked when the headers say so), on a new connection; ``watch``
+        is told the connection, to close it if the client leaves.
 
         A kept-alive connection the upstream has closed meanwhile fails before any
         answer; the request then goes once more on a new connection (the upstream
         never read it), never in any other case.
         """
+        chunked = ("Transfer-Encoding", "chunked") in headers
         while True:
-            conn, reused = self._checkout()
+            conn, reused = self._checkout(fresh=rest is not None)
             try:
                 conn.putrequest(method, self.prefix + target, skip_host=True,
                                 skip_accept_encoding=True)
                 for name, value in headers:
                     conn.putheader(name, value)
-                conn.endheaders(body or None)
+                if rest is None and not chunked:
+                    conn.endheaders(body or None)
+                else:
+                    conn.endheaders()
+                    for piece in itertools.chain([body], rest or ()):
+                        if piece:
+                            conn.send(chunk(piece) if chunked else piece)
+                    if chunked:
+                        conn.send(chunk(b""))
+                if watch is not None:
+                    watch.attach(conn)
                 return conn, conn.getresponse()
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 self.release(conn, None)
-                if not reused:
+                if not reused or (watch is not None and watch.gone):
                     raise
             except BaseException:
                 self.release(conn, None)
                 raise
 
-    def _checkout(self) -> tuple[http.client.HTTPConnection, bool]:
+    def _checkout(self, fresh: bool = False) -> tuple[http.client.HTTPConnection, bool]:
         with self._lock:
-            while self._idle:
+            while self._idle and not fresh:
                 conn, since = self._idle.pop()
                 if time.monotonic() - since < IDLE_SECONDS and _quiet(conn):
                     self._busy.add(conn)
@@ -337,33 +385,90 @@ class _Saved:
                                    nreads=len(rec.reads), cut_off=exchange.cut_off or rec.cut)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Watch:
+    """While one request waits on the upstream: a client that closes its connection has
+    the upstream connection shut at once (a silent upstream would hold it open until its
+    next byte, or the timeout). A client that sends more (its next request) is not leaving:
+    watching stops there."""
+
+    def __init__(self, client: socket.socket) -> None:
+        self._lock = threading.Lock()
+        self._conn: http.client.HTTPConnection | None = None
+        self._done = False
+        self.gone = False
+        self._wake, wake = socket.socketpair()
+        threading.Thread(target=self._run, args=(client, wake), daemon=True,
+                         name="proxy-watch").start()
+
+    def _run(self, client: socket.socket, wake: socket.socket) -> None:
+        with wake:
+            try:
+                ready = select.select([client, wake], [], [])[0]
+                if wake in ready or client.recv(1, socket.MSG_PEEK):
+                    return
+            except (OSError, ValueError):
+                pass  # reset or closed: gone as well
+            with self._lock:
+                if self._done:
+                    return
+                self.gone = True
+                self._shut()
+
+    def _shut(self) -> None:
+        if self._conn is not None and self._conn.sock is not None:
+            with contextlib.suppress(OSError):
+                self._conn.sock.shutdown(socket.SHUT_RDWR)
+
+    def attach(self, conn: http.client.HTTPConnection) -> None:
+        with self._lock:
+            self._conn = conn
+            if self.gone:
+                self._shut()
+
+    def stop(self) -> None:
+        """The exchange is over: the connection is never touched again from here."""
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+        with contextlib.suppress(OSError):
+            self._wake.send(b"x")
+        self._wake.close()
+
+
+class _Handler(StrictHandler):
     server: OwnedHTTPServer
     disable_nagle_algorithm = True  # each read goes out at once, not held for an ACK
     timeout = 600.0  # a client silent this long (mid-request or idle) is disconnected
     kept_upstream = False
     """Whether the current request's upstream connection went back to the pool."""
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silent: the proxy logs each exchange itself, without header values."""
-
     def do_GET(self) -> None:
         self._proxy()
 
+    def refuse(self, status: int, reason: str) -> None:
+        """Refused, and logged as an exchange (the path's query values blanked)."""
+        super().refuse(status, reason)
+        path = provenance.scrub_url("http://x" + (getattr(self, "path", "") or "/"))
+        self.server.owner.done(Exchange(getattr(self, "command", "") or "?",
+                                        path.removeprefix("http://x"), status, None, 0, 0,
+                                        None, f"refused: {reason}"))
+
     do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
 
-    def _request_body(self) -> bytes:
-        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
-            parts = []
-            while size := int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16):
-                parts.append(self.rfile.read(size))
-                self.rfile.readline()
-            while self.rfile.readline().strip():  # trailers
-                pass
-            return b"".join(parts)
-        length = int(self.headers.get("content-length") or 0)
-        return self.rfile.read(length) if length else b""
+    def _request_body(self, proxy: RecordingProxy) -> tuple[bytes, Iterator[bytes] | None]:
+        """The body up to :data:`HELD` bytes, and the pieces after it, still to be read
+        (None: that was all)."""
+        frame = self.framing
+        it = http1.pieces(self.rfile, frame, max_body=proxy.max_body)
+        if not frame.chunked and frame.length <= HELD:
+            return b"".join(it), None
+        held = bytearray()
+        for piece in it:
+            held += piece
+            if len(held) >= HELD:
+                return bytes(held), it
+        return bytes(held), None
 
     def _proxy(self) -> None:
         proxy: RecordingProxy = self.server.owner
@@ -373,40 +478,62 @@ class _Handler(BaseHTTPRequestHandler):
             parts = urlsplit(target)
             target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         try:
-            body = self._request_body()
-        except ValueError:
-            self.send_error(400, "malformed chunked request body")
+            body, rest = self._request_body(proxy)
+        except http1.BadMessage as e:
+            self.refuse(e.status, e.reason)
             return
-        # what the client authenticated with: credential headers, key-like query
-        # values, values under secret-named keys of a JSON request body
+        # what the client authenticated with: every part of every credential header,
+        # key-like query values, values under secret-named keys of a JSON or form body
         secrets = provenance.exchange_secrets(target, body, list(self.headers.items()))
-        sent = proxy.upstream_headers(method, list(self.headers.items()), body)
+        if rest is not None:  # the pieces after the held ones are searched as they pass
+            rest = _searched(rest, secrets)
+            length = None if self.framing.chunked else self.framing.length
+        else:
+            length = len(body)
+        sent = proxy.upstream_headers(method, list(self.headers.items()), length)
         safe_path = provenance.scrub_url("http://x" + target, secrets).removeprefix("http://x")
+        watch = _Watch(self.connection)
         try:
-            conn, resp = proxy.send(method, target, sent, body)
+            conn, resp = proxy.send(method, target, sent, body, rest, watch)
+        except http1.BadMessage as e:  # the rest of a long body broke its framing
+            watch.stop()
+            self.refuse(e.status, e.reason)
+            return
         except http.client.InvalidURL:
+            watch.stop()
             self.send_error(400, "a request target that cannot be forwarded")
             return
         except (OSError, http.client.HTTPException) as e:  # TLS failures included
+            watch.stop()
             # As a dead upstream would: no answer, the connection closed.
             self.close_connection = True
-            proxy.done(Exchange(method, safe_path, None, None, 0, 0, None,
-                                f"upstream: {type(e).__name__}"))
+            why = "the client left before the answer" if watch.gone else \
+                f"upstream: {type(e).__name__}"
+            proxy.done(Exchange(method, safe_path, None, None, 0, 0, None, why))
             return
         except ValueError:  # http.client refuses a header value (a control character, say)
+            watch.stop()
             self.send_error(400, "a request header that cannot be forwarded")
             return
         self.kept_upstream = False
         try:
-            self._relay(proxy, conn, resp, method, target, safe_path, body, sent, secrets)
+            self._relay(proxy, conn, resp, method, target, safe_path, body, sent, secrets,
+                        watch)
         finally:
+            watch.stop()
             if not self.kept_upstream:
                 proxy.release(conn, None)
 
     def _relay(self, proxy: RecordingProxy, conn: http.client.HTTPConnection,
                resp: http.client.HTTPResponse, method: str, target: str, safe_path: str,
-               body: bytes, sent: list[tuple[str, str]], secrets: list[str]) -> None:
+               body: bytes, sent: list[tuple[str, str]], secrets: list[str],
+               watch: _Watch) -> None:
         headers = resp.getheaders()
+        try:  # an upstream's framing read one way only, or its connection is not trusted
+            http1.check_response(headers, resp.version)
+        except http1.BadMessage as e:
+            self.refuse(502, f"the upstream's answer is framed ambiguously: {e.reason}")
+            return
         has_body = method != "HEAD" and resp.status not in (204, 304) and resp.status >= 200
         length = resp.getheader("content-length")
         chunked = (has_body and (length is None or resp.chunked)
@@ -436,9 +563,13 @@ class _Handler(BaseHTTPRequestHandler):
                 cut = f"upstream sent nothing for {proxy.timeout:g} s"
                 break
             except (OSError, http.client.HTTPException) as e:
-                cut = f"upstream: {type(e).__name__}"
+                cut = "the client closed the connection" if watch.gone else \
+                    f"upstream: {type(e).__name__}"
                 break
             now = proxy.clock()
+            if not raw and watch.gone:
+                cut = "the client closed the connection"
+                break
             if not raw:
                 if resp.length:  # a declared length not reached
                     cut = "upstream: IncompleteRead"
@@ -468,6 +599,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # the client sees the break where it happened
             return
         if not resp.will_close:  # ready for the client's next request before it can send it
+            watch.stop()  # before the pool has it: a client leaving now is no reason to shut it
             self.kept_upstream = True
             proxy.release(conn, resp)
         try:
@@ -491,6 +623,17 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:  # a credential turned up in the model name, say
             meta["model"] = None
             provenance.write(capture, meta, secrets)
+
+
+def _searched(pieces: Iterator[bytes], secrets: list[str]) -> Iterator[bytes]:
+    """``pieces`` as they pass, each searched for credentials (added to ``secrets``) with
+    the end of the one before, so a key cut between two is found too."""
+    tail = b""
+    for piece in pieces:
+        window = tail + piece
+        secrets += [s for s in provenance.body_secrets(window) if s not in secrets]
+        tail = window[-4096:]
+        yield piece
 
 
 def _forwardable(headers: list[tuple[str, str]], *also: str) -> list[tuple[str, str]]:

@@ -8,7 +8,9 @@ header). A credential passed as ``--header`` is refused for the same reason:
 it would sit in shell history.
 
 The stdlib HTTP client is used on purpose: it reads the socket exactly as
-the response arrives (``read1``), adds no retries, and logs nothing.
+the response arrives (``read1``), adds no retries, and logs nothing. An answer
+whose framing can be read two ways (:func:`.http1.check_response`) is refused,
+and a gzip body inflates no further than :data:`~streamcalls_lab.inflate.MAX_INFLATED`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import provenance
+from . import http1
 from .replay import Clock
 from .saving import BodyNotSaved, BodyRecorder
 
@@ -171,6 +174,8 @@ def record(
         send.setdefault("anthropic-version", ANTHROPIC_VERSION)
     if key and header:
         send[header] = f"Bearer {key}" if header == "authorization" else key
+    data = _body_bytes(body)
+    secrets += [s for s in provenance.exchange_secrets(url, data, send) if s not in secrets]
     target = parts.path or "/"
     if parts.query:
         target += "?" + parts.query
@@ -183,10 +188,15 @@ def record(
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
     try:
         try:
-            conn.request("POST", target, body=_body_bytes(body), headers=send)
+            conn.request("POST", target, body=data, headers=send)
             resp = conn.getresponse()
         except (OSError, http.client.HTTPException, ValueError) as e:
             raise RecordError(f"request to {safe_url} failed: {type(e).__name__}") from None
+        try:  # framed one way only, as the proxy holds an upstream to
+            http1.check_response(resp.getheaders(), resp.version)
+        except http1.BadMessage as e:
+            raise RecordError(f"{safe_url} answered with framing that can be read two ways "
+                              f"({e.reason}); nothing saved") from None
         if not 200 <= resp.status < 300:
             try:
                 raw = resp.read(1 << 16)

@@ -19,6 +19,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequen
 from dataclasses import dataclass
 from typing import TypedDict, Unpack
 
+from .. import timing
+from ..errors import CaptureError
 from ..framing import AutoDecoder, EventStreamDecoder, JSONArrayDecoder, NDJSONDecoder, SSEDecoder
 from ..sources import Source, resolve
 
@@ -50,14 +52,22 @@ def reads(source: Source, *, default_delay: float = 0.0, name: str | None = None
     Untimed reads are due at ``i * default_delay``; a trailing piece that is
     not a whole frame (a truncated capture) is one more read.
     """
-    if default_delay < 0 or not math.isfinite(default_delay):
-        raise ValueError(f"default_delay must be a finite number >= 0, not {default_delay}")
+    if timing.problem(default_delay) is not None:
+        raise ValueError(f"default_delay must be a number of seconds from 0 to "
+                         f"{timing.MAX_SECONDS:g}, not {default_delay}")
     caps = resolve(source, name)
     if len(caps) != 1:
         raise ValueError(f"replay needs exactly one capture, the source holds {len(caps)}")
     chunks = list(caps[0].chunks)
     if chunks and all(isinstance(c, tuple) for c in chunks):
-        return [Read(t, bytes(b)) for t, b in chunks]  # type: ignore[misc]
+        out = [Read(t, bytes(b)) for t, b in chunks]  # type: ignore[misc]
+        t0, last, at = out[0].t, 0.0, 0
+        for i, r in enumerate(out):  # a time that cannot be slept out is refused here
+            why = timing.problem(r.t - t0, last) if math.isfinite(t0) else timing.problem(t0)
+            if why is not None:
+                raise CaptureError(caps[0].name, at, f"read {i + 1}: {why}")
+            last, at = r.t - t0, at + len(r.data)
+        return out
     body = b"".join(c[1] if isinstance(c, tuple) else bytes(c) for c in chunks)
     pieces = _frame_pieces(body)
     return [Read(i * default_delay, p) for i, p in enumerate(pieces)]
@@ -98,7 +108,11 @@ def due_times(chunks: Sequence[Read], speed: float = 1.0) -> list[float]:
     if not chunks or math.isinf(speed):
         return [0.0] * len(chunks)
     t0 = chunks[0].t
-    return [(r.t - t0) / speed for r in chunks]
+    due = [(r.t - t0) / speed for r in chunks]
+    if due[-1] > timing.MAX_SECONDS:  # a wait no clock can sleep out is no pace
+        raise ValueError(f"at speed {speed:g} the last read is due {due[-1]:g} s after the "
+                         f"first: more than {timing.MAX_SECONDS:g} s")
+    return due
 
 
 class Pace(TypedDict, total=False):

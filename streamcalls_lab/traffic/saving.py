@@ -2,10 +2,12 @@
 
 What a capture keeps is the body the client's event parser sees: after
 transfer decoding (the HTTP library's job) and content decoding (gzip,
-deflate; here). Each read's decoded size and time go to ``X.timing.tsv``.
-A body that breaks off, or whose compressed stream is corrupt or unfinished,
-is kept as far as it decoded, with the reason in :attr:`BodyRecorder.cut`.
-A body that holds a credential the client sent is never kept at all.
+deflate; here, never past :data:`~streamcalls_lab.inflate.MAX_INFLATED`).
+Each read's decoded size and time go to ``X.timing.tsv``. A body that breaks
+off, whose compressed stream is corrupt or unfinished, or that expands past the
+limit, is kept as far as it decoded, with the reason in :attr:`BodyRecorder.cut`.
+A body that holds a credential the client sent (raw, JSON-escaped or URL-quoted)
+is never kept at all.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from .. import timing
+from .. import provenance, timing
+from ..inflate import Inflater
 from .replay import Clock
 
 DECODABLE = ("identity", "gzip", "x-gzip", "deflate")
@@ -40,14 +43,14 @@ class BodyRecorder:
             raise BodyNotSaved(f"the body is compressed as {encoding!r}, which this cannot "
                                "decode")
         self.encoding = encoding
-        self._inflate = None if encoding == "identity" else zlib.decompressobj(
-            wbits=15 if encoding == "deflate" else 31)
+        self._inflate = None if encoding == "identity" else Inflater(encoding)
         self.out = out
         self.clock = clock
         self.reads: list[tuple[float, int]] = []
         self.cut: str | None = None
         """Why the body ends early, if it does: its compressed stream corrupt or unfinished."""
-        self._secrets = [s.encode() for s in secrets if s]
+        self._secrets = [f.encode("utf-8", "surrogatepass") for s in secrets if s
+                         for f in provenance.secret_forms(s)]
         self._hold = max((len(s) for s in self._secrets), default=1) - 1
         self._pending = b""
         self._first: float | None = None
@@ -61,21 +64,31 @@ class BodyRecorder:
         """One read as it came off the wire (transfer-decoded, still content-encoded)."""
         if self.cut is not None:
             return
-        data = raw
-        if self._inflate is not None:
-            try:
-                data = self._inflate.decompress(raw)
-            except zlib.error:
-                self.cut = f"corrupt {self.encoding} body"
-                return
-        self._keep(data, now)
+        if self._inflate is None:
+            self._keep(raw, now)
+            return
+        size = 0
+        try:
+            for data in self._inflate.feed(raw):  # one read, in bounded pieces
+                self._write(data)
+                size += len(data)
+        except zlib.error:
+            self.cut = f"corrupt {self.encoding} body"
+        self._read(now, size)
+        self.cut = self.cut or self._inflate.cut
 
     def _keep(self, data: bytes, now: float) -> None:
-        if not data:
+        self._write(data)
+        self._read(now, len(data))
+
+    def _read(self, now: float, size: int) -> None:
+        if not size:
             return
         if self._first is None:
             self._first = now
-        self.reads.append((now - self._first, len(data)))
+        self.reads.append((now - self._first, size))
+
+    def _write(self, data: bytes) -> None:
         data = self._pending + data
         if any(s in data for s in self._secrets):
             self.discard()
@@ -87,8 +100,12 @@ class BodyRecorder:
     def finish(self) -> Path:
         """Flush, close and write the timing sidecar; returns the sidecar's path."""
         if self._inflate is not None and self.cut is None:
-            self._keep(self._inflate.flush(), self.clock())
-            if not self._inflate.eof:
+            try:
+                self._keep(self._inflate.flush(), self.clock())
+            except zlib.error:
+                self.cut = f"corrupt {self.encoding} body"
+            self.cut = self.cut or self._inflate.cut
+            if self.cut is None and not self._inflate.eof:
                 self.cut = f"{self.encoding} body ended before its end"
         self._file.write(self._pending)
         self._pending = b""

@@ -14,9 +14,12 @@ so even printing that log in a notebook never shows a key. Only the last
 
 Many clients at once: a thread per connection, a listen backlog of
 :data:`BACKLOG` (not the stdlib's 5, which makes a crowd wait for
-retransmits), an idle timeout so a silent client frees its thread, and a
-request body refused (400/413) when its ``Content-Length`` is not a size
-this server will read. A directory's symlink that leads outside it is not
+retransmits), an idle timeout so a silent client frees its thread, a
+``header_timeout`` from a request's first byte to the end of its head and at
+most ``max_connections`` at once (503 past it), so slow clients cannot hold
+threads without end. A request whose framing is ambiguous (RFC 9112: see
+:mod:`.http1`) is answered 400 and its connection closed; a body over
+:data:`MAX_BODY` 413. A directory's symlink that leads outside it is not
 served.
 """
 
@@ -34,9 +37,16 @@ from typing import Any
 
 from .. import provenance
 from ..sources import Capture, Source, resolve
-from . import replay
+from . import http1, replay
 from .replay import Clock, Read, Sleep, paced, reads
-from .server import LoopbackServer, OwnedHTTPServer, StreamHandler, chunk
+from .server import (
+    HEADER_TIMEOUT,
+    MAX_CONNECTIONS,
+    LoopbackServer,
+    OwnedHTTPServer,
+    StreamHandler,
+    chunk,
+)
 
 BACKLOG = 1024
 MAX_BODY = 16 * 1024**2
@@ -83,6 +93,8 @@ class SSEServer(LoopbackServer):
         sleep: Sleep = time.sleep,
         clock: Clock = time.monotonic,
         idle_timeout: float = 30.0,
+        header_timeout: float = HEADER_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
         max_requests: int = 1000,
     ) -> None:
         caps, self.skipped = _servable(source)
@@ -92,6 +104,8 @@ class SSEServer(LoopbackServer):
         self.turns: list[list[Read]] = [
             reads(c.chunks, default_delay=default_delay, name=c.name) for c in caps
         ]
+        for turn in self.turns:  # a pace that cannot be slept out is refused now, not mid-request
+            replay.due_times(turn, speed)
         self.speed = speed
         self.status = status
         self.content_type = content_type
@@ -101,10 +115,13 @@ class SSEServer(LoopbackServer):
         self.clock = clock
         self.idle_timeout = idle_timeout
         """Seconds a connection may stay silent before its thread lets it go."""
+        self.header_timeout = header_timeout
+        """Seconds from a request's first byte to the end of its head."""
+        self.max_body = MAX_BODY
         self.requests: deque[Request] = deque(maxlen=max_requests)
         self._next = 0
         self._lock = threading.Lock()
-        super().__init__(_Handler, host, port)
+        super().__init__(_Handler, host, port, max_connections)
 
     # -- per request ----------------------------------------------------------------
     def _take_turn(self) -> list[Read]:
@@ -115,17 +132,17 @@ class SSEServer(LoopbackServer):
 
     def _remember(self, method: str, path: str, headers: Any, body: bytes) -> None:
         kept = {}
-        secrets = provenance.url_secrets(path) + provenance.body_secrets(body)
+        secrets = provenance.exchange_secrets(path, body, list(headers.items()))
         for name, value in headers.items():
             key = name.lower()
             if provenance.is_secret_name(key):
-                secrets.append(value)
                 value = provenance.fingerprint(value)
             kept[key] = value
-        for s in sorted(set(secrets), key=len, reverse=True):
-            mark = provenance.fingerprint(s)
-            path = path.replace(s, mark)
-            body = body.replace(s.encode("utf-8", "replace"), mark.encode())
+        for s in sorted(set(secrets), key=len, reverse=True):  # a secret before its parts
+            for form in provenance.secret_forms(s):
+                mark = provenance.fingerprint(s)
+                path = path.replace(form, mark)
+                body = body.replace(form.encode("utf-8", "replace"), mark.encode())
         with self._lock:
             self.requests.append(Request(method, path, kept, body))
 
@@ -162,29 +179,18 @@ class _Handler(StreamHandler):
             self.close_connection = True  # silent past the idle timeout: let it go
 
     def do_POST(self) -> None:
-        text = (self.headers.get("content-length") or "0").strip()
-        if not text.isdigit():  # "-1", "abc", "1, 2": no size to read
-            self._refuse(400, f"bad Content-Length {text[:40]!r}")
-            return
-        length = int(text)
-        if length > MAX_BODY:
-            self._refuse(413, f"request body of {length} bytes is over {MAX_BODY}")
-            return
-        body = self.rfile.read(length) if length else b""
-        self._stream("POST", body)
-
-    def _refuse(self, status: int, reason: str) -> None:
-        message = reason.encode("utf-8", "replace")
-        self.close_connection = True
-        self.send_response(status)
-        self.send_header("content-type", "text/plain; charset=utf-8")
-        self.send_header("content-length", str(len(message)))
-        self.send_header("connection", "close")
-        self.end_headers()
-        self.wfile.write(message)
+        self._answer("POST")
 
     def do_GET(self) -> None:
-        self._stream("GET", b"")
+        self._answer("GET")
+
+    def _answer(self, method: str) -> None:
+        try:  # read whole, even for a GET: what is left would be taken for a request
+            body = self.body(MAX_BODY)
+        except http1.BadMessage as e:
+            self.refuse(e.status, e.reason)
+            return
+        self._stream(method, body)
 
     def _stream(self, method: str, body: bytes) -> None:
         owner = self.server.owner

@@ -3,16 +3,34 @@
 ``serve`` (replaying a capture) and ``proxy`` (recording live traffic) are both
 one of these with their own request handler; the handler reaches its owner as
 ``self.server.owner``.
+
+Both hold every client to the same limits (:class:`StrictHandler`): a request's
+framing read one way only (:mod:`.http1`), its head (request line and headers)
+sent within ``header_timeout`` seconds of its first byte, and at most
+``max_connections`` connections at once; one more is answered 503 and closed, so
+a crowd of slow clients (slowloris: a byte every few seconds) cannot hold a thread
+each without end.
 """
 
 from __future__ import annotations
 
+import io
 import ipaddress
 import socket
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
+
+from . import http1
+
+HEADER_TIMEOUT = 10.0
+"""Seconds from a request's first byte to the end of its head (default)."""
+MAX_CONNECTIONS = 512
+"""Connections served at once (default): more are answered 503 and closed."""
+_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n"
+         b"content-length: 30\r\nconnection: close\r\n\r\ntoo many connections at once\r\n")
 
 
 def is_loopback(host: str) -> bool:
@@ -30,11 +48,38 @@ class OwnedHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # SDKs open many connections at once; 5 would drop some SYNs
 
-    def __init__(self, address: tuple[str, int], handler: type, owner: Any) -> None:
+    def __init__(self, address: tuple[str, int], handler: type, owner: Any,
+                 max_connections: int = MAX_CONNECTIONS) -> None:
+        if max_connections < 1:
+            raise ValueError(f"max_connections must be at least 1, not {max_connections}")
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, handler)
         self.owner = owner
+        self._slots = threading.BoundedSemaphore(max_connections)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for the connection, or 503 and closed when all slots are taken (the
+        answer sent without waiting: the accepting thread never blocks on a client)."""
+        if not self._slots.acquire(blocking=False):
+            try:
+                request.setblocking(False)
+                request.send(_BUSY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)  # type: ignore[misc]
+        finally:
+            self._slots.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hangs up is routine, not worth a traceback; anything else is."""
@@ -42,14 +87,129 @@ class OwnedHTTPServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-class StreamHandler(BaseHTTPRequestHandler):
-    """A handler that answers each request with a chunked stream, logging nothing
-    (request lines are the caller's business, and headers never get logged)."""
+class _Clocked(io.RawIOBase):
+    """The client's socket as its handler reads it: each read waits at most ``idle``
+    seconds; while a head is read, no later than ``header_timeout`` after its first byte."""
+
+    def __init__(self, sock: socket.socket, idle: float | None) -> None:
+        self.sock = sock
+        self.idle = idle
+        self.budget: float | None = None
+        self.deadline: float | None = None
+        self._wait: float | None = sock.gettimeout()
+
+    def readable(self) -> bool:
+        return True
+
+    def arm(self, budget: float | None) -> None:
+        """Time the next head: ``budget`` seconds from its first byte (None: untimed)."""
+        self.budget, self.deadline = budget, None
+
+    def disarm(self) -> None:
+        self.budget = self.deadline = None
+        self._set(self.idle)  # writes, too, wait as long as before
+
+    def _set(self, wait: float | None) -> None:
+        if wait != self._wait:  # a system call each time: only when it changes
+            self.sock.settimeout(wait)
+            self._wait = wait
+
+    def readinto(self, buffer: Any) -> int:
+        wait = self.idle
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the request head took longer than its timeout")
+            wait = left if wait is None else min(wait, left)
+        self._set(wait)
+        n = self.sock.recv_into(buffer)
+        if n and self.budget is not None and self.deadline is None:
+            self.deadline = time.monotonic() + self.budget
+        return n
+
+
+class StrictHandler(BaseHTTPRequestHandler):
+    """A handler that logs nothing (request lines are the caller's business, and headers
+    never get logged) and takes only a request whose framing reads one way (see
+    :mod:`.http1`): anything else is answered 400 (413, 501) and the connection closed,
+    before the handler's ``do_*`` runs. ``self.framing`` is the request's body framing.
+
+    The owner may set ``header_timeout`` (seconds from a request's first byte to its head's
+    end, default :data:`HEADER_TIMEOUT`) and ``max_body`` (a larger declared body is 413).
+    """
 
     protocol_version = "HTTP/1.1"
+    framing: http1.Framing = http1.Framing()
+    _tap: http1.Tap | None = None
+    _checked = False
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent."""
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()  # the socket's own reader, replaced by one with a head deadline
+        self._clock = _Clocked(self.connection, self.timeout)
+        self.rfile = io.BufferedReader(self._clock, http1.PIECE)
+
+    def handle_one_request(self) -> None:
+        owner = self.server.owner  # type: ignore[attr-defined]
+        self._clock.arm(getattr(owner, "header_timeout", HEADER_TIMEOUT))
+        self._checked = False
+        try:
+            super().handle_one_request()
+        finally:
+            self._clock.disarm()
+
+    def parse_request(self) -> bool:
+        self._tap = tap = http1.Tap(self.rfile)
+        self.rfile = tap  # type: ignore[assignment]
+        try:
+            ok = super().parse_request()
+        finally:
+            self.rfile = tap.inner
+        ok = ok and (self._checked or self._check())
+        self._clock.disarm()
+        return ok
+
+    def handle_expect_100(self) -> bool:
+        """Checked first: a 100 Continue never invites the body of a request refused."""
+        return self._check() and super().handle_expect_100()
+
+    def _check(self) -> bool:
+        self._checked = True
+        owner = self.server.owner  # type: ignore[attr-defined]
+        try:
+            http1.check_line(self.raw_requestline, first=True)
+            for line in self._tap.lines if self._tap is not None else ():
+                http1.check_line(line)
+            self.framing = http1.framing(self.headers.items(), self.request_version,
+                                         max_body=getattr(owner, "max_body", None))
+        except http1.BadMessage as e:
+            self.refuse(e.status, e.reason)
+            return False
+        return True
+
+    def refuse(self, status: int, reason: str) -> None:
+        """Answer ``status`` with ``reason`` as plain text, and close the connection (what
+        is left of the request cannot be trusted to end where it says)."""
+        message = reason.encode("utf-8", "replace")
+        self.close_connection = True
+        self.send_response(status)
+        self.send_header("content-type", "text/plain; charset=utf-8")
+        self.send_header("content-length", str(len(message)))
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.write(message)
+
+    def body(self, max_body: int | None = None) -> bytes:
+        """The request's whole body (at most ``max_body`` bytes, else 413):
+        :class:`http1.BadMessage` when its framing breaks."""
+        return b"".join(http1.pieces(self.rfile, self.framing, max_body=max_body))
+
+
+class StreamHandler(StrictHandler):
+    """A handler that answers each request with a chunked stream."""
 
     def start_stream(
         self, status: int, content_type: str, *extra: tuple[str, str], close: bool = True
@@ -83,10 +243,11 @@ class LoopbackServer:
 
     httpd_class: type[OwnedHTTPServer] = OwnedHTTPServer
 
-    def __init__(self, handler: type[BaseHTTPRequestHandler], host: str, port: int) -> None:
+    def __init__(self, handler: type[BaseHTTPRequestHandler], host: str, port: int,
+                 max_connections: int = MAX_CONNECTIONS) -> None:
         if not is_loopback(host):
             raise ValueError(f"refusing to serve on {host!r}: only loopback addresses")
-        self._httpd = self.httpd_class((host, port), handler, self)
+        self._httpd = self.httpd_class((host, port), handler, self, max_connections)
         self._thread: threading.Thread | None = None
 
     @property

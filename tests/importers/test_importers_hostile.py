@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from streamcalls_lab import CaptureError, cli, load, provenance
+from streamcalls_lab import CaptureError, cli, inflate, load, provenance
 from streamcalls_lab.importers import import_file, import_paths, vcr
+from streamcalls_lab.inflate import Inflater
 
 from ..support import turns
 
@@ -150,32 +151,54 @@ def test_a_malformed_recording_is_a_capture_error_not_a_traceback(tmp_path: Path
 
 
 @pytest.mark.parametrize("wbits", [31, 15, -15])
-def test_a_decompression_bomb_stops_at_the_limit_with_a_clear_error(wbits: int) -> None:
+def test_a_decompression_bomb_stops_at_the_limit_and_says_so(wbits: int) -> None:
     z = zlib.compressobj(9, zlib.DEFLATED, wbits)
     bomb = z.compress(b"\0" * (4 * 1024**2)) + z.flush()
-    with pytest.raises(ValueError, match="expands past 1048576 bytes"):
-        vcr.inflate(bomb, wbits, limit=1024**2)
+    inf = Inflater("gzip" if wbits == 31 else "deflate", limit=1024**2)
+    out = b"".join(inf.feed(bomb)) + inf.flush()
+    assert len(out) == 1024**2
+    assert inf.cut is not None and "expands past 1048576 bytes" in inf.cut
 
 
 def test_a_gzip_cut_in_half_is_an_error_not_half_a_body() -> None:
     packed = gzip.compress(BODY * 50)
     with pytest.raises(ValueError, match="cut off"):
-        vcr.inflate(packed[: len(packed) // 2], 31)
+        vcr.decode_content(packed[: len(packed) // 2], "gzip")
 
 
-def test_a_bomb_cassette_is_reported_and_the_rest_imported(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(vcr, "MAX_INFLATED", 1024**2)
+def _bomb_cassette(path: Path) -> Path:
     bomb = gzip.compress(b"data: " + b"x" * (8 * 1024**2) + b"\n\n")
     data = {"interactions": [{"request": {"uri": "https://x"}, "response": {
         "headers": {"Content-Type": ["text/event-stream"], "Content-Encoding": ["gzip"]},
         "body": {"string": bomb}}}]}
-    (tmp_path / "bomb.yaml").write_text(yaml.safe_dump(data))
-    good = _cassette(tmp_path / "good.yaml", BODY)
-    errors: list[CaptureError] = []
-    written = import_paths([tmp_path / "bomb.yaml", good], tmp_path / "out", progress=False,
-                           errors=errors)
-    assert [p.name for p in written] == ["good__i0.sse"]
-    assert "bomb.yaml" in str(errors[0]) and "expands past" in str(errors[0])
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_bomb_cassette_is_kept_up_to_the_limit_marked_cut_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(inflate, "MAX_INFLATED", 1024**2)
+    (written,) = import_paths([_bomb_cassette(tmp_path / "bomb.yaml")], tmp_path / "out",
+                              progress=False)
+    assert written.stat().st_size == 1024**2
+    assert "expands past 1048576" in provenance.read(written)["cut_off"]
+
+
+@pytest.mark.parametrize("where", ["written", "in-memory"])
+def test_a_bomb_capture_loads_with_an_error_row_saying_so(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from streamcalls_lab.importers import captures
+    from streamcalls_lab.loader import load_captures
+
+    monkeypatch.setattr(inflate, "MAX_INFLATED", 1024**2)
+    path = _bomb_cassette(tmp_path / "bomb.yaml")
+    if where == "written":
+        table = load(import_paths([path], tmp_path / "out", progress=False)[0], strict=False)
+    else:
+        table = load_captures(captures(path), strict=False)
+    assert table["problem"].dropna().str.contains("expands past 1048576").any()
 
 
 def test_a_credential_echoed_in_the_response_is_scrubbed_from_in_memory_captures_too(
