@@ -32,6 +32,7 @@ import pandas as pd
 
 from .accumulate import Accumulator, CallKey, Snapshot, present
 from .faults import CORRECT, FAULTS
+from .framing import eventstream
 from .loader import frames, load
 from .sources import Source, resolve
 
@@ -211,6 +212,16 @@ def _reads(chunks: list[bytes | tuple[float, bytes]], read_size: int | None) -> 
     return [c[1] if isinstance(c, tuple) else bytes(c) for c in chunks]
 
 
+def frame_shown(body: bytes, offset: int, end: int) -> str:
+    """The bytes of one frame as the raw-frame panel shows them: text framings as their
+    UTF-8 text, an AWS event-stream message (binary) decoded into its sizes, headers and
+    payload, never its prelude and CRCs read as text."""
+    raw = body[offset:end]
+    if raw and eventstream.is_eventstream(body[:1]):
+        return eventstream.describe(raw)
+    return raw.decode("utf-8", "replace")
+
+
 class Stepper:
     """Step through one turn, forward and back, seeing every handler's state.
 
@@ -244,7 +255,7 @@ class Stepper:
             body = b"".join(self.reads)
             self.events = load(body, name=cap.name, strict=False, raw=True)
             for fr in frames(body, strict=False):
-                frame_text[fr.offset] = body[fr.offset:fr.end].decode("utf-8", "replace")
+                frame_text[fr.offset] = frame_shown(body, fr.offset, fr.end)
         self.turn = str(self.events["turn"].iloc[0]) if len(self.events) else ""
         records = [{k: present(v) for k, v in row.items()}
                    for row in self.events.to_dict("records")]
@@ -316,6 +327,68 @@ def first_divergence(stepper: Stepper, upto: int | None = None) -> dict[str, tup
     return out
 
 
+def divergence_step(stepper: Stepper, variant: str | None = None) -> int | None:
+    """Where a jump to the first divergence lands: the first step at which ``variant``
+    differs from the correct handler, or (``variant`` None or the correct handler itself)
+    at which any variant does; None when none ever does on this turn."""
+    first = first_divergence(stepper)
+    if variant is not None and variant != CORRECT:
+        return first[variant][0] if variant in first else None
+    return min((step for step, _ in first.values()), default=None)
+
+
+def still_step(stepper: Stepper) -> int:
+    """The step a still (a page with no kernel behind it) shows: a call half sent.
+
+    The middle argument fragment of the call sent in the most fragments (the first such,
+    on a tie), so its buffer is part filled and the variants have had time to go wrong;
+    the middle event when no call is sent in two fragments or more; 0 for a turn of one
+    event or none.
+    """
+    fragments: dict[tuple[Any, Any], list[int]] = {}
+    for i, r in enumerate(stepper._records):
+        if r.get("kind") == "args_delta" and r.get("fragment"):
+            fragments.setdefault((r.get("choice"), r.get("block")), []).append(i)
+    steps = max(fragments.values(), key=len, default=[])
+    if len(steps) >= 2:
+        return steps[(len(steps) - 1) // 2]
+    return max(len(stepper) - 1, 0) // 2
+
+
+# -- a picker's choices: the captures of a folder ----------------------------------------------
+@dataclass(frozen=True)
+class Choice:
+    """One capture a picker offers: its name, and what a :class:`Stepper` is built from."""
+
+    label: str
+    """The capture's turn name (its path below the folder, without the suffix)."""
+    source: Source
+    """Its file when it has one (so its timing sidecar is read), else the whole source."""
+    turn: str | None
+    """The turn to pick from ``source``; None when ``source`` is the capture's own file."""
+    problem: str | None = None
+    """Why it cannot be stepped through (a dangling symlink, an unreadable file), or None."""
+
+    def stepper(self, **options: Any) -> Stepper:
+        """A :class:`Stepper` of this capture (``options`` as :class:`Stepper` takes them)."""
+        if self.problem is not None:
+            raise ValueError(f"{self.label}: {self.problem}")
+        return Stepper(self.source, turn=self.turn, **options)
+
+
+def choices(source: Source) -> list[Choice]:
+    """Every capture of ``source`` (a folder, a glob, a HAR file or one capture) a picker
+    offers, in the order ``load`` reads them; an entry that cannot be read is offered with
+    its problem (never left out in silence)."""
+    out = []
+    for cap in resolve(source, require=True):
+        problem = cap.problem.reason if cap.problem is not None else None
+        own = cap.path is not None and cap.path.suffix.lower() != ".har"
+        out.append(Choice(cap.name, cap.path if own else source, None if own else cap.name,
+                          problem))
+    return out
+
+
 # -- playback: the recorded clock and the history so far -------------------------------------
 # What a stepper view needs beyond one step: the recorded clock and the history so far.
 #
@@ -327,6 +400,8 @@ def first_divergence(stepper: Stepper, upto: int | None = None) -> dict[str, tup
 # :func:`ms_of` map between that clock and the steps, so a view only links two widgets.
 FALLBACK_GAP = 0.1
 """Seconds between steps when a turn has no recorded timing."""
+TICK_MS = 50
+"""Milliseconds between a play clock's ticks at a multiple of the recorded pace."""
 HISTORY_COLUMNS = ("variant", "first_step", "first_reason", "now")
 
 
@@ -396,8 +471,9 @@ def step_of(clock: Clock, ms: int) -> int:
 
 
 def ms_of(clock: Clock, step: int) -> int:
-    """Where a play clock stands when the reader moves to ``step``."""
-    return int(clock.times[step] * 1000) if clock.times else 0
+    """Where a play clock stands when the reader moves to ``step``: the first millisecond
+    at or after its event (truncating would stand before it, on the step before)."""
+    return math.ceil(round(clock.times[step] * 1000, 6)) if clock.times else 0
 
 
 def history(stepper: Stepper, upto: int) -> pd.DataFrame:
@@ -413,3 +489,66 @@ def history(stepper: Stepper, upto: int) -> pd.DataFrame:
             for name in stepper.faults]
     return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS)).astype(
         {"variant": "str", "first_step": "Int64", "first_reason": "str", "now": "str"})
+
+
+# -- speeds: multiples of the recorded pace, or a fixed number of events a second -----------
+@dataclass(frozen=True)
+class Speed:
+    """How fast play moves: ``factor`` times the recorded pace, or ``per_second`` events a
+    second whatever the recording (slow enough to narrate, one event after another)."""
+
+    label: str
+    factor: float | None = None
+    per_second: float | None = None
+
+    def __post_init__(self) -> None:
+        if (self.factor is None) == (self.per_second is None):
+            raise ValueError("a speed is a factor of the recorded pace or events a second")
+        if (self.factor or self.per_second or 0) <= 0:
+            raise ValueError("speed must be positive")
+
+
+SPEEDS = (
+    Speed("2 events a second", per_second=2.0), Speed("5 events a second", per_second=5.0),
+    Speed("½× recorded", 0.5), Speed("recorded pace", 1.0), Speed("2×", 2.0),
+    Speed("5×", 5.0), Speed("20×", 20.0),
+)
+"""The speeds a stepper view offers, slowest first."""
+RECORDED = SPEEDS[3]
+
+
+@dataclass(frozen=True)
+class Pace:
+    """A play clock at one speed: every ``interval`` ms it adds ``step`` to its value and
+    stops before passing ``max``. Its value is recorded milliseconds, or (``per_event``)
+    the step itself; :meth:`step_of` and :meth:`value_of` map between value and step."""
+
+    interval: int
+    step: int
+    max: int
+    per_event: bool
+    clock: Clock
+
+    def step_of(self, value: int) -> int:
+        """The step a play clock at ``value`` shows."""
+        if self.per_event:
+            return min(max(int(value), 0), max(len(self.clock.times) - 1, 0))
+        return step_of(self.clock, value)
+
+    def value_of(self, step: int) -> int:
+        """Where the play clock stands when the reader moves to ``step``."""
+        return step if self.per_event else ms_of(self.clock, step)
+
+
+def pace(clock: Clock, speed: Speed | float, tick_ms: int = TICK_MS) -> Pace:
+    """The play clock for ``speed`` (a :class:`Speed`, or a bare factor of the recorded
+    pace): at a factor it ticks every ``tick_ms`` over recorded milliseconds
+    (:func:`play_range`); at ``per_second`` events a second it moves one step a tick, every
+    ``1000 / per_second`` ms, and ends on the last step."""
+    if not isinstance(speed, Speed):
+        speed = Speed(f"{speed}×", float(speed))
+    if speed.per_second is not None:
+        return Pace(max(1, round(1000 / speed.per_second)), 1,
+                    max(len(clock.times) - 1, 0), True, clock)
+    step, end = play_range(clock, float(speed.factor or 1.0), tick_ms)
+    return Pace(tick_ms, step, end, False, clock)
