@@ -193,22 +193,19 @@ class StepperView(r.View):
                              layout=w.Layout(width="12em"))
         self.slider = w.IntSlider(0, min=0, max=last, description="step",
                                   tooltip=TOOLTIPS["slider"], layout=w.Layout(width="50%"))
+        # No description on these: ipywidgets shows a tooltip only on a control without one
+        # (a Play or a Dropdown puts it nowhere else), so a Label names each instead.
         self.play = w.Play(0, min=0, max=self.pace.max, step=self.pace.step,
-                           interval=self.pace.interval, description="play",
-                           tooltip=TOOLTIPS["play"])
+                           interval=self.pace.interval, tooltip=TOOLTIPS["play"])
         self.speed = w.Dropdown(options=[(s.label, s) for s in SPEEDS], value=RECORDED,
-                                description="speed", tooltip=TOOLTIPS["speed"],
-                                layout=w.Layout(width="16em"))
+                                tooltip=TOOLTIPS["speed"], layout=w.Layout(width="12em"))
         self.handler = w.Dropdown(options=[CORRECT, *self.stepper.faults],
-                                  description="buffers of", tooltip=TOOLTIPS["handler"],
-                                  layout=w.Layout(width="18em"))
+                                  tooltip=TOOLTIPS["handler"], layout=w.Layout(width="12em"))
         labels = [(f"{self.stepper.turn} (as given)" if c is None else c.label
                    if c.problem is None else f"{c.label} (cannot be read)", n)
                   for n, c in enumerate(self.choices)]
         self.capture = w.Dropdown(options=labels, value=shown if labels else None,
-                                  description="capture", tooltip=TOOLTIPS["capture"],
-                                  layout=w.Layout(width="36em",
-                                                  display="flex" if labels else "none"))
+                                  tooltip=TOOLTIPS["capture"], layout=w.Layout(width="32em"))
         self.status = w.HTML()
         self.output = w.HTML()
         for widget, cls in ((self.back, "scl-back"), (self.next, "scl-next"),
@@ -229,10 +226,12 @@ class StepperView(r.View):
         self.speed.observe(lambda change: self._retime(change["new"]), "value")
         self.handler.observe(lambda _: self.show(), "value")
         self.capture.observe(lambda change: self.pick(change["new"]), "value")
+        picker = [w.HBox([w.Label("capture"), self.capture])] if labels else []
         self.widget = w.VBox([
-            self.capture,
+            *picker,
             w.HBox([self.back, self.next, self.jump, self.slider]),
-            w.HBox([self.play, self.speed, self.handler]),
+            w.HBox([w.Label("play"), self.play, w.Label("speed"), self.speed,
+                    w.Label("buffers of"), self.handler]),
             self.status,
             self.output,
         ])
