@@ -35,6 +35,7 @@ from .faults import CORRECT, FAULTS
 from .framing import eventstream
 from .loader import frames, load
 from .sources import Source, resolve
+from .turns import Call, Script, Segment, Text, turn_bytes
 
 _SHOWN = 24  # characters of a value quoted in a reason
 
@@ -552,3 +553,119 @@ def pace(clock: Clock, speed: Speed | float, tick_ms: int = TICK_MS) -> Pace:
                     max(len(clock.times) - 1, 0), True, clock)
     step, end = play_range(clock, float(speed.factor or 1.0), tick_ms)
     return Pace(tick_ms, step, end, False, clock)
+
+
+# -- a relayed turn: the provider's stream beside the browser-side one sent on from it ------
+BROWSER = "ai-sdk-ui"
+"""The browser-side stream a relay writes by default: what ``useChat`` reads."""
+
+
+def script_of(stepper: Stepper) -> Script:
+    """The turn a stepper's events tell, as a :class:`~streamcalls_lab.turns.Script` a
+    writer can send on: its text and its calls, in order, each fragment as it came.
+
+    A call never stopped ends a cut turn (it must be the last segment); calls whose
+    fragments alternate make an interleaved one. A turn of several choices, or a call
+    with no tool name, is no turn an app sends on whole: a ``ValueError`` says so.
+    """
+    segments: list[Text | list[Any]] = []
+    calls: dict[tuple[Any, Any], list[Any]] = {}  # (choice, block) -> [tool, id, fragments]
+    stopped: set[tuple[Any, Any]] = set()
+    order: list[tuple[Any, Any]] = []  # the call each argument fragment went to
+    if len({r.get("choice") for r in stepper._records} - {None}) > 1:
+        raise ValueError(f"{stepper.turn}: a turn of several choices; an app sends one on")
+    for r in stepper._records:
+        kind, key = r.get("kind"), (r.get("choice"), r.get("block"))
+        if kind == "text_delta" and r.get("fragment"):
+            if segments and isinstance(segments[-1], Text):
+                segments[-1] = Text((*segments[-1].fragments, r["fragment"]))
+            else:
+                segments.append(Text((r["fragment"],)))
+        elif kind == "call_start" and key not in calls:
+            if r.get("tool") is None:
+                raise ValueError(f"{stepper.turn}: the call at block {key[1]} has no tool name")
+            calls[key] = [r["tool"], r.get("call_id") or f"call_{len(calls)}", []]
+            segments.append(calls[key])
+        elif kind == "args_delta" and key in calls and r.get("fragment"):
+            calls[key][2].append(r["fragment"])
+            order.append(key)
+        elif kind in ("block_stop", "call_stop") and key in calls:
+            stopped.add(key)
+    done = stepper.state(len(stepper) - 1).finished if len(stepper) else ()
+    stopped |= {(c.get("choice"), c["block"]) for c in done}
+    open_ = [k for k in calls if k not in stopped]
+    if len(open_) > 1 or (open_ and segments[-1] is not calls[open_[0]]):
+        raise ValueError(f"{stepper.turn}: a call left open before the end of the turn")
+    runs = [k for n, k in enumerate(order) if n == 0 or order[n - 1] != k]
+    out = tuple(Call(s[0], str(s[1]), tuple(s[2])) if isinstance(s, list) else s
+                for s in segments)
+    return Script(out, cut=bool(open_), interleave=len(runs) > len(set(runs)))
+
+
+def progress(stepper: Stepper, i: int) -> tuple[int, int, int, int]:
+    """How far the correct handler has got at step ``i``, in what any format shares:
+    calls announced (buffers opened), calls handed on, argument characters held, message
+    characters shown."""
+    snap = stepper.state(i).correct.snapshot
+    return (len(snap.buffers), len(snap.finished), sum(len(b) for b in snap.buffers.values()),
+            len(snap.message))
+
+
+def matching_step(source: Stepper, i: int, other: Stepper) -> int:
+    """The step of ``other`` (the same turn in another format) that matches step ``i`` of
+    ``source``: the last at which ``other``'s correct handler has got no further than
+    ``source``'s has (no more calls announced or handed on, argument or message characters
+    held), so stepping one moves the other to where it has shown the same, and no more.
+    Where the formats end calls at different moments (Chat at the turn's finish, the UI
+    stream each on its own), the other waits at the last step it can show."""
+    if not len(other):
+        raise ValueError("no steps in the other stream")
+    here = progress(source, i)
+    at = 0
+    for j in range(len(other)):
+        if all(a <= b for a, b in zip(progress(other, j), here, strict=True)):
+            at = j
+        else:
+            break
+    return at
+
+
+@dataclass
+class Relay:
+    """One turn as two streams: the provider's and the browser-side one an app's backend
+    sends on from it (the AI SDK UI message stream by default), stepped side by side."""
+
+    provider: Stepper
+    browser: Stepper
+    formats: tuple[str, str]
+    """The provider's wire format and the browser side's."""
+
+    def browser_step(self, i: int) -> int:
+        """The browser stream's step matching the provider's step ``i``."""
+        return matching_step(self.provider, i, self.browser)
+
+    def provider_step(self, j: int) -> int:
+        """The provider stream's step matching the browser's step ``j``."""
+        return matching_step(self.browser, j, self.provider)
+
+
+def relay(turn: Script | Sequence[Segment] | Source, provider: str | None = None,
+          browser: str = BROWSER, *, faults: Mapping[str, type] | None = None) -> Relay:
+    """A turn as the provider streams it and as the browser receives it from an app.
+
+    ``turn`` is a turn script (or its segments), written in ``provider`` (by default
+    ``anthropic-messages``) and in ``browser`` by the formats' own writers; or a capture
+    (anything :class:`Stepper` takes), stepped as recorded, whose turn
+    (:func:`script_of`) is written in ``browser``.
+    """
+    written = turn if isinstance(turn, Script) else Script(tuple(turn)) if isinstance(
+        turn, (list, tuple)) and turn and all(isinstance(s, (Text, Call)) for s in turn) else None
+    if written is not None:
+        script, fmt = written, provider or "anthropic-messages"
+        ahead = Stepper(turn_bytes(fmt, script), faults=faults)
+    else:
+        ahead = Stepper(turn, faults=faults)
+        script = script_of(ahead)
+        fmt = str(ahead.events["provider"].iloc[0]) if len(ahead) else (provider or "")
+    behind = Stepper(turn_bytes(browser, script), faults=faults)
+    return Relay(ahead, behind, (fmt, browser))

@@ -173,3 +173,85 @@ def test_a_bedrock_frame_is_its_headers_and_payload_not_its_bytes_as_text() -> N
 def test_a_text_frame_is_its_text() -> None:
     stepper = scl.Stepper(ONE_FRAGMENT)
     assert stepper.state(0).frame.startswith("data: {")
+
+
+# -- a relayed turn: the provider's stream beside the browser-side one ----------------------
+RELAYED = [Text(("Let me ", "look.")),
+           Call("lookup", "toolu_1", ('{"city": "Zü', 'rich", "n": 2', "0}")),
+           Call("ticket", "toolu_2", ('{"note": "see *both*', ' files"}'))]
+
+
+def seen(stepper: scl.Stepper, i: int) -> tuple:
+    """What the correct handler has at step ``i``, whatever the format keys it by."""
+    snap = stepper.state(i).correct.snapshot
+    return (sorted(snap.buffers.values()), snap.message,
+            [(c["tool"], c["args"]) for c in snap.finished])
+
+
+@pytest.mark.parametrize("fmt", ["anthropic-messages", "openai-chat", "openai-responses"])
+def test_a_written_turn_is_told_back_as_its_script(fmt: str) -> None:
+    told = model.script_of(scl.Stepper(turn_bytes(fmt, RELAYED)))
+    assert told.segments == tuple(RELAYED) and not told.cut and not told.interleave
+
+
+def test_a_turn_cut_inside_its_last_call_is_told_as_cut() -> None:
+    told = model.script_of(scl.Stepper(turn_bytes("anthropic-messages", RELAYED, cut=True)))
+    assert told.cut and told.segments[-1] == RELAYED[-1]
+
+
+def test_a_cut_turn_with_an_earlier_call_never_stopped_cannot_be_told() -> None:
+    """Chat stops every call at its finish: cut before it, two calls are open, and a
+    stream that ends each call on its own would have to invent the first one's end."""
+    with pytest.raises(ValueError, match="left open before the end"):
+        model.script_of(scl.Stepper(turn_bytes("openai-chat", RELAYED, cut=True)))
+
+
+def test_interleaved_calls_are_told_as_interleaved() -> None:
+    calls = RELAYED[1:]
+    told = model.script_of(scl.Stepper(turn_bytes("openai-chat", calls, interleave=True)))
+    assert told.interleave and told.segments == tuple(calls)
+
+
+def test_a_turn_of_two_choices_is_not_told_as_one() -> None:
+    from streamcalls_lab.check import two_choice_turn
+
+    body = two_choice_turn([RELAYED[1], RELAYED[2]])
+    with pytest.raises(ValueError, match="several choices"):
+        model.script_of(scl.Stepper(body))
+
+
+@pytest.mark.parametrize("fmt", ["anthropic-messages", "openai-responses"])
+def test_each_provider_step_is_matched_by_a_browser_step_showing_the_same(fmt: str) -> None:
+    """Formats that end each call on its own, as the UI stream does."""
+    pair = model.relay(RELAYED, fmt)
+    assert pair.formats == (fmt, "ai-sdk-ui")
+    for i in range(len(pair.provider)):
+        assert seen(pair.browser, pair.browser_step(i)) == seen(pair.provider, i)
+
+
+def test_each_browser_step_is_matched_by_a_provider_step_showing_the_same() -> None:
+    pair = model.relay(RELAYED)
+    for j in range(len(pair.browser)):
+        assert seen(pair.provider, pair.provider_step(j)) == seen(pair.browser, j)
+
+
+@pytest.mark.parametrize("fmt", ["anthropic-messages", "openai-chat", "openai-responses"])
+def test_the_matching_step_is_the_last_that_shows_no_more(fmt: str) -> None:
+    """Chat ends its calls only at the finish: the browser waits there, never ahead."""
+    pair = model.relay(RELAYED, fmt)
+    for i in range(len(pair.provider)):
+        j, here = pair.browser_step(i), model.progress(pair.provider, i)
+        assert all(a <= b for a, b in zip(model.progress(pair.browser, j), here, strict=True))
+        if j + 1 < len(pair.browser):
+            ahead = model.progress(pair.browser, j + 1)
+            assert any(a > b for a, b in zip(ahead, here, strict=True))
+
+
+def test_a_capture_is_relayed_as_recorded_beside_the_stream_sent_on_from_it() -> None:
+    pair = model.relay(CAPTURE)
+    recorded = scl.Stepper(CAPTURE)
+    assert pair.formats == ("anthropic-messages", "ai-sdk-ui")
+    assert len(pair.provider) == len(recorded)
+    last = pair.browser.state(len(pair.browser) - 1)
+    assert [c["args"] for c in last.finished] == [
+        c["args"] for c in recorded.state(len(recorded) - 1).finished]

@@ -30,6 +30,7 @@ from ..stepper import (
     Choice,
     Clock,
     Pace,
+    Relay,
     Speed,
     Step,
     Stepper,
@@ -39,6 +40,7 @@ from ..stepper import (
     first_divergence,
     history,
     pace,
+    relay,
     still_step,
 )
 from . import render as r
@@ -55,6 +57,8 @@ TOOLTIPS = {
              "narrate), or a multiple of the pace the turn was recorded at",
     "handler": "whose buffers, message surface and handed-on calls the panel shows",
     "capture": "which capture of the folder to step through",
+    "stream": "step through the provider's stream or the browser-side stream an app sends "
+              "on from it; the other follows to its matching step, shown side by side",
 }
 """What each control of a :class:`StepperView` does, shown when the pointer rests on it."""
 
@@ -162,6 +166,27 @@ def render(stepper: Stepper, i: int, handler: str = CORRECT,
     return SafeHTML(r.view(body, "scl-stepper"))
 
 
+def _side(stepper: Stepper, i: int, fmt: str, shown: bool) -> str:
+    step = stepper.state(i)
+    buffers = "<br>".join(r.code(b) for b in step.buffers.values()) or (
+        '<span class="scl-note">no argument buffer yet</span>')
+    mark = " (stepping)" if shown else " (at its matching step)"
+    return (f'<td class="scl-side"><h4>{escape(fmt)}{mark}: step {i} of {len(stepper)}</h4>'
+            f"{_frame(step)}<h4>Buffers</h4>{buffers}<h4>Message surface</h4>"
+            f"{r.code(step.message)}</td>")
+
+
+def render_beside(pair: Relay, shown: int, i: int) -> str:
+    """The provider's stream and the browser-side one side by side (escaped HTML): step
+    ``i`` of the one stepped (``shown``: 0 the provider's, 1 the browser's) and the other
+    at its matching step, each with its raw frame, buffers and message surface."""
+    streams = (pair.provider, pair.browser)
+    other = pair.browser_step(i) if shown == 0 else pair.provider_step(i)
+    at = (i, other) if shown == 0 else (other, i)
+    cells = "".join(_side(streams[k], at[k], pair.formats[k], k == shown) for k in (0, 1))
+    return (f'<table class="scl-table scl-beside"><tbody><tr>{cells}</tr></tbody></table>')
+
+
 def _problem(text: str) -> SafeHTML:
     return SafeHTML(r.view(f'<div class="scl-bad">{escape(text)}</div>', "scl-stepper"))
 
@@ -172,14 +197,27 @@ class StepperView(r.View):
     ``source`` is anything :class:`~streamcalls_lab.Stepper` takes (a capture path, by
     default the first turn in it) or a ready ``Stepper``; the rest goes to the Stepper.
     ``choices`` (a folder, a glob or a HAR file) fills a capture picker with its captures;
-    a folder given as ``source`` fills it too.
+    a folder given as ``source`` fills it too. A :class:`~streamcalls_lab.stepper.Relay`
+    (or :meth:`relayed`) steps a provider's stream and the browser-side one sent on from
+    it, switchable, the other shown beside at its matching step.
     """
 
-    def __init__(self, source: Source | Stepper, *, turn: str | None = None,
+    @classmethod
+    def relayed(cls, turn: Any, provider: str | None = None, browser: str = "ai-sdk-ui",
+                *, faults: Mapping[str, type] | None = None) -> StepperView:
+        """A view of ``turn`` (a turn script or a capture, as
+        :func:`~streamcalls_lab.stepper.relay` takes) as the provider streams it and as
+        the browser receives it."""
+        return cls(relay(turn, provider, browser, faults=faults))
+
+    def __init__(self, source: Source | Stepper | Relay, *, turn: str | None = None,
                  read_size: int | None = None,
                  faults: Mapping[str, type] | None = None,
                  choices: Source | None = None) -> None:
         self._options: dict[str, Any] = {"read_size": read_size, "faults": faults}
+        self.relay = source if isinstance(source, Relay) else None
+        if isinstance(source, Relay):
+            source = source.provider
         self.stepper = source if isinstance(source, Stepper) else Stepper(
             source, turn=turn, read_size=read_size, faults=faults)
         self.clock = clock(self.stepper, None if isinstance(source, Stepper) else source)
@@ -206,12 +244,18 @@ class StepperView(r.View):
                   for n, c in enumerate(self.choices)]
         self.capture = w.Dropdown(options=labels, value=shown if labels else None,
                                   tooltip=TOOLTIPS["capture"], layout=w.Layout(width="32em"))
+        sides = self.relay.formats if self.relay is not None else ()
+        self.stream = w.ToggleButtons(
+            options=[(f"{kind}: {fmt}", n) for n, (kind, fmt) in
+                     enumerate(zip(("provider", "browser"), sides, strict=False))],
+            tooltip=TOOLTIPS["stream"])
         self.status = w.HTML()
         self.output = w.HTML()
         for widget, cls in ((self.back, "scl-back"), (self.next, "scl-next"),
                             (self.jump, "scl-jump"), (self.slider, "scl-step-slider"),
                             (self.play, "scl-play"), (self.speed, "scl-speed"),
                             (self.handler, "scl-handler"), (self.capture, "scl-capture"),
+                            (self.stream, "scl-stream"),
                             (self.status, "scl-stepper-status"),
                             (self.output, "scl-stepper-output")):
             widget.add_class(cls)
@@ -226,7 +270,10 @@ class StepperView(r.View):
         self.speed.observe(lambda change: self._retime(change["new"]), "value")
         self.handler.observe(lambda _: self.show(), "value")
         self.capture.observe(lambda change: self.pick(change["new"]), "value")
+        self.stream.observe(lambda change: self.switch(change["new"]), "value")
         picker = [w.HBox([w.Label("capture"), self.capture])] if labels else []
+        if self.relay is not None:
+            picker.append(w.HBox([w.Label("stream"), self.stream]))
         self.widget = w.VBox([
             *picker,
             w.HBox([self.back, self.next, self.jump, self.slider]),
@@ -283,6 +330,23 @@ class StepperView(r.View):
         self._retime(self.speed.value)
         self.show()
 
+    def switch(self, n: int) -> None:
+        """Step through the relay's provider stream (0) or its browser-side stream (1),
+        from the step matching the one shown."""
+        if self.relay is None:
+            return
+        streams = (self.relay.provider, self.relay.browser)
+        if streams[n] is self.stepper:
+            return
+        at = (self.relay.provider_step if n == 0 else self.relay.browser_step)(self.index)
+        self.stepper = streams[n]
+        self.clock = clock(self.stepper)
+        with self.slider.hold_trait_notifications():
+            self.slider.max = max(len(self.stepper) - 1, 0)
+            self.slider.value = at
+        self._retime(self.speed.value)
+        self.show()
+
     def show(self) -> None:
         """Draw the current step (and keep the model's index in step with the slider)."""
         if len(self.stepper):
@@ -291,7 +355,15 @@ class StepperView(r.View):
 
     def static(self) -> SafeHTML:
         """The current step as escaped HTML, for where no kernel runs."""
-        return render(self.stepper, self.index, self.handler.value, self.clock)
+        return self._drawn(self.index)
+
+    def _drawn(self, i: int, note: str = "") -> SafeHTML:
+        html = render(self.stepper, i, self.handler.value, self.clock, note)
+        if self.relay is None or not len(self.stepper):
+            return html
+        beside = render_beside(self.relay, int(self.stream.value or 0), i)
+        # after the view's own markup: its style sheet comes once, at the start
+        return SafeHTML(html.html + f'<div class="scl-view scl-relay">{beside}</div>')
 
     def still(self) -> SafeHTML:
         """What a page with no kernel shows: the current step once the view has moved; at
@@ -302,7 +374,7 @@ class StepperView(r.View):
             return self.static()
         note = (f"A still of step {at}, part way through a call: run the notebook in "
                 "JupyterLab to step, play or jump through the turn.")
-        return render(self.stepper, at, self.handler.value, self.clock, note)
+        return self._drawn(at, note)
 
     def _retime(self, speed: Speed) -> None:
         """Put the play clock on ``speed``, at the step shown now."""

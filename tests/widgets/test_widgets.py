@@ -387,3 +387,39 @@ def test_the_bubble_is_shown_rendered_as_escaped_text_with_what_it_ate_marked() 
 def test_the_parse_to_finish_preset_shows_its_split_at_the_end_of_the_arguments() -> None:
     view = BreakerView("parse_to_finish")
     assert view.split.value == len(view.args.value) and view.cut_off.value
+
+
+# -- a relayed turn: the provider's stream and the browser's, side by side --------------------
+def test_switching_to_the_browser_stream_lands_on_its_matching_step() -> None:
+    view = StepperView.relayed(CAPTURE)
+    view.go(60)
+    view.stream.value = 1
+    assert view.stepper is view.relay.browser
+    assert view.index == view.relay.browser_step(60)
+    assert view.slider.max == len(view.relay.browser) - 1
+    view.stream.value = 0
+    assert view.stepper is view.relay.provider and view.index == 60
+
+
+def test_the_relayed_view_shows_both_streams_side_by_side() -> None:
+    view = StepperView.relayed(CAPTURE)
+    view.go(60)
+    shown = text_of(view.output.value)
+    j = view.relay.browser_step(60)
+    assert "anthropic-messages (stepping): step 60" in shown
+    assert f"ai-sdk-ui (at its matching step): step {j}" in shown
+    assert '"type":"tool-input-delta"' in shown
+
+
+def test_hostile_text_is_escaped_in_both_streams_of_a_relay() -> None:
+    turn = [Text(("Filed: ", IMG)), Call("t", "toolu_x", ('{"b": "', SCRIPT[:10], SCRIPT[10:],
+                                                          '"}'))]
+    view = StepperView.relayed(turn)
+    for i in range(len(view.stepper)):
+        view.go(i)
+        assert RAW_TAG.search(view.output.value) is None
+
+
+def test_a_plain_view_has_no_stream_switch() -> None:
+    view = StepperView(CAPTURE)
+    assert view.relay is None and "scl-relay" not in view.output.value
