@@ -227,9 +227,10 @@ class Stepper:
     """Step through one turn, forward and back, seeing every handler's state.
 
     ``source`` is a ``load()`` dataframe (one turn is picked by ``turn``, else the first)
-    or any source ``load`` takes (its first capture, or the one named ``turn``). With a
-    source, the handlers are fed the bytes in the recorded reads, or in reads of
-    ``read_size`` bytes; a dataframe has no bytes, so they are fed its events.
+    or any source ``load`` takes (its first capture, or the one named ``turn``; ``name``
+    names an in-memory source's turn, as ``load`` takes it). With a source, the handlers
+    are fed the bytes in the recorded reads, or in reads of ``read_size`` bytes; a dataframe
+    has no bytes, so they are fed its events.
     """
 
     def __init__(
@@ -239,6 +240,7 @@ class Stepper:
         turn: str | None = None,
         faults: Mapping[str, type] | None = None,
         read_size: int | None = None,
+        name: str | None = None,
     ) -> None:
         self.faults = dict(FAULTS if faults is None else faults)
         self.reads: list[bytes] | None = None
@@ -246,7 +248,7 @@ class Stepper:
         if isinstance(source, pd.DataFrame):
             self.events = _one_turn(source, turn)
         else:
-            captures = resolve(source)
+            captures = resolve(source, name)
             if turn is not None:
                 captures = [c for c in captures if c.name == turn]
             if not captures:
@@ -667,5 +669,6 @@ def relay(turn: Script | Sequence[Segment] | Source, provider: str | None = None
         ahead = Stepper(turn, faults=faults)
         script = script_of(ahead)
         fmt = str(ahead.events["provider"].iloc[0]) if len(ahead) else (provider or "")
-    behind = Stepper(turn_bytes(browser, script), faults=faults)
+    behind = Stepper(turn_bytes(browser, script), faults=faults,
+                     name=f"{ahead.turn}, sent on as {browser}")
     return Relay(ahead, behind, (fmt, browser))

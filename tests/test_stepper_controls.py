@@ -255,3 +255,7 @@ def test_a_capture_is_relayed_as_recorded_beside_the_stream_sent_on_from_it() ->
     last = pair.browser.state(len(pair.browser) - 1)
     assert [c["args"] for c in last.finished] == [
         c["args"] for c in recorded.state(len(recorded) - 1).finished]
+
+
+def test_the_browser_stream_is_named_for_the_turn_it_was_sent_on_from() -> None:
+    assert model.relay(CAPTURE).browser.turn == "two-calls-long-args, sent on as ai-sdk-ui"

@@ -144,9 +144,10 @@ def _variants(stepper: Stepper, i: int) -> str:
 
 
 def render(stepper: Stepper, i: int, handler: str = CORRECT,
-           times: Clock | None = None, note: str = "") -> SafeHTML:
+           times: Clock | None = None, note: str = "", beside: str = "") -> SafeHTML:
     """Step ``i`` of ``stepper`` as escaped HTML, buffers of ``handler`` (a variant name);
-    ``note`` (plain text) is said under the step's heading."""
+    ``note`` (plain text) is said under the step's heading, ``beside`` (HTML already
+    escaped: :func:`render_beside`) drawn under it."""
     if not len(stepper):
         return SafeHTML(r.view('<span class="scl-note">no events in this turn</span>',
                                "scl-stepper"))
@@ -160,6 +161,7 @@ def render(stepper: Stepper, i: int, handler: str = CORRECT,
             f"{escape(step.event.get('seq'))}{when}</div>")
     if note:
         head += f'<div class="scl-note scl-still-note">{escape(note)}</div>'
+    head += beside
 
     body = (head + "<h4>Raw frame</h4>" + _frame(step) + "<h4>Event</h4>" + _event(step)
             + _state(stepper, step, handler) + _variants(stepper, i))
@@ -168,7 +170,10 @@ def render(stepper: Stepper, i: int, handler: str = CORRECT,
 
 def _side(stepper: Stepper, i: int, fmt: str, shown: bool) -> str:
     step = stepper.state(i)
-    buffers = "<br>".join(r.code(b) for b in step.buffers.values()) or (
+    buffers = "<br>".join(
+        f'<span class="scl-note">block {escape(key)}:</span> '
+        + (r.code(b) if b else '<span class="scl-note">(empty)</span>')
+        for key, b in step.buffers.items()) or (
         '<span class="scl-note">no argument buffer yet</span>')
     mark = " (stepping)" if shown else " (at its matching step)"
     return (f'<td class="scl-side"><h4>{escape(fmt)}{mark}: step {i} of {len(stepper)}</h4>'
@@ -184,7 +189,8 @@ def render_beside(pair: Relay, shown: int, i: int) -> str:
     other = pair.browser_step(i) if shown == 0 else pair.provider_step(i)
     at = (i, other) if shown == 0 else (other, i)
     cells = "".join(_side(streams[k], at[k], pair.formats[k], k == shown) for k in (0, 1))
-    return (f'<table class="scl-table scl-beside"><tbody><tr>{cells}</tr></tbody></table>')
+    return (f'<table class="scl-table scl-beside scl-relay"><tbody><tr>{cells}</tr></tbody>'
+            "</table>")
 
 
 def _problem(text: str) -> SafeHTML:
@@ -248,7 +254,7 @@ class StepperView(r.View):
         self.stream = w.ToggleButtons(
             options=[(f"{kind}: {fmt}", n) for n, (kind, fmt) in
                      enumerate(zip(("provider", "browser"), sides, strict=False))],
-            tooltip=TOOLTIPS["stream"])
+            tooltip=TOOLTIPS["stream"], style={"button_width": "auto"})
         self.status = w.HTML()
         self.output = w.HTML()
         for widget, cls in ((self.back, "scl-back"), (self.next, "scl-next"),
@@ -341,6 +347,7 @@ class StepperView(r.View):
         at = (self.relay.provider_step if n == 0 else self.relay.browser_step)(self.index)
         self.stepper = streams[n]
         self.clock = clock(self.stepper)
+        self.status.value = ""
         with self.slider.hold_trait_notifications():
             self.slider.max = max(len(self.stepper) - 1, 0)
             self.slider.value = at
@@ -358,12 +365,9 @@ class StepperView(r.View):
         return self._drawn(self.index)
 
     def _drawn(self, i: int, note: str = "") -> SafeHTML:
-        html = render(self.stepper, i, self.handler.value, self.clock, note)
-        if self.relay is None or not len(self.stepper):
-            return html
-        beside = render_beside(self.relay, int(self.stream.value or 0), i)
-        # after the view's own markup: its style sheet comes once, at the start
-        return SafeHTML(html.html + f'<div class="scl-view scl-relay">{beside}</div>')
+        beside = "" if self.relay is None or not len(self.stepper) else (
+            render_beside(self.relay, int(self.stream.value or 0), i))
+        return render(self.stepper, i, self.handler.value, self.clock, note, beside)
 
     def still(self) -> SafeHTML:
         """What a page with no kernel shows: the current step once the view has moved; at

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab.stepper import divergence_step
+from streamcalls_lab.stepper import divergence_step, relay
 
 if TYPE_CHECKING:
     from .conftest import Server
@@ -33,6 +33,8 @@ DATA = Path(os.environ["STREAMCALLS_DATA"])
 CAPTURE = DATA / "anthropic-messages" / "two-calls-long-args.sse"
 view = StepperView(CAPTURE, choices=DATA)
 view"""
+RELAY_CELL = """pair = StepperView.relayed(CAPTURE)
+pair"""
 PICKED = "openai-chat/two-calls-long-args"
 UPDATE_MS = 15_000
 # the tooltip a control shows: its element's title, or that of the element inside it
@@ -58,7 +60,7 @@ def stepper_page(chromium: Any, jupyter_lab: Server) -> Iterator[tuple[Any, Any]
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(CELL)]
+    nb.cells = [nbformat.v4.new_code_cell(CELL), nbformat.v4.new_code_cell(RELAY_CELL)]
     nbformat.write(nb, jupyter_lab.root / NOTEBOOK)
     context = chromium.new_context(viewport={"width": 1400, "height": 1000})
     left = block_remote(context)
@@ -143,3 +145,24 @@ def test_two_events_a_second_plays_every_step_in_turn(
     assert shown[:4] == [1, 2, 3, 4]
     view.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "stepper-slow-play.png"))
+
+
+def test_the_browser_stream_switch_lands_on_the_matching_step(
+    stepper_page: tuple[Any, Any], artifacts: Path,
+) -> None:
+    from playwright.sync_api import expect
+
+    page, _ = stepper_page
+    pair = page.locator(".scl-stepper-view").nth(1)
+    capture = data() / "anthropic-messages" / "two-calls-long-args.sse"
+    want = relay(capture)
+    at = divergence_step(want.provider)
+    assert at is not None
+    pair.locator("button.scl-jump").click()
+    expect(index_of(pair)).to_have_text(str(at), timeout=UPDATE_MS)
+    pair.locator(".scl-stream button", has_text="browser: ai-sdk-ui").click()
+    expect(index_of(pair)).to_have_text(str(want.browser_step(at)), timeout=UPDATE_MS)
+    expect(pair.locator(".scl-relay")).to_contain_text("ai-sdk-ui (stepping)",
+                                                      timeout=UPDATE_MS)
+    pair.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "stepper-relayed.png"))

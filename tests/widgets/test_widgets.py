@@ -423,3 +423,10 @@ def test_hostile_text_is_escaped_in_both_streams_of_a_relay() -> None:
 def test_a_plain_view_has_no_stream_switch() -> None:
     view = StepperView(CAPTURE)
     assert view.relay is None and "scl-relay" not in view.output.value
+
+
+def test_an_empty_buffer_beside_is_said_to_be_empty() -> None:
+    view = StepperView.relayed(CAPTURE)
+    buffers = [view.stepper.state(i).buffers for i in range(len(view.stepper))]
+    view.go(next(i for i, held in enumerate(buffers) if held and not any(held.values())))
+    assert "(empty)" in text_of(view.output.value.split("scl-beside", 1)[1])
