@@ -125,8 +125,9 @@ def index_page(pages: Sequence[Page], data: Path, path: Sequence[Step] | None = 
             "<title>streamcalls-lab: the course</title></head>\n<body><main>"
             "<h1>streamcalls-lab: the course</h1>\n"
             f"<p>Each notebook as executed on <code>{html.escape(data.name)}/</code>; "
-            "read it here without a kernel. The widgets show a still of their first state: "
-            f"run the notebooks in JupyterLab (<code>make lab</code>) to move them.{timed}</p>\n"
+            "read it here without a kernel. The widgets show a still (the stepper's is a "
+            "step part way through a call, not its first): run the notebooks in JupyterLab "
+            f"(<code>make lab</code>) to move them.{timed}</p>\n"
             f"<ol>\n{items}\n</ol></main></body></html>\n")
 
 

@@ -32,8 +32,10 @@ import pandas as pd
 
 from .accumulate import Accumulator, CallKey, Snapshot, present
 from .faults import CORRECT, FAULTS
+from .framing import eventstream
 from .loader import frames, load
 from .sources import Source, resolve
+from .turns import Call, Script, Segment, Text, turn_bytes
 
 _SHOWN = 24  # characters of a value quoted in a reason
 
@@ -211,13 +213,24 @@ def _reads(chunks: list[bytes | tuple[float, bytes]], read_size: int | None) -> 
     return [c[1] if isinstance(c, tuple) else bytes(c) for c in chunks]
 
 
+def frame_shown(body: bytes, offset: int, end: int) -> str:
+    """The bytes of one frame as the raw-frame panel shows them: text framings as their
+    UTF-8 text, an AWS event-stream message (binary) decoded into its sizes, headers and
+    payload, never its prelude and CRCs read as text."""
+    raw = body[offset:end]
+    if raw and eventstream.is_eventstream(body[:1]):
+        return eventstream.describe(raw)
+    return raw.decode("utf-8", "replace")
+
+
 class Stepper:
     """Step through one turn, forward and back, seeing every handler's state.
 
     ``source`` is a ``load()`` dataframe (one turn is picked by ``turn``, else the first)
-    or any source ``load`` takes (its first capture, or the one named ``turn``). With a
-    source, the handlers are fed the bytes in the recorded reads, or in reads of
-    ``read_size`` bytes; a dataframe has no bytes, so they are fed its events.
+    or any source ``load`` takes (its first capture, or the one named ``turn``; ``name``
+    names an in-memory source's turn, as ``load`` takes it). With a source, the handlers
+    are fed the bytes in the recorded reads, or in reads of ``read_size`` bytes; a dataframe
+    has no bytes, so they are fed its events.
     """
 
     def __init__(
@@ -227,6 +240,7 @@ class Stepper:
         turn: str | None = None,
         faults: Mapping[str, type] | None = None,
         read_size: int | None = None,
+        name: str | None = None,
     ) -> None:
         self.faults = dict(FAULTS if faults is None else faults)
         self.reads: list[bytes] | None = None
@@ -234,7 +248,7 @@ class Stepper:
         if isinstance(source, pd.DataFrame):
             self.events = _one_turn(source, turn)
         else:
-            captures = resolve(source)
+            captures = resolve(source, name)
             if turn is not None:
                 captures = [c for c in captures if c.name == turn]
             if not captures:
@@ -244,7 +258,7 @@ class Stepper:
             body = b"".join(self.reads)
             self.events = load(body, name=cap.name, strict=False, raw=True)
             for fr in frames(body, strict=False):
-                frame_text[fr.offset] = body[fr.offset:fr.end].decode("utf-8", "replace")
+                frame_text[fr.offset] = frame_shown(body, fr.offset, fr.end)
         self.turn = str(self.events["turn"].iloc[0]) if len(self.events) else ""
         records = [{k: present(v) for k, v in row.items()}
                    for row in self.events.to_dict("records")]
@@ -316,6 +330,68 @@ def first_divergence(stepper: Stepper, upto: int | None = None) -> dict[str, tup
     return out
 
 
+def divergence_step(stepper: Stepper, variant: str | None = None) -> int | None:
+    """Where a jump to the first divergence lands: the first step at which ``variant``
+    differs from the correct handler, or (``variant`` None or the correct handler itself)
+    at which any variant does; None when none ever does on this turn."""
+    first = first_divergence(stepper)
+    if variant is not None and variant != CORRECT:
+        return first[variant][0] if variant in first else None
+    return min((step for step, _ in first.values()), default=None)
+
+
+def still_step(stepper: Stepper) -> int:
+    """The step a still (a page with no kernel behind it) shows: a call half sent.
+
+    The middle argument fragment of the call sent in the most fragments (the first such,
+    on a tie), so its buffer is part filled and the variants have had time to go wrong;
+    the middle event when no call is sent in two fragments or more; 0 for a turn of one
+    event or none.
+    """
+    fragments: dict[tuple[Any, Any], list[int]] = {}
+    for i, r in enumerate(stepper._records):
+        if r.get("kind") == "args_delta" and r.get("fragment"):
+            fragments.setdefault((r.get("choice"), r.get("block")), []).append(i)
+    steps = max(fragments.values(), key=len, default=[])
+    if len(steps) >= 2:
+        return steps[(len(steps) - 1) // 2]
+    return max(len(stepper) - 1, 0) // 2
+
+
+# -- a picker's choices: the captures of a folder ----------------------------------------------
+@dataclass(frozen=True)
+class Choice:
+    """One capture a picker offers: its name, and what a :class:`Stepper` is built from."""
+
+    label: str
+    """The capture's turn name (its path below the folder, without the suffix)."""
+    source: Source
+    """Its file when it has one (so its timing sidecar is read), else the whole source."""
+    turn: str | None
+    """The turn to pick from ``source``; None when ``source`` is the capture's own file."""
+    problem: str | None = None
+    """Why it cannot be stepped through (a dangling symlink, an unreadable file), or None."""
+
+    def stepper(self, **options: Any) -> Stepper:
+        """A :class:`Stepper` of this capture (``options`` as :class:`Stepper` takes them)."""
+        if self.problem is not None:
+            raise ValueError(f"{self.label}: {self.problem}")
+        return Stepper(self.source, turn=self.turn, **options)
+
+
+def choices(source: Source) -> list[Choice]:
+    """Every capture of ``source`` (a folder, a glob, a HAR file or one capture) a picker
+    offers, in the order ``load`` reads them; an entry that cannot be read is offered with
+    its problem (never left out in silence)."""
+    out = []
+    for cap in resolve(source, require=True):
+        problem = cap.problem.reason if cap.problem is not None else None
+        own = cap.path is not None and cap.path.suffix.lower() != ".har"
+        out.append(Choice(cap.name, cap.path if own else source, None if own else cap.name,
+                          problem))
+    return out
+
+
 # -- playback: the recorded clock and the history so far -------------------------------------
 # What a stepper view needs beyond one step: the recorded clock and the history so far.
 #
@@ -327,6 +403,8 @@ def first_divergence(stepper: Stepper, upto: int | None = None) -> dict[str, tup
 # :func:`ms_of` map between that clock and the steps, so a view only links two widgets.
 FALLBACK_GAP = 0.1
 """Seconds between steps when a turn has no recorded timing."""
+TICK_MS = 50
+"""Milliseconds between a play clock's ticks at a multiple of the recorded pace."""
 HISTORY_COLUMNS = ("variant", "first_step", "first_reason", "now")
 
 
@@ -396,8 +474,9 @@ def step_of(clock: Clock, ms: int) -> int:
 
 
 def ms_of(clock: Clock, step: int) -> int:
-    """Where a play clock stands when the reader moves to ``step``."""
-    return int(clock.times[step] * 1000) if clock.times else 0
+    """Where a play clock stands when the reader moves to ``step``: the first millisecond
+    at or after its event (truncating would stand before it, on the step before)."""
+    return math.ceil(round(clock.times[step] * 1000, 6)) if clock.times else 0
 
 
 def history(stepper: Stepper, upto: int) -> pd.DataFrame:
@@ -413,3 +492,183 @@ def history(stepper: Stepper, upto: int) -> pd.DataFrame:
             for name in stepper.faults]
     return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS)).astype(
         {"variant": "str", "first_step": "Int64", "first_reason": "str", "now": "str"})
+
+
+# -- speeds: multiples of the recorded pace, or a fixed number of events a second -----------
+@dataclass(frozen=True)
+class Speed:
+    """How fast play moves: ``factor`` times the recorded pace, or ``per_second`` events a
+    second whatever the recording (slow enough to narrate, one event after another)."""
+
+    label: str
+    factor: float | None = None
+    per_second: float | None = None
+
+    def __post_init__(self) -> None:
+        if (self.factor is None) == (self.per_second is None):
+            raise ValueError("a speed is a factor of the recorded pace or events a second")
+        if (self.factor or self.per_second or 0) <= 0:
+            raise ValueError("speed must be positive")
+
+
+SPEEDS = (
+    Speed("2 events a second", per_second=2.0), Speed("5 events a second", per_second=5.0),
+    Speed("½× recorded", 0.5), Speed("recorded pace", 1.0), Speed("2×", 2.0),
+    Speed("5×", 5.0), Speed("20×", 20.0),
+)
+"""The speeds a stepper view offers, slowest first."""
+RECORDED = SPEEDS[3]
+
+
+@dataclass(frozen=True)
+class Pace:
+    """A play clock at one speed: every ``interval`` ms it adds ``step`` to its value and
+    stops before passing ``max``. Its value is recorded milliseconds, or (``per_event``)
+    the step itself; :meth:`step_of` and :meth:`value_of` map between value and step."""
+
+    interval: int
+    step: int
+    max: int
+    per_event: bool
+    clock: Clock
+
+    def step_of(self, value: int) -> int:
+        """The step a play clock at ``value`` shows."""
+        if self.per_event:
+            return min(max(int(value), 0), max(len(self.clock.times) - 1, 0))
+        return step_of(self.clock, value)
+
+    def value_of(self, step: int) -> int:
+        """Where the play clock stands when the reader moves to ``step``."""
+        return step if self.per_event else ms_of(self.clock, step)
+
+
+def pace(clock: Clock, speed: Speed | float, tick_ms: int = TICK_MS) -> Pace:
+    """The play clock for ``speed`` (a :class:`Speed`, or a bare factor of the recorded
+    pace): at a factor it ticks every ``tick_ms`` over recorded milliseconds
+    (:func:`play_range`); at ``per_second`` events a second it moves one step a tick, every
+    ``1000 / per_second`` ms, and ends on the last step."""
+    if not isinstance(speed, Speed):
+        speed = Speed(f"{speed}×", float(speed))
+    if speed.per_second is not None:
+        return Pace(max(1, round(1000 / speed.per_second)), 1,
+                    max(len(clock.times) - 1, 0), True, clock)
+    step, end = play_range(clock, float(speed.factor or 1.0), tick_ms)
+    return Pace(tick_ms, step, end, False, clock)
+
+
+# -- a relayed turn: the provider's stream beside the browser-side one sent on from it ------
+BROWSER = "ai-sdk-ui"
+"""The browser-side stream a relay writes by default: what ``useChat`` reads."""
+
+
+def script_of(stepper: Stepper) -> Script:
+    """The turn a stepper's events tell, as a :class:`~streamcalls_lab.turns.Script` a
+    writer can send on: its text and its calls, in order, each fragment as it came.
+
+    A call never stopped ends a cut turn (it must be the last segment); calls whose
+    fragments alternate make an interleaved one. A turn of several choices, or a call
+    with no tool name, is no turn an app sends on whole: a ``ValueError`` says so.
+    """
+    segments: list[Text | list[Any]] = []
+    calls: dict[tuple[Any, Any], list[Any]] = {}  # (choice, block) -> [tool, id, fragments]
+    stopped: set[tuple[Any, Any]] = set()
+    order: list[tuple[Any, Any]] = []  # the call each argument fragment went to
+    if len({r.get("choice") for r in stepper._records} - {None}) > 1:
+        raise ValueError(f"{stepper.turn}: a turn of several choices; an app sends one on")
+    for r in stepper._records:
+        kind, key = r.get("kind"), (r.get("choice"), r.get("block"))
+        if kind == "text_delta" and r.get("fragment"):
+            if segments and isinstance(segments[-1], Text):
+                segments[-1] = Text((*segments[-1].fragments, r["fragment"]))
+            else:
+                segments.append(Text((r["fragment"],)))
+        elif kind == "call_start" and key not in calls:
+            if r.get("tool") is None:
+                raise ValueError(f"{stepper.turn}: the call at block {key[1]} has no tool name")
+            calls[key] = [r["tool"], r.get("call_id") or f"call_{len(calls)}", []]
+            segments.append(calls[key])
+        elif kind == "args_delta" and key in calls and r.get("fragment"):
+            calls[key][2].append(r["fragment"])
+            order.append(key)
+        elif kind in ("block_stop", "call_stop") and key in calls:
+            stopped.add(key)
+    done = stepper.state(len(stepper) - 1).finished if len(stepper) else ()
+    stopped |= {(c.get("choice"), c["block"]) for c in done}
+    open_ = [k for k in calls if k not in stopped]
+    if len(open_) > 1 or (open_ and segments[-1] is not calls[open_[0]]):
+        raise ValueError(f"{stepper.turn}: a call left open before the end of the turn")
+    runs = [k for n, k in enumerate(order) if n == 0 or order[n - 1] != k]
+    out = tuple(Call(s[0], str(s[1]), tuple(s[2])) if isinstance(s, list) else s
+                for s in segments)
+    return Script(out, cut=bool(open_), interleave=len(runs) > len(set(runs)))
+
+
+def progress(stepper: Stepper, i: int) -> tuple[int, int, int, int]:
+    """How far the correct handler has got at step ``i``, in what any format shares:
+    calls announced (buffers opened), calls handed on, argument characters held, message
+    characters shown."""
+    snap = stepper.state(i).correct.snapshot
+    return (len(snap.buffers), len(snap.finished), sum(len(b) for b in snap.buffers.values()),
+            len(snap.message))
+
+
+def matching_step(source: Stepper, i: int, other: Stepper) -> int:
+    """The step of ``other`` (the same turn in another format) that matches step ``i`` of
+    ``source``: the last at which ``other``'s correct handler has got no further than
+    ``source``'s has (no more calls announced or handed on, argument or message characters
+    held), so stepping one moves the other to where it has shown the same, and no more.
+    Where the formats end calls at different moments (Chat at the turn's finish, the UI
+    stream each on its own), the other waits at the last step it can show."""
+    if not len(other):
+        raise ValueError("no steps in the other stream")
+    here = progress(source, i)
+    at = 0
+    for j in range(len(other)):
+        if all(a <= b for a, b in zip(progress(other, j), here, strict=True)):
+            at = j
+        else:
+            break
+    return at
+
+
+@dataclass
+class Relay:
+    """One turn as two streams: the provider's and the browser-side one an app's backend
+    sends on from it (the AI SDK UI message stream by default), stepped side by side."""
+
+    provider: Stepper
+    browser: Stepper
+    formats: tuple[str, str]
+    """The provider's wire format and the browser side's."""
+
+    def browser_step(self, i: int) -> int:
+        """The browser stream's step matching the provider's step ``i``."""
+        return matching_step(self.provider, i, self.browser)
+
+    def provider_step(self, j: int) -> int:
+        """The provider stream's step matching the browser's step ``j``."""
+        return matching_step(self.browser, j, self.provider)
+
+
+def relay(turn: Script | Sequence[Segment] | Source, provider: str | None = None,
+          browser: str = BROWSER, *, faults: Mapping[str, type] | None = None) -> Relay:
+    """A turn as the provider streams it and as the browser receives it from an app.
+
+    ``turn`` is a turn script (or its segments), written in ``provider`` (by default
+    ``anthropic-messages``) and in ``browser`` by the formats' own writers; or a capture
+    (anything :class:`Stepper` takes), stepped as recorded, whose turn
+    (:func:`script_of`) is written in ``browser``.
+    """
+    written = turn if isinstance(turn, Script) else Script(tuple(turn)) if isinstance(
+        turn, (list, tuple)) and turn and all(isinstance(s, (Text, Call)) for s in turn) else None
+    if written is not None:
+        script, fmt = written, provider or "anthropic-messages"
+        ahead = Stepper(turn_bytes(fmt, script), faults=faults)
+    else:
+        ahead = Stepper(turn, faults=faults)
+        script = script_of(ahead)
+        fmt = str(ahead.events["provider"].iloc[0]) if len(ahead) else (provider or "")
+    behind = Stepper(turn_bytes(browser, script), faults=faults,
+                     name=f"{ahead.turn}, sent on as {browser}")
+    return Relay(ahead, behind, (fmt, browser))

@@ -56,7 +56,13 @@ class HeaderError(ValueError):
 
 def parse_headers(raw: bytes, at: int = 0) -> dict[str, HeaderValue]:
     """A message's headers section as a dict; ``at`` is its offset, for the error."""
-    out: dict[str, HeaderValue] = {}
+    return {name: value for name, _, value in typed_headers(raw, at)}
+
+
+def typed_headers(raw: bytes, at: int = 0) -> list[tuple[str, int, HeaderValue]]:
+    """A message's headers as ``(name, value type code, value)``, in their order."""
+    out: list[tuple[str, int, HeaderValue]] = []
+    seen: set[str] = set()
     i, n = 0, len(raw)
 
     def take(size: int, what: str) -> bytes:
@@ -85,9 +91,10 @@ def parse_headers(raw: bytes, at: int = 0) -> dict[str, HeaderValue]:
         else:
             raise HeaderError(at + i - 1, f"unknown header value type {kind} in header {name!r}"
                                           " (AWS defines 0-9)")
-        if name in out:
+        if name in seen:
             raise HeaderError(at + start, f"duplicate header {name!r}")
-        out[name] = value
+        seen.add(name)
+        out.append((name, kind, value))
     return out
 
 
@@ -317,3 +324,54 @@ def exception_message(exception_type: str, payload: bytes | str) -> bytes:
     return encode_message({":exception-type": exception_type,
                            ":content-type": "application/json",
                            ":message-type": "exception"}, raw)
+
+
+# -- showing: a message as a reader can read it -----------------------------------------------
+def _shown_value(value: HeaderValue) -> str:
+    if isinstance(value, bytes):
+        return f"0x{value[:32].hex()}" + ("…" if len(value) > 32 else "") + f" ({len(value)} bytes)"
+    return str(value)
+
+
+def describe(raw: bytes) -> str:
+    """One message's bytes as text a person reads: its sizes, whether both CRCs hold, each
+    header as ``name (type) = value``, and the payload as UTF-8 (U+FFFD where it is not).
+
+    Bytes that are no sound message (a broken prelude, a message cut short) are said to be
+    so and shown in hex, never decoded as text (the prelude and the CRCs would be mojibake).
+    """
+    def hexed(why: str) -> str:
+        head = raw[:64].hex(" ")
+        return f"{why}; its first bytes in hex:\n{head}" + (" …" if len(raw) > 64 else "")
+
+    if len(raw) < PRELUDE + 4:
+        return hexed(f"{len(raw)} bytes: too few for an event-stream message")
+    total, hlen, crc = _PRELUDE.unpack_from(raw)
+    broken = _broken_prelude(raw[:8], total, hlen, crc)
+    if broken is not None:
+        return hexed(f"not a sound event-stream message: {broken}")
+    if len(raw) != total:
+        return hexed(f"{len(raw)} bytes where the prelude says {total}: not one whole message")
+    recorded, computed = int.from_bytes(raw[-4:]), crc32(raw[:-4])
+    crcs = "both CRCs hold" if recorded == computed else (
+        f"message CRC mismatch (recorded 0x{recorded:08x}, computed 0x{computed:08x})")
+    lines = [f"event-stream message: {total} bytes (prelude {PRELUDE}, headers {hlen}, "
+             f"payload {total - PRELUDE - hlen - 4}, CRC 4); {crcs}"]
+    try:
+        headers = typed_headers(raw[PRELUDE:PRELUDE + hlen], PRELUDE)
+    except HeaderError as e:
+        lines.append(f"headers unreadable at byte {e.offset} of the message: {e.reason}")
+        return "\n".join(lines)
+    lines += [f"{name} ({HEADER_TYPES[kind]}) = {_shown_value(value)}"
+              for name, kind, value in headers]
+    payload = raw[PRELUDE + hlen:-4]
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError as e:
+        text = payload.decode("utf-8", "replace")
+        lines.append(f"payload (not UTF-8 from its byte {e.start}; U+FFFD marks each bad byte):")
+    else:
+        lines.append("payload:")
+    lines.append(text)
+    return "\n".join(lines)
+

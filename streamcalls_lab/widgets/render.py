@@ -33,16 +33,21 @@ background:#fff5d6;border-right:2px solid #c60;padding:0 1px}
 
 class View:
     """A view shown live by its ``widget`` and, in the same bundle, as its escaped HTML
-    (:meth:`static`), which is what a saved notebook or a page without a kernel shows."""
+    (:meth:`still`), which is what a saved notebook or a page without a kernel shows."""
 
     widget: Any
 
     def static(self) -> SafeHTML:
         raise NotImplementedError
 
+    def still(self) -> SafeHTML:
+        """What a page without a kernel shows: :meth:`static` unless a view knows a more
+        telling moment (the stepper: a call half sent rather than step 0)."""
+        return self.static()
+
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
-        bundle["text/html"] = self.static().html
+        bundle["text/html"] = self.still().html
         return bundle
 
 

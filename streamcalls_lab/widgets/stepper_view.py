@@ -2,12 +2,17 @@
 
 :func:`render` draws one step of a :class:`~streamcalls_lab.Stepper` as escaped HTML: the
 raw frame, the event, every buffer as its handler keys it, the message surface, what is handed on,
-and how each fault variant has fared so far. :class:`StepperView` only moves the index.
+and how each fault variant has fared so far. :class:`StepperView` only moves the index, picks
+the capture and the speed; what each control means (the picker's choices, where a jump to the
+first divergence lands, a speed's clock, the still a page without a kernel shows) is the
+model's (:mod:`streamcalls_lab.stepper`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from os import PathLike
+from pathlib import Path
 from typing import Any
 
 import ipywidgets as w
@@ -15,15 +20,47 @@ import pandas as pd
 import traitlets
 
 from ..accumulate import CallKey, present
-from ..display import SafeHTML, escape, visible
+from ..display import SafeHTML, code_point, escape, hidden, visible
 from ..sources import Source
-from ..stepper import CORRECT, Clock, Step, Stepper, clock, history, ms_of, play_range, step_of
+from ..stepper import (
+    CORRECT,
+    RECORDED,
+    SPEEDS,
+    TICK_MS,
+    Choice,
+    Clock,
+    Pace,
+    Relay,
+    Speed,
+    Step,
+    Stepper,
+    choices,
+    clock,
+    divergence_step,
+    first_divergence,
+    history,
+    pace,
+    relay,
+    still_step,
+)
 from . import render as r
 
-TICK_MS = 50
 FRAME_CHARS = 1500
-SPEEDS = (("½× recorded", 0.5), ("recorded pace", 1.0), ("2×", 2.0), ("5×", 5.0),
-          ("20×", 20.0))
+TOOLTIPS = {
+    "back": "one event back (the step before)",
+    "next": "one event on (the step after)",
+    "slider": "drag to any step: step i is the state once event i has arrived",
+    "jump": "go to the first step where a fault variant differs from the correct handler "
+            "(the variant 'buffers of' names, else any)",
+    "play": "play the turn at the chosen speed; stop rewinds to step 0",
+    "speed": "how fast play moves: a fixed number of events a second (slow enough to "
+             "narrate), or a multiple of the pace the turn was recorded at",
+    "handler": "whose buffers, message surface and handed-on calls the panel shows",
+    "capture": "which capture of the folder to step through",
+    "stream": "step through the provider's stream or the browser-side stream an app sends "
+              "on from it; the other follows to its matching step, shown side by side",
+}
+"""What each control of a :class:`StepperView` does, shown when the pointer rests on it."""
 
 
 def _tools(stepper: Stepper, seq: Any) -> dict[Hashable, str]:
@@ -68,7 +105,10 @@ def _frame(step: Step) -> str:
     text = step.frame or ""
     cut = len(text) > FRAME_CHARS
     more = f'\n<span class="scl-more">… {len(text) - FRAME_CHARS} more</span>' if cut else ""
-    return f'<pre class="scl-code scl-frame">{escape(text[:FRAME_CHARS])}{more}</pre>'
+    # a control or bidi character in a frame is drawn as its escape, never obeyed
+    shown = "".join(c if c == "\n" or not hidden(c) else code_point(c)
+                    for c in text[:FRAME_CHARS])
+    return f'<pre class="scl-code scl-frame">{escape(shown)}{more}</pre>'
 
 
 def _state(stepper: Stepper, step: Step, handler: str) -> str:
@@ -104,8 +144,10 @@ def _variants(stepper: Stepper, i: int) -> str:
 
 
 def render(stepper: Stepper, i: int, handler: str = CORRECT,
-           times: Clock | None = None) -> SafeHTML:
-    """Step ``i`` of ``stepper`` as escaped HTML, buffers of ``handler`` (a variant name)."""
+           times: Clock | None = None, note: str = "", beside: str = "") -> SafeHTML:
+    """Step ``i`` of ``stepper`` as escaped HTML, buffers of ``handler`` (a variant name);
+    ``note`` (plain text) is said under the step's heading, ``beside`` (HTML already
+    escaped: :func:`render_beside`) drawn under it."""
     if not len(stepper):
         return SafeHTML(r.view('<span class="scl-note">no events in this turn</span>',
                                "scl-stepper"))
@@ -117,51 +159,133 @@ def render(stepper: Stepper, i: int, handler: str = CORRECT,
     head = (f'<div class="scl-step-head">step <b class="scl-index">{i}</b> '
             f"(event {i + 1} of {len(stepper)}) · turn {escape(stepper.turn)} · seq "
             f"{escape(step.event.get('seq'))}{when}</div>")
+    if note:
+        head += f'<div class="scl-note scl-still-note">{escape(note)}</div>'
+    head += beside
+
     body = (head + "<h4>Raw frame</h4>" + _frame(step) + "<h4>Event</h4>" + _event(step)
             + _state(stepper, step, handler) + _variants(stepper, i))
     return SafeHTML(r.view(body, "scl-stepper"))
 
 
+def _side(stepper: Stepper, i: int, fmt: str, shown: bool) -> str:
+    step = stepper.state(i)
+    buffers = "<br>".join(
+        f'<span class="scl-note">block {escape(key)}:</span> '
+        + (r.code(b) if b else '<span class="scl-note">(empty)</span>')
+        for key, b in step.buffers.items()) or (
+        '<span class="scl-note">no argument buffer yet</span>')
+    mark = " (stepping)" if shown else " (at its matching step)"
+    return (f'<td class="scl-side"><h4>{escape(fmt)}{mark}: step {i} of {len(stepper)}</h4>'
+            f"{_frame(step)}<h4>Buffers</h4>{buffers}<h4>Message surface</h4>"
+            f"{r.code(step.message)}</td>")
+
+
+def render_beside(pair: Relay, shown: int, i: int) -> str:
+    """The provider's stream and the browser-side one side by side (escaped HTML): step
+    ``i`` of the one stepped (``shown``: 0 the provider's, 1 the browser's) and the other
+    at its matching step, each with its raw frame, buffers and message surface."""
+    streams = (pair.provider, pair.browser)
+    other = pair.browser_step(i) if shown == 0 else pair.provider_step(i)
+    at = (i, other) if shown == 0 else (other, i)
+    cells = "".join(_side(streams[k], at[k], pair.formats[k], k == shown) for k in (0, 1))
+    return (f'<table class="scl-table scl-beside scl-relay"><tbody><tr>{cells}</tr></tbody>'
+            "</table>")
+
+
+def _problem(text: str) -> SafeHTML:
+    return SafeHTML(r.view(f'<div class="scl-bad">{escape(text)}</div>', "scl-stepper"))
+
+
 class StepperView(r.View):
-    """Next, back, a slider and play-at-recorded-pace over one turn of ``source``.
+    """Next, back, a slider, a jump to the first divergence and play over one turn.
 
     ``source`` is anything :class:`~streamcalls_lab.Stepper` takes (a capture path, by
     default the first turn in it) or a ready ``Stepper``; the rest goes to the Stepper.
+    ``choices`` (a folder, a glob or a HAR file) fills a capture picker with its captures;
+    a folder given as ``source`` fills it too. A :class:`~streamcalls_lab.stepper.Relay`
+    (or :meth:`relayed`) steps a provider's stream and the browser-side one sent on from
+    it, switchable, the other shown beside at its matching step.
     """
 
-    def __init__(self, source: Source | Stepper, *, turn: str | None = None,
+    @classmethod
+    def relayed(cls, turn: Any, provider: str | None = None, browser: str = "ai-sdk-ui",
+                *, faults: Mapping[str, type] | None = None) -> StepperView:
+        """A view of ``turn`` (a turn script or a capture, as
+        :func:`~streamcalls_lab.stepper.relay` takes) as the provider streams it and as
+        the browser receives it."""
+        return cls(relay(turn, provider, browser, faults=faults))
+
+    def __init__(self, source: Source | Stepper | Relay, *, turn: str | None = None,
                  read_size: int | None = None,
-                 faults: Mapping[str, type] | None = None) -> None:
+                 faults: Mapping[str, type] | None = None,
+                 choices: Source | None = None) -> None:
+        self._options: dict[str, Any] = {"read_size": read_size, "faults": faults}
+        self.relay = source if isinstance(source, Relay) else None
+        if isinstance(source, Relay):
+            source = source.provider
         self.stepper = source if isinstance(source, Stepper) else Stepper(
             source, turn=turn, read_size=read_size, faults=faults)
         self.clock = clock(self.stepper, None if isinstance(source, Stepper) else source)
+        self.choices, shown = _picker_choices(source, choices)
+        self._given = (self.stepper, self.clock)
+        self.pace: Pace = pace(self.clock, RECORDED, TICK_MS)
         last = max(len(self.stepper) - 1, 0)
-        self.back = w.Button(description="◀ back", tooltip="one event back")
-        self.next = w.Button(description="next ▶", tooltip="one event on")
+        self.back = w.Button(description="◀ back", tooltip=TOOLTIPS["back"])
+        self.next = w.Button(description="next ▶", tooltip=TOOLTIPS["next"])
+        self.jump = w.Button(description="⇥ first divergence", tooltip=TOOLTIPS["jump"],
+                             layout=w.Layout(width="12em"))
         self.slider = w.IntSlider(0, min=0, max=last, description="step",
-                                  layout=w.Layout(width="60%"))
-        step, end = play_range(self.clock, 1.0, TICK_MS)
-        self.play = w.Play(0, min=0, max=end, step=step, interval=TICK_MS, description="play")
-        self.speed = w.Dropdown(options=SPEEDS, value=1.0, layout=w.Layout(width="11em"))
+                                  tooltip=TOOLTIPS["slider"], layout=w.Layout(width="50%"))
+        # No description on these: ipywidgets shows a tooltip only on a control without one
+        # (a Play or a Dropdown puts it nowhere else), so a Label names each instead.
+        self.play = w.Play(0, min=0, max=self.pace.max, step=self.pace.step,
+                           interval=self.pace.interval, tooltip=TOOLTIPS["play"])
+        self.speed = w.Dropdown(options=[(s.label, s) for s in SPEEDS], value=RECORDED,
+                                tooltip=TOOLTIPS["speed"], layout=w.Layout(width="12em"))
         self.handler = w.Dropdown(options=[CORRECT, *self.stepper.faults],
-                                  description="buffers of", layout=w.Layout(width="18em"))
+                                  tooltip=TOOLTIPS["handler"], layout=w.Layout(width="12em"))
+        labels = [(f"{self.stepper.turn} (as given)" if c is None else c.label
+                   if c.problem is None else f"{c.label} (cannot be read)", n)
+                  for n, c in enumerate(self.choices)]
+        self.capture = w.Dropdown(options=labels, value=shown if labels else None,
+                                  tooltip=TOOLTIPS["capture"], layout=w.Layout(width="32em"))
+        sides = self.relay.formats if self.relay is not None else ()
+        self.stream = w.ToggleButtons(
+            options=[(f"{kind}: {fmt}", n) for n, (kind, fmt) in
+                     enumerate(zip(("provider", "browser"), sides, strict=False))],
+            tooltip=TOOLTIPS["stream"], style={"button_width": "auto"})
+        self.status = w.HTML()
         self.output = w.HTML()
-        self.back.add_class("scl-back")
-        self.next.add_class("scl-next")
-        self.slider.add_class("scl-step-slider")
-        self.output.add_class("scl-stepper-output")
+        for widget, cls in ((self.back, "scl-back"), (self.next, "scl-next"),
+                            (self.jump, "scl-jump"), (self.slider, "scl-step-slider"),
+                            (self.play, "scl-play"), (self.speed, "scl-speed"),
+                            (self.handler, "scl-handler"), (self.capture, "scl-capture"),
+                            (self.stream, "scl-stream"),
+                            (self.status, "scl-stepper-status"),
+                            (self.output, "scl-stepper-output")):
+            widget.add_class(cls)
         self.back.on_click(lambda _: self.go(self.slider.value - 1))
         self.next.on_click(lambda _: self.go(self.slider.value + 1))
+        self.jump.on_click(lambda _: self.jump_to_divergence())
         self.slider.observe(lambda _: self.show(), "value")
         # the link guards against its own echo: a moved slider sets the clock, not back
         traitlets.link((self.play, "value"), (self.slider, "value"),
-                       transform=(lambda ms: step_of(self.clock, ms),
-                                  lambda i: ms_of(self.clock, i)))
-        self.speed.observe(self._speed_changed, "value")
+                       transform=(lambda v: self.pace.step_of(v),
+                                  lambda i: self.pace.value_of(i)))
+        self.speed.observe(lambda change: self._retime(change["new"]), "value")
         self.handler.observe(lambda _: self.show(), "value")
+        self.capture.observe(lambda change: self.pick(change["new"]), "value")
+        self.stream.observe(lambda change: self.switch(change["new"]), "value")
+        picker = [w.HBox([w.Label("capture"), self.capture])] if labels else []
+        if self.relay is not None:
+            picker.append(w.HBox([w.Label("stream"), self.stream]))
         self.widget = w.VBox([
-            w.HBox([self.back, self.next, self.slider]),
-            w.HBox([self.play, self.speed, self.handler]),
+            *picker,
+            w.HBox([self.back, self.next, self.jump, self.slider]),
+            w.HBox([w.Label("play"), self.play, w.Label("speed"), self.speed,
+                    w.Label("buffers of"), self.handler]),
+            self.status,
             self.output,
         ])
         self.widget.add_class("scl-stepper-view")
@@ -175,6 +299,61 @@ class StepperView(r.View):
         """Move to step ``i`` (clamped to the turn)."""
         self.slider.value = min(max(i, 0), self.slider.max)
 
+    def jump_to_divergence(self) -> int | None:
+        """Go to the first divergence (of the variant 'buffers of' names, else of any);
+        the step, or None (and a note saying so) when there is none on this turn."""
+        target = divergence_step(self.stepper, self.handler.value)
+        if target is None:
+            who = "any variant" if self.handler.value == CORRECT else self.handler.value
+            self.status.value = (f'<span class="scl-note">{escape(who)} never differs from '
+                                 "the correct handler on this turn</span>")
+            return None
+        names = [n for n, (at, _) in first_divergence(self.stepper).items() if at == target]
+        self.status.value = (f'<span class="scl-note">step {target}: where '
+                             f"{escape(', '.join(names))} first went wrong</span>")
+        self.go(target)
+        return target
+
+    def pick(self, n: int) -> None:
+        """Step through the ``n``-th capture of the picker (from step 0, at the same speed)."""
+        choice = self.choices[n]
+        if choice is None:
+            self.stepper, self.clock = self._given
+        else:
+            try:
+                stepper = choice.stepper(**self._options)
+            except (ValueError, OSError) as e:  # an unreadable entry, a turn with no events
+                self.status.value = ""
+                self.output.value = _problem(f"cannot step through {choice.label}: {e}").html
+                return
+            self.stepper = stepper
+            self.clock = clock(stepper, choice.source if choice.turn is None else None)
+        stepper = self.stepper
+        self.status.value = ""
+        with self.slider.hold_trait_notifications():
+            self.slider.value = 0
+            self.slider.max = max(len(stepper) - 1, 0)
+        self._retime(self.speed.value)
+        self.show()
+
+    def switch(self, n: int) -> None:
+        """Step through the relay's provider stream (0) or its browser-side stream (1),
+        from the step matching the one shown."""
+        if self.relay is None:
+            return
+        streams = (self.relay.provider, self.relay.browser)
+        if streams[n] is self.stepper:
+            return
+        at = (self.relay.provider_step if n == 0 else self.relay.browser_step)(self.index)
+        self.stepper = streams[n]
+        self.clock = clock(self.stepper)
+        self.status.value = ""
+        with self.slider.hold_trait_notifications():
+            self.slider.max = max(len(self.stepper) - 1, 0)
+            self.slider.value = at
+        self._retime(self.speed.value)
+        self.show()
+
     def show(self) -> None:
         """Draw the current step (and keep the model's index in step with the slider)."""
         if len(self.stepper):
@@ -183,7 +362,51 @@ class StepperView(r.View):
 
     def static(self) -> SafeHTML:
         """The current step as escaped HTML, for where no kernel runs."""
-        return render(self.stepper, self.index, self.handler.value, self.clock)
+        return self._drawn(self.index)
 
-    def _speed_changed(self, change: dict[str, Any]) -> None:
-        self.play.step, self.play.max = play_range(self.clock, change["new"], TICK_MS)
+    def _drawn(self, i: int, note: str = "") -> SafeHTML:
+        beside = "" if self.relay is None or not len(self.stepper) else (
+            render_beside(self.relay, int(self.stream.value or 0), i))
+        return render(self.stepper, i, self.handler.value, self.clock, note, beside)
+
+    def still(self) -> SafeHTML:
+        """What a page with no kernel shows: the current step once the view has moved; at
+        step 0, the model's still (:func:`~streamcalls_lab.stepper.still_step`), a call
+        half sent, which says it is a still."""
+        at = still_step(self.stepper)
+        if self.index != 0 or at == 0:
+            return self.static()
+        note = (f"A still of step {at}, part way through a call: run the notebook in "
+                "JupyterLab to step, play or jump through the turn.")
+        return self._drawn(at, note)
+
+    def _retime(self, speed: Speed) -> None:
+        """Put the play clock on ``speed``, at the step shown now."""
+        i = self.index
+        self.pace = pace(self.clock, speed, TICK_MS)
+        with self.play.hold_sync():
+            # widen first: the clock's value is clamped to its max as it is set
+            self.play.max = max(self.play.max, self.pace.max)
+            self.play.step, self.play.interval = self.pace.step, self.pace.interval
+            self.play.value = self.pace.value_of(i)
+            self.play.max = self.pace.max
+        self.slider.value = i  # the clock's unit changed: the step it shows does not
+
+
+def _picker_choices(source: Source | Stepper,
+                    given: Source | None) -> tuple[list[Choice | None], int]:
+    """The picker's captures (``given``'s, or a folder source's) and which is shown now;
+    None stands for the turn as given when it is none of them (bytes, a ready Stepper, a
+    file outside the folder)."""
+    path = Path(source) if isinstance(source, (str, PathLike)) else None
+    folder = given if given is not None else path if path is not None and path.is_dir() else None
+    if folder is None:
+        return [], 0
+    found: list[Choice | None] = list(choices(folder))
+    if path is not None and path.is_dir():
+        return found, 0
+    for n, c in enumerate(found):
+        if path is not None and c is not None and c.turn is None and isinstance(
+                c.source, (str, PathLike)) and Path(c.source).resolve() == path.resolve():
+            return found, n
+    return [None, *found], 0

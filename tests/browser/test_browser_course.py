@@ -5,10 +5,10 @@ the six notebooks run at once, each in its own tab, with every request that woul
 machine aborted and recorded. A screenshot of each lands in artifacts/browser/. The
 interactions are checked against the pure models (``Stepper``, ``breaker.run``), through
 stable hooks only: the kit's CSS classes (``scl-table``, ``scl-stepper-view``,
-``scl-stepper-output``, ``scl-index``, ``scl-next``, ``scl-buffers``, ``scl-block``,
-``scl-buffer``, ``scl-breaker-view``, ``scl-breaker-output``), widget descriptions ("start
-from") and option labels ("20×"), and the controls' own elements (select, textarea, the Play
-widget's first button).
+``scl-stepper-output``, ``scl-index``, ``scl-next``, ``scl-speed``, ``scl-buffers``,
+``scl-block``, ``scl-buffer``, ``scl-breaker-view``, ``scl-breaker-output``), widget
+descriptions ("start from") and option labels ("20×"), and the controls' own elements
+(select, textarea, the Play widget's first button).
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def test_stepper_play_at_20x_ends_on_the_last_step(course: Course, artifacts: Pa
 
     page, view, index = stepper_on_page(course)
     last = len(scl.Stepper(stepper_capture())) - 1
-    view.locator("select").first.select_option(label="20×")
+    view.locator(".scl-speed select").select_option(label="20×")
     view.locator(".widget-play button, .jupyter-widget-play button").first.click()
     expect(index).to_have_text(str(last), timeout=PLAY_MS)
     view.scroll_into_view_if_needed()

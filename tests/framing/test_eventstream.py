@@ -346,3 +346,58 @@ def test_any_chunking_of_a_real_capture_gives_the_same_frames(data: st.DataObjec
     body = data.draw(st.sampled_from(REAL), label="capture").read_bytes()
     cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=40), label="cuts")
     assert lenient(chunked(body, cuts)) == lenient([body])
+
+
+# -- describe: a message as the stepper's raw-frame panel shows it ---------------------------
+def test_describe_names_each_header_with_its_type_and_shows_the_payload() -> None:
+    from streamcalls_lab.framing.eventstream import describe
+
+    text = describe(event("contentBlockDelta", '{"delta": {"text": "é"}}',
+                          extra=header("n", 4, struct.pack(">i", 7))))
+    assert "both CRCs hold" in text.splitlines()[0]
+    assert ":event-type (string) = contentBlockDelta" in text
+    assert "n (int) = 7" in text
+    assert text.endswith('payload:\n{"delta": {"text": "é"}}')
+
+
+def test_describe_says_a_message_crc_fails() -> None:
+    from streamcalls_lab.framing.eventstream import describe
+
+    msg = bytearray(event("x", "{}"))
+    msg[-1] ^= 1
+    assert "message CRC mismatch" in describe(bytes(msg)).splitlines()[0]
+
+
+@pytest.mark.parametrize("cut", [5, 20])
+def test_describe_shows_bytes_that_are_no_whole_message_in_hex(cut: int) -> None:
+    from streamcalls_lab.framing.eventstream import describe
+
+    msg = event("x", '{"a": 1}')
+    text = describe(msg[:cut])
+    assert "hex" in text and msg[:4].hex(" ") in text and "\x00" not in text
+
+
+def test_describe_shows_a_bytes_header_in_hex_not_as_text() -> None:
+    from streamcalls_lab.framing.eventstream import describe
+
+    blob = header("blob", 6, struct.pack(">H", 4) + b"\x00\x02\xff\xfe")
+    text = describe(event("x", "{}", extra=blob))
+    assert "blob (bytes) = 0x0002fffe (4 bytes)" in text and "\x00" not in text
+
+
+def test_describe_marks_a_payload_that_is_not_utf8() -> None:
+    from streamcalls_lab.framing.eventstream import describe
+
+    assert "not UTF-8 from its byte 1" in describe(event("x", b"{\xff}"))
+
+
+@each_real
+def test_describe_reads_every_message_of_the_real_captures(path: Path) -> None:
+    from streamcalls_lab.framing.eventstream import describe
+
+    body = path.read_bytes()
+    for fr in decode(body, strict=False):
+        if fr.problem is None:
+            text = describe(body[fr.offset:fr.end])
+            assert "both CRCs hold" in text and f"= {fr.event}" in text
+            assert text.endswith(fr.data)

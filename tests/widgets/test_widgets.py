@@ -11,6 +11,7 @@ import streamcalls_lab as scl
 from streamcalls_lab import breaker, display
 from streamcalls_lab.breaker import PRESETS, Setup
 from streamcalls_lab.check import Call, Text, turn_bytes
+from streamcalls_lab.stepper import Speed, choices, first_divergence, still_step
 from streamcalls_lab.widgets import BreakerView, StepperView, overview, stepper_view
 from streamcalls_lab.widgets import breaker as breaker_view
 
@@ -186,13 +187,13 @@ def test_moving_the_slider_moves_the_play_clock_without_jumping_back(view: Stepp
 
 
 def test_speed_scales_the_play_step(view: StepperView) -> None:
-    view.speed.value = 5.0
+    view.speed.value = next(s for s in stepper_view.SPEEDS if s.factor == 5.0)
     assert view.play.step == 5 * stepper_view.TICK_MS
 
 
-@pytest.mark.parametrize("speed", [value for _, value in stepper_view.SPEEDS])
+@pytest.mark.parametrize("speed", stepper_view.SPEEDS, ids=lambda s: s.label)
 def test_playing_to_the_end_at_any_speed_lands_on_the_last_step(
-    speed: float, view: StepperView,
+    speed: Speed, view: StepperView,
 ) -> None:
     view.speed.value = speed
     while view.play.value + view.play.step <= view.play.max:  # what the Play widget does
@@ -230,6 +231,100 @@ def test_the_variants_table_says_when_each_went_wrong(view: StepperView) -> None
 def test_the_stepper_static_form_is_what_the_widget_shows(view: StepperView) -> None:
     view.go(12)
     assert view._repr_mimebundle_()["text/html"] == view.static().html == view.output.value
+
+
+def test_a_slow_speed_plays_one_event_per_tick_at_its_rate(view: StepperView) -> None:
+    view.speed.value = stepper_view.SPEEDS[0]  # 2 events a second
+    assert (view.play.step, view.play.interval) == (1, 500)
+    view.play.value += view.play.step
+    assert view.index == 1
+
+
+def test_changing_speed_keeps_the_step_shown(view: StepperView) -> None:
+    view.go(40)
+    for speed in (stepper_view.SPEEDS[0], stepper_view.SPEEDS[-1], stepper_view.SPEEDS[1]):
+        view.speed.value = speed
+        assert view.index == 40
+        assert view.pace.step_of(view.play.value) == 40
+
+
+def test_every_control_has_a_tooltip(view: StepperView) -> None:
+    controls = (view.back, view.next, view.jump, view.slider, view.play, view.speed,
+                view.handler, view.capture)
+    assert all(c.tooltip for c in controls)
+
+
+def test_the_jump_goes_to_the_first_divergence_of_the_variant_shown(view: StepperView) -> None:
+    view.handler.value = "trim"
+    assert view.jump_to_divergence() == view.index == first_divergence(view.stepper)["trim"][0]
+    assert "trim" in view.status.value
+
+
+def test_the_jump_with_the_correct_handler_goes_to_the_first_divergence_of_any(
+    view: StepperView,
+) -> None:
+    view.go(100)
+    view.jump.click()
+    assert view.index == min(at for at, _ in first_divergence(view.stepper).values())
+
+
+def test_the_jump_says_so_when_the_variant_never_diverges(view: StepperView) -> None:
+    view.go(7)
+    view.handler.value = "key_by_last"
+    assert view.jump_to_divergence() is None
+    assert view.index == 7 and "never differs" in view.status.value
+
+
+def test_a_folder_fills_the_capture_picker_and_a_pick_steps_through_that_capture() -> None:
+    view = StepperView(CAPTURE, choices=DATA)
+    labels = [label for label, _ in view.capture.options]
+    assert labels == [c.label for c in choices(DATA)]
+    assert labels[view.capture.value] == "anthropic-messages/two-calls-long-args"
+    view.go(5)
+    view.capture.value = labels.index("openai-chat/same-tool-twice")
+    assert view.index == 0 and view.stepper.turn == "same-tool-twice"
+    assert len(view.stepper) == len(scl.Stepper(DATA / "openai-chat" / "same-tool-twice.sse"))
+    assert view.slider.max == len(view.stepper) - 1
+    assert view.clock.recorded  # its timing sidecar read
+
+
+def test_picking_an_unreadable_entry_says_why_and_keeps_the_controls(tmp_path) -> None:
+    (tmp_path / "gone.sse").symlink_to(tmp_path / "nowhere.sse")
+    (tmp_path / "ok.sse").write_bytes(CAPTURE.read_bytes())
+    view = StepperView(tmp_path / "ok.sse", choices=tmp_path)
+    labels = [label for label, _ in view.capture.options]
+    assert labels == ["gone (cannot be read)", "ok"]
+    view.capture.value = 0
+    assert "dangling symlink" in text_of(view.output.value)
+
+
+def test_a_capture_outside_the_folder_is_offered_as_given() -> None:
+    view = StepperView(CAPTURE.read_bytes(), choices=DATA / "openai-chat")
+    first = view.capture.options[0][0]
+    assert first.endswith("(as given)") and view.capture.value == 0
+    view.capture.value = 1
+    view.capture.value = 0
+    assert view.stepper.turn == "<bytes>"
+
+
+def test_a_fresh_stepper_leaves_a_still_of_a_call_half_sent() -> None:
+    view = StepperView(CAPTURE)
+    still = view._repr_mimebundle_()["text/html"]
+    at = still_step(view.stepper)
+    assert at > 0 and f'step <b class="scl-index">{at}</b>' in still
+    assert "A still of step" in text_of(still)
+    assert view.index == 0 and 'step <b class="scl-index">0</b>' in view.output.value
+
+
+def test_a_bedrock_frame_is_shown_decoded_not_as_mojibake() -> None:
+    body = turn_bytes("bedrock-converse", [Call("lookup", "t1", ('{"id": ', '"A-1"}'))])
+    view = StepperView(body)
+    for i in range(len(view.stepper)):
+        view.go(i)
+        frame = text_of(re.search(r'<pre class="scl-code scl-frame">(.*?)</pre>',
+                                  view.output.value, re.S).group(1))
+        assert ":event-type (string) = " in frame and "\ufffd" not in frame
+        assert "\x00" not in frame and "\\x00" not in frame  # the prelude, raw or escaped
 
 
 def test_a_capture_without_timing_says_so() -> None:
@@ -292,3 +387,46 @@ def test_the_bubble_is_shown_rendered_as_escaped_text_with_what_it_ate_marked() 
 def test_the_parse_to_finish_preset_shows_its_split_at_the_end_of_the_arguments() -> None:
     view = BreakerView("parse_to_finish")
     assert view.split.value == len(view.args.value) and view.cut_off.value
+
+
+# -- a relayed turn: the provider's stream and the browser's, side by side --------------------
+def test_switching_to_the_browser_stream_lands_on_its_matching_step() -> None:
+    view = StepperView.relayed(CAPTURE)
+    view.go(60)
+    view.stream.value = 1
+    assert view.stepper is view.relay.browser
+    assert view.index == view.relay.browser_step(60)
+    assert view.slider.max == len(view.relay.browser) - 1
+    view.stream.value = 0
+    assert view.stepper is view.relay.provider and view.index == 60
+
+
+def test_the_relayed_view_shows_both_streams_side_by_side() -> None:
+    view = StepperView.relayed(CAPTURE)
+    view.go(60)
+    shown = text_of(view.output.value)
+    j = view.relay.browser_step(60)
+    assert "anthropic-messages (stepping): step 60" in shown
+    assert f"ai-sdk-ui (at its matching step): step {j}" in shown
+    assert '"type":"tool-input-delta"' in shown
+
+
+def test_hostile_text_is_escaped_in_both_streams_of_a_relay() -> None:
+    turn = [Text(("Filed: ", IMG)), Call("t", "toolu_x", ('{"b": "', SCRIPT[:10], SCRIPT[10:],
+                                                          '"}'))]
+    view = StepperView.relayed(turn)
+    for i in range(len(view.stepper)):
+        view.go(i)
+        assert RAW_TAG.search(view.output.value) is None
+
+
+def test_a_plain_view_has_no_stream_switch() -> None:
+    view = StepperView(CAPTURE)
+    assert view.relay is None and "scl-relay" not in view.output.value
+
+
+def test_an_empty_buffer_beside_is_said_to_be_empty() -> None:
+    view = StepperView.relayed(CAPTURE)
+    buffers = [view.stepper.state(i).buffers for i in range(len(view.stepper))]
+    view.go(next(i for i, held in enumerate(buffers) if held and not any(held.values())))
+    assert "(empty)" in text_of(view.output.value.split("scl-beside", 1)[1])
