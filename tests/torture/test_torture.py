@@ -6,7 +6,9 @@ case in all three formats, and each deliberately broken one (``--bug NAME``, one
 with ``client=True``) must be caught under its own class, and only that, in every format
 that can show it. Loop mode (one process serving many cases) must report exactly what a
 process per case does. The real SDK adapters run on a few families where their package
-installs, and must fail exactly as docs/clients.md says.
+installs, and must fail exactly as docs/clients.md says. The browser side (the AI SDK UI
+message stream) is served only when asked for: the reference client passes it, its broken forms
+are named there, and ai's own readUIMessageStream client runs on it.
 """
 
 from __future__ import annotations
