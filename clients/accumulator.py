@@ -59,9 +59,11 @@ class Accumulator:
         self.by_id: dict[str, Buffer] = {}
         self.order: list[Buffer] = []
         self.raw: str | None = None
+        """The event's data as it came, when the library under test gives it."""
         self.fragmented: set[int] = set()
         """The indices some argument fragment came for."""
-        """The event's data as it came, when the library under test gives it."""
+        self.ids: dict[str, int] = {}
+        """The UI message stream's toolCallIds, each given an index in order of first sight."""
 
     # -- what the formats share ------------------------------------------------------------
     def start(self, index: int, call_id: str, tool: str) -> bool:
@@ -236,6 +238,25 @@ class Accumulator:
         elif kind == "response.completed":
             self.terminal()
 
+    def _ai_sdk_ui(self, p: dict[str, Any]) -> None:
+        # calls are keyed by toolCallId (no index): each gets one in order of first sight
+        kind = p.get("type")
+        if kind not in ("tool-input-start", "tool-input-delta", *_UI_ENDS):
+            if kind == "finish":
+                self.terminal()
+            return
+        call_id = p["toolCallId"]
+        index = self.ids.setdefault(call_id, len(self.ids))
+        if kind == "tool-input-start" or index not in self.by_index:
+            self.start(index, call_id, p.get("toolName") or "")  # an end may come unannounced
+        if kind == "tool-input-delta":
+            self.fragment(index, p["inputTextDelta"], call_id)
+        elif kind in _UI_ENDS:
+            given = p.get("input")  # tool-input-error: the text that did not parse
+            self.done_arguments(index, given if isinstance(given, str) or given is None
+                                else self.as_sent("input", given))
+            self.stop(self.buffer(index, call_id))
+
     def end(self) -> None:
         """The connection closed. Chat has no per-call stop: a call is finished once a later
         one starts, so all but the last announced are handed on when the stream is cut (and
@@ -250,6 +271,7 @@ class Accumulator:
                 self.hand_on(buf)
 
 
+_UI_ENDS = ("tool-input-available", "tool-input-error")
 _UNSET: Any = object()
 
 

@@ -63,6 +63,9 @@ CATALOG = [
      "langchain_anthropic"),
     ("Vercel AI SDK", "`streamText` full stream, `tool-call` parts (Node)",
      ["node", str(CLIENTS / "vercel" / "client.mjs")], ALL, "node"),
+    ("Vercel AI SDK UI", "`readUIMessageStream` over the UI message stream, tool parts "
+     "`input-available` (Node)", ["node", str(CLIENTS / "vercel" / "ui_client.mjs")],
+     ["ai-sdk-ui"], "node"),
 ]
 DISTRIBUTIONS = {"openai": "openai", "anthropic": "anthropic", "httpx_sse": "httpx-sse",
                  "sseclient": "sseclient-py", "langchain_openai": "langchain-openai",

@@ -458,7 +458,8 @@ def cmd_coverage(ns: argparse.Namespace) -> int:
              "each (the loop protocol: docs/contract.md); much faster for clients slow to "
              "start"),
     arg("--format", action="append", default=None, metavar="F",
-        help="a wire format the client speaks (repeatable; default: all three)"),
+        help="a wire format the client speaks (repeatable; default: the three provider "
+             "formats; ai-sdk-ui for a UI client)"),
     arg("--suite", default="quick", help="quick (a few cases per family) or full"),
     arg("--family", action="append", default=None, metavar="NAME",
         help="run only this family of cases (repeatable)"),

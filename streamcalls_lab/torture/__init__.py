@@ -11,7 +11,9 @@ names the bug.
 
 The argument documents and turn builders are :mod:`streamcalls_lab.check`'s (entry points:
 ``DOCUMENTS``, ``TWO_CALLS``, ``TRUNCATED``, ``Call``, ``turn_bytes``, ``expected_calls``,
-``byte_turns``, ``TURN_FORMATS``, ``ESCAPE``, ``in_escape``, ``report_frame``); what only a
+``byte_turns``, ``TURN_FORMATS``, ``ESCAPE``, ``in_escape``, ``report_frame``); besides the
+provider formats the harness serves the AI SDK UI message stream (``SERVED_FORMATS``), what
+an agent server sends on to the browser, for UI clients. What only a
 real transport shows (read boundaries, chunked framing, gzip, line ends, comments) and the
 stream-level cases (interleaved calls, index reuse, no terminal event) are made here by
 rewriting those turns' frames. What a failure is put down to is decided by the bug-class
@@ -31,7 +33,7 @@ from contextlib import contextmanager
 import pandas as pd
 
 from ..check import TURN_FORMATS
-from .cases import PATHS, SUITES, CallTuple, WireCase, cases
+from .cases import NOT_SERVED, PATHS, SERVED_FORMATS, SUITES, CallTuple, WireCase, cases
 from .judge import (
     CLASSES,
     CLIENT_PACKAGES,
@@ -51,10 +53,10 @@ from .judge import (
 from .run import LoopClient, Run, accepts_gzip, case_env, client_env, run_case
 
 __all__ = [
-    "CLASSES", "CLIENT_PACKAGES", "PATHS", "SUITES", "CallTuple", "Finding", "LoopClient", "Run",
-    "Tolerance", "WireCase", "accepts_gzip", "case_env", "cases", "check_client", "client_env",
-    "code_span", "install_hint", "judge", "markdown", "not_started", "plain_text", "report",
-    "run_case", "settle", "tolerated", "verdict",
+    "CLASSES", "CLIENT_PACKAGES", "NOT_SERVED", "PATHS", "SERVED_FORMATS", "SUITES", "CallTuple",
+    "Finding", "LoopClient", "Run", "Tolerance", "WireCase", "accepts_gzip", "case_env", "cases",
+    "check_client", "client_env", "code_span", "install_hint", "judge", "markdown",
+    "not_started", "plain_text", "report", "run_case", "settle", "tolerated", "verdict",
 ]
 
 
@@ -117,6 +119,7 @@ def check_client(cmd: str | Sequence[str], formats: Sequence[str] = TURN_FORMATS
     (for a client that did not start for want of a Python module, what to install:
     :func:`~.judge.install_hint`; else None). Cases run
     ``jobs`` at a time (default: twice the cores, at most 8), each with its own server;
+    ``formats``: any of :data:`SERVED_FORMATS` (default: the provider formats);
     ``loop``: ``jobs`` client processes each serve cases in turn, read from their stdin (the
     protocol is :mod:`.run`'s), instead of a process per case. Empty for a client that
     survives every case.

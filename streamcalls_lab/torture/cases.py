@@ -37,9 +37,14 @@ from ..providers import FORMATS
 from ..turns import Call, Script, Segment, Text, WireFrame
 
 SUITES = ("quick", "full")
+SERVED_FORMATS = (*TURN_FORMATS, "ai-sdk-ui")
+"""The formats the harness serves: the provider formats the check suite writes, and the AI
+SDK UI message stream an agent server sends on to the browser (``useChat``,
+``readUIMessageStream``). A client is run only on the formats it is given (by default the
+provider formats)."""
 CallTuple = tuple[str, str, Any]
 """(call_id, tool, args): args is the exact string, or the parsed value when compared so."""
-PATHS = {fmt: FORMATS[fmt].path or "/" for fmt in TURN_FORMATS}
+PATHS = {fmt: FORMATS[fmt].path or "/" for fmt in SERVED_FORMATS}
 
 
 # -- cases ---------------------------------------------------------------------------------
@@ -160,10 +165,23 @@ def _stream_cases(fmt: str, full: bool) -> Iterator[WireCase]:
                    (b"".join(_framed(frames[:-1])),), ends_early=True)
 
 
+NOT_SERVED = {("ai-sdk-ui", "empty_arguments"): (
+    "the UI stream's writer ends a call with no argument text with tool-input-error, which a "
+    "UI client rightly never runs; ai's own server sends such a call as tool-input-available "
+    "with input {} (parseToolCall takes '' for {}), so the stream never carries the quirk")}
+"""Producer families a format can carry but the harness does not serve in it, and why: a
+correct client of that format must not hand on the call as the case expects."""
+
+
+def served_families(fmt: str) -> tuple[str, ...]:
+    """The producer families served in ``fmt``: those it can carry, less :data:`NOT_SERVED`."""
+    return tuple(q for q in producer_families(fmt) if (fmt, q) not in NOT_SERVED)
+
+
 def _producer_cases(fmt: str, full: bool) -> Iterator[WireCase]:
     """What servers send that a correct client survives: each quirk the format can carry
     (``check.producer_families``), written into two calls, as its own family."""
-    for quirk in producer_families(fmt):
+    for quirk in served_families(fmt):
         for k in PRODUCER_SPLITS if full else PRODUCER_SPLITS[1:2]:
             calls = producer_calls(k)
             shown = " + ".join(repr(list(c.fragments)) for c in calls)
@@ -250,9 +268,9 @@ def cases(formats: Sequence[str] = TURN_FORMATS, suite: str = "quick",
     ``families`` keeps only those."""
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r}: one of {', '.join(SUITES)}")
-    unknown = [f for f in formats if f not in TURN_FORMATS]
+    unknown = [f for f in formats if f not in SERVED_FORMATS]
     if unknown:
-        raise ValueError(f"unknown format {unknown[0]!r}: one of {', '.join(TURN_FORMATS)}")
+        raise ValueError(f"unknown format {unknown[0]!r}: one of {', '.join(SERVED_FORMATS)}")
     full = suite == "full"
     out = [c for fmt in formats for make in (_document_cases, _stream_cases,
                                                _producer_cases, _transport_cases)
@@ -261,7 +279,8 @@ def cases(formats: Sequence[str] = TURN_FORMATS, suite: str = "quick",
         return out
     # a producer family is served only in the formats that can carry its quirk; every
     # other family is in every format
-    anywhere = {c.family for c in out} | {q for f in TURN_FORMATS for q in producer_families(f)}
+    anywhere = {c.family for c in out} | {q for f in SERVED_FORMATS
+                                           for q in served_families(f)}
     unknown = sorted(set(families) - anywhere)
     if unknown:
         raise ValueError(f"unknown family {unknown[0]!r}")

@@ -15,8 +15,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from streamcalls_lab import CaptureError, load, provenance, timing
+from streamcalls_lab import CaptureError, calls, load, provenance, timing
+from streamcalls_lab import turns as turns_of
 from streamcalls_lab.importers import import_file, import_paths, jsonl, vcr
+from streamcalls_lab.turns import Call, Text
 
 from ..conftest import CAPTURES
 from ..support import turns
@@ -275,6 +277,40 @@ def test_jsonl_provenance_says_the_framing_is_rebuilt(tmp_path: Path) -> None:
     src.write_text('{"type":"message_stop"}\n')
     (out,) = import_file(src, tmp_path / "out")
     assert "not as sent" in (provenance.read(out) or {})["note"]
+
+
+# -- the browser side ------------------------------------------------------------------------
+def _browser_side(fmt: str) -> bytes:
+    return turns_of.turn_bytes(fmt, turns_of.script([Text(("Hi",)), Call(
+        "lookup", "call_1", ('{"city": "Par', 'is"}'))]))
+
+
+def _recording(kind: str, tmp_path: Path, body: bytes) -> Path:
+    if kind == "har":
+        return _har(tmp_path, _entry(body))
+    if kind == "vcr":
+        return _cassette(tmp_path, body.decode(), {"Content-Type": ["text/event-stream"]})
+    path = tmp_path / "chunks.jsonl"  # the events' data, one a line, as a chunk log has them
+    lines = [line.removeprefix("data: ") for line in body.decode().split("\n")
+             if line.startswith("data: ") and line != "data: [DONE]"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("kind", ["har", "vcr", "jsonl"])
+@pytest.mark.parametrize("fmt", ["ai-sdk-ui", "ag-ui"])
+def test_a_browser_side_stream_imports_and_loads_under_its_own_name(
+        fmt: str, kind: str, tmp_path: Path) -> None:
+    body = _browser_side(fmt)
+    (out,) = import_file(_recording(kind, tmp_path, body), tmp_path / "out")
+    if kind != "jsonl":  # a chunk log's framing is rebuilt
+        assert out.read_bytes() == body
+    events = load(out)
+    assert set(events["provider"]) == {fmt} and events["problem"].isna().all()
+    got = calls(events)
+    assert got[["call_id", "tool", "args"]].values.tolist() == [
+        ["call_1", "lookup", '{"city": "Paris"}']]
+    assert provenance.read(out) is not None
 
 
 # -- dispatch ------------------------------------------------------------------------------

@@ -6,7 +6,9 @@ case in all three formats, and each deliberately broken one (``--bug NAME``, one
 with ``client=True``) must be caught under its own class, and only that, in every format
 that can show it. Loop mode (one process serving many cases) must report exactly what a
 process per case does. The real SDK adapters run on a few families where their package
-installs, and must fail exactly as docs/clients.md says.
+installs, and must fail exactly as docs/clients.md says. The browser side (the AI SDK UI
+message stream) is served only when asked for: the reference client passes it, its broken forms
+are named there, and ai's own readUIMessageStream client runs on it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from streamcalls_lab.faults import SPECS
 from streamcalls_lab.providers import FORMATS
 from streamcalls_lab.torture import (
     CLASSES,
+    NOT_SERVED,
+    SERVED_FORMATS,
     Finding,
     Run,
     accepts_gzip,
@@ -41,6 +45,7 @@ from streamcalls_lab.torture import (
     tolerated,
     verdict,
 )
+from streamcalls_lab.torture.cases import served_families
 from streamcalls_lab.torture.judge import EARLY, SERVED_IDENTITY
 from streamcalls_lab.torture.run import _writes, client_env
 
@@ -495,6 +500,68 @@ def test_cli_exit_codes_are_0_clean_1_failures_2_usage(tmp_path: Path,
     assert main([*base[:-1], "gzip", "--client", client + " --accept-encoding identity"]) == 0
     printed = capsys.readouterr().out
     assert "Tolerated, not failures:" in printed and SERVED_IDENTITY in printed
+
+
+# -- the browser side: the AI SDK UI message stream ------------------------------------------
+UI = "ai-sdk-ui"
+# A broken client per class the UI stream can show: chunks keyed by toolCallId leave no index
+# to misread, and the stream has no choices, identities repeated or done-only arguments.
+UI_BUGS = ("trim", "decode_each", "eof_as_stop", "parse_to_finish", "key_by_name",
+           "key_by_last", "decode_chunks", "splitlines", "content_encoding")
+UI_CLIENT = CLIENTS / "vercel" / "ui_client.mjs"
+
+
+def test_the_harness_serves_the_ui_stream_but_runs_a_client_on_the_provider_formats_unless_asked(
+        ) -> None:
+    assert UI in SERVED_FORMATS and UI not in TURN_FORMATS
+    assert {c.format for c in cases(suite="full")} == set(TURN_FORMATS)
+
+
+def test_the_ui_stream_has_every_family_the_provider_formats_share_and_its_own_producer_ones(
+        ) -> None:
+    chat = {c.family for c in cases(["openai-chat"], "full")} - set(
+        producer_families("openai-chat"))
+    ui = {c.family for c in cases([UI], "full")}
+    assert ui == chat | set(served_families(UI))
+    assert {c.family for c in cases([UI], "full") if c.quirks} == set(served_families(UI))
+
+
+def test_a_family_its_format_writes_as_an_error_end_is_not_served_there() -> None:
+    assert (UI, "empty_arguments") in NOT_SERVED and "empty_arguments" in producer_families(UI)
+    with pytest.raises(ValueError, match="no case of empty_arguments in ai-sdk-ui"):
+        cases([UI], families=["empty_arguments"])
+    assert {c.format for c in cases(families=["empty_arguments"])} == set(TURN_FORMATS)
+
+
+@pytest.mark.parametrize("suite", ["quick", "full"])
+def test_every_ui_case_loads_as_the_ui_stream_with_the_calls_expected(suite: str) -> None:
+    for case in cases([UI], suite):
+        events = scl.load(case.body)
+        assert set(events["provider"]) == {UI}, case.family
+        table = scl.calls(events)
+        assert set(case.expected) <= {(r.call_id, r.tool, r.args) for r in table.itertuples()}
+
+
+def test_the_reference_client_passes_every_ui_message_stream_case() -> None:
+    report = check_client(REFERENCE, [UI], suite="full", progress=False, jobs=8, loop=True)
+    assert report.empty, report.to_dict("records")
+    assert report.attrs["cases"] == len(cases([UI], "full")) and not report.attrs["tolerances"]
+
+
+@pytest.mark.parametrize("bug", UI_BUGS)
+def test_a_broken_client_is_named_on_the_ui_message_stream(bug: str) -> None:
+    assert _caught([*REFERENCE, "--bug", bug], formats=[UI]) == ([bug], {bug: {UI}})
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["per-case", "loop"])
+def test_the_ai_sdk_ui_client_reads_every_ui_message_stream_case(loop: bool) -> None:
+    if shutil.which("node") is None or not (CLIENTS / "vercel" / "node_modules").is_dir():
+        pytest.skip("node or the Vercel AI SDK (npm ci in clients/vercel) is not installed")
+    printed: list[int] = []
+    report = check_client(["node", str(UI_CLIENT)], [UI], progress=False, jobs=4, loop=loop,
+                          on_case=lambda case, run, found: printed.append(len(run.calls)))
+    assert report.empty and report.attrs["not_started"] is None, report.to_dict("records")
+    assert sum(printed) >= len(cases([UI]))  # it handed calls on: no silent pass
 
 
 # -- the real clients, where they install ----------------------------------------------------

@@ -309,6 +309,30 @@ def test_the_client_receives_the_upstream_status_headers_and_bytes(tmp_path: Pat
     assert "set-cookie" not in _meta(_captures(tmp_path)[0])["response_headers"]
 
 
+# What an agent server sends on to the browser: each under its own response header, if any.
+BROWSER_SIDE = {"ai-sdk-ui": ("x-vercel-ai-ui-message-stream: v1",), "ag-ui": ()}
+
+
+@pytest.mark.parametrize("fmt", list(BROWSER_SIDE))
+def test_a_browser_side_stream_is_saved_byte_exact_and_loads_under_its_own_name(
+        fmt: str, tmp_path: Path) -> None:
+    body = generate(CALL, provider=fmt, before="Let me look.", seed=fmt).body
+
+    def script(conn: socket.socket, head: bytes) -> None:
+        conn.sendall(_head("200 OK", "text/event-stream", *BROWSER_SIDE[fmt],
+                           f"content-length: {len(body)}") + body)
+
+    with raw_upstream(script) as base, RecordingProxy(base, tmp_path) as proxy:
+        assert _post(proxy.base_url, "/api/chat").read() == body
+    (saved,) = _captures(tmp_path)
+    assert saved.read_bytes() == body and saved.name.endswith("-api-chat.sse")
+    events = load(saved)
+    assert set(events["provider"]) == {fmt} and events["problem"].isna().all()
+    assert calls(events)[["tool", "complete"]].values.tolist() == [["lookup", True]]
+    headers = _meta(saved)["response_headers"]
+    assert all(h.split(": ")[0] in headers for h in BROWSER_SIDE[fmt])
+
+
 def test_each_upstream_read_reaches_the_client_before_the_next_is_sent(tmp_path: Path) -> None:
     first, second = b'data: {"n": 1}\n\n', b'data: {"n": 2}\n\n'
     client_has_first = threading.Event()
