@@ -26,8 +26,8 @@ from streamcalls_lab.redact import Redactor, policy
 from streamcalls_lab.turns import Call, Script, WireFrame, body, write
 
 from .conftest import REPO
-from .providers.test_formats import sample
 from .support.eventstream_turns import decode, event, header, string
+from .support.format_samples import sample
 
 NAMES = sorted(FORMATS)
 CASES = [(name, quirk) for name in NAMES for quirk in (None, *FORMATS[name].quirks)]

@@ -5,9 +5,10 @@ be read as a format it is not: ``provider=`` given, or a stream of another proto
 opens like one. Two signs, each read from what the formats declare, never from one format's
 fields by name:
 
-- most of its frames are foreign: the reader made nothing of them (every row ``other``),
-  and they show none of the format's signature (its reader's ``sniff``, the same positive
-  signature that recognises it) and are not its keep-alive;
+- most of its frames are foreign: they show none of the format's signature (its reader's
+  ``sniff``, the same positive signature that recognises it), and either show another
+  format's (Responses events read as Realtime ones, whose names they share) or the reader
+  made nothing of them (every row ``other``) and they are not its keep-alive;
 - the reader read no call, yet such a frame holds a call in some format's terms: an object
   with a tool's name and its arguments or a call's id, in the keys the formats declare (the
   union of every format's ``Fields``: ``tool``, with ``fragment`` / ``whole`` or
@@ -67,18 +68,20 @@ def call_part(payload: Any) -> str | None:
 
 def foreigner(name: str) -> Callable[[str, Any, Sequence[Ev]], bool]:
     """Whether a frame read as ``name`` (its event, payload and rows) is of another
-    protocol: the reader made nothing of it (every row ``other``), it shows none of the
-    format's signature (its reader's ``sniff``) and is not its keep-alive
-    (``WireFormat.keepalive``)."""
+    protocol: it shows none of the format's signature (its reader's ``sniff``), and shows
+    another format's, or the reader made nothing of it (every row ``other``) and it is not
+    the format's keep-alive (``WireFormat.keepalive``)."""
     shows = READERS[name].sniff
     alive = FORMATS[name].keepalive
 
     def foreign(event: str, payload: Any, rows: Sequence[Ev]) -> bool:
+        if shows(event, payload):
+            return False
+        if sniff(event, payload) not in (None, name):
+            return True  # another format's signature: foreign even where the reader read it
         for ev in rows:
             if ev.kind != "other":
                 return False
-        if shows(event, payload):
-            return False
         return alive is None or (event != alive.event and payload != alive.payload)
 
     return foreign

@@ -34,6 +34,9 @@ CHROMIUM_ARGS = [
 ]
 ARTIFACTS = REPO / "artifacts" / "browser"
 START_TIMEOUT = 90.0
+VOILA_START_TIMEOUT = 60.0
+RENDER_TIMEOUT_MS = 120_000
+UPDATE_TIMEOUT_MS = 15_000
 LOCAL_SCHEMES = frozenset({"file", "data", "blob", "about", "chrome-error"})
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
@@ -217,8 +220,11 @@ def jupyter_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     stop_server(server)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
+    """One Chromium per test module: playwright's sync API keeps an event loop running in
+    this thread while it is open, which every later test of the worker would see (the
+    breaker's view waits on a running loop to debounce)."""
     if not CHROMIUM.exists():
         # `make test` installs it, so in CI a missing browser is a failure, not a skip.
         missing = pytest.fail if os.environ.get("CI") else pytest.skip
@@ -291,3 +297,18 @@ def artifacts() -> Path:
     """Where screenshots go (gitignored)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+def wait_listening(process: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    """Wait until Voila listens on ``port`` (its log quoted if it exits or never does)."""
+    deadline = time.monotonic() + VOILA_START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"voila exited early:\n{log.read_text()[-3000:]}")
+        with socket.socket() as s:
+            s.settimeout(1)
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.3)
+    raise RuntimeError(f"voila not listening after {VOILA_START_TIMEOUT}s:\n"
+                       f"{log.read_text()[-3000:]}")

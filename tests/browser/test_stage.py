@@ -27,7 +27,7 @@ from streamcalls_lab.breaker import PRESETS
 from streamcalls_lab.widgets.stage import scenes
 
 from ..conftest import REPO
-from .test_voila import RENDER_TIMEOUT_MS, UPDATE_TIMEOUT_MS, _wait_listening
+from .conftest import RENDER_TIMEOUT_MS, UPDATE_TIMEOUT_MS, wait_listening
 
 if TYPE_CHECKING:
     from .conftest import Server
@@ -63,7 +63,7 @@ def stage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                                    stderr=subprocess.STDOUT)
     server = Server(f"http://127.0.0.1:{port}", token, NOTEBOOK.parent, process, log)
     try:
-        _wait_listening(process, port, log)
+        wait_listening(process, port, log)
         yield server
     finally:
         stop_server(server)

@@ -11,10 +11,8 @@ import json
 import os
 import re
 import secrets
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +22,7 @@ import pytest
 from streamcalls_lab.breaker import PRESETS
 
 from ..conftest import REPO
+from .conftest import RENDER_TIMEOUT_MS, UPDATE_TIMEOUT_MS, wait_listening
 
 if TYPE_CHECKING:
     from .conftest import Server
@@ -33,9 +32,6 @@ pytestmark = [pytest.mark.browser]
 NOTEBOOK = REPO / "notebooks" / "03-breaking-a-stream.ipynb"
 TEMPLATES = REPO / "share" / "jupyter"
 TEMPLATE = "streamcalls"
-START_TIMEOUT = 60.0
-RENDER_TIMEOUT_MS = 120_000
-UPDATE_TIMEOUT_MS = 15_000
 IMG = "<img src=x onerror=window.__xss=1>"
 
 
@@ -44,19 +40,6 @@ def views_in(notebook: Path) -> int:
     cells = json.loads(notebook.read_text("utf-8"))["cells"]
     code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     return len(re.findall(r"\bBreakerView\(", code))
-
-
-def _wait_listening(process: subprocess.Popen[bytes], port: int, log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"voila exited early:\n{log.read_text()[-3000:]}")
-        with socket.socket() as s:
-            s.settimeout(1)
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.3)
-    raise RuntimeError(f"voila not listening after {START_TIMEOUT}s:\n{log.read_text()[-3000:]}")
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +66,7 @@ def voila(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                                    stderr=subprocess.STDOUT)
     server = Server(f"http://127.0.0.1:{port}", token, NOTEBOOK.parent, process, log)
     try:
-        _wait_listening(process, port, log)
+        wait_listening(process, port, log)
         yield server
     finally:
         stop_server(server)

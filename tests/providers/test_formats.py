@@ -25,9 +25,10 @@ from streamcalls_lab.fixtures import resplit, truncate
 from streamcalls_lab.framing import decode_any
 from streamcalls_lab.providers import FORMATS, INTERLEAVING, READERS
 from streamcalls_lab.redact import Redactor
-from streamcalls_lab.turns import Call, Script, Text, WireFrame, body, expected_calls, write
+from streamcalls_lab.turns import WireFrame, body, expected_calls, write
 
 from ..support.compare import assert_same
+from ..support.format_samples import VALUES, sample
 from ..support.wire_samples import (
     WEATHER,
     assert_chunking_changes_nothing,
@@ -41,25 +42,6 @@ from ..support.wire_samples import (
 )
 
 NAMES = sorted(FORMATS)
-VALUES = ("Montréal", "Zqueb", "Amérique", "Toronto", "looking", "things")
-"""Every value of the sample that redaction must not hand back (its ids are checked apart)."""
-
-
-def _id(name: str, n: int) -> str:
-    """A call id shaped as the format's own (its prefix, then that many characters)."""
-    prefix, size = FORMATS[name].call_ids
-    return prefix + (f"Q{n}r7Xk2Lm9" * 8)[:size]
-
-
-def sample(name: str, **options: Any) -> Script:
-    """Prose, then two calls: an escaped quote inside a string, non-ASCII literal and split."""
-    return Script((
-        Text(("I am ", "looking into ", "things.")),
-        Call("get_weather", _id(name, 1), ('{"city": "Mont', 'réal \\"Zqueb\\"', '", "days": 3}')),
-        Call("get_time", _id(name, 2), ('{"tz": "Amé', 'rique/Toronto"}')),
-    ), **options)
-
-
 @pytest.fixture(scope="module")
 def turns() -> dict[str, tuple[list[WireFrame], bytes]]:
     out = {}

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from streamcalls_lab.traffic import http1
 from streamcalls_lab.traffic.proxy import RecordingProxy
 
-from .test_hostile_requests import Upstream
+from ..support.upstreams import Upstream
 
 FUZZ = settings(max_examples=200, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
