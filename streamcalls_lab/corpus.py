@@ -155,16 +155,17 @@ def report(folder: str | os.PathLike[str], deltas: pd.DataFrame | None = None) -
 
 
 def data_folder(default: str | os.PathLike[str] = "../data",
-                variable: str = "STREAMCALLS_DATA") -> Path:
+                variable: str = "STREAMCALLS_DATA", *, optional: bool = False) -> Path:
     """The folder a notebook reads: the environment ``variable`` when it names one, else
     ``default`` (a notebook's ``../data``). Set but empty (``STREAMCALLS_DATA=``) or blank is
     unset, as a shell user means it; a value naming nothing is a ``FileNotFoundError`` that
-    says which variable to fix, not an error deep inside the first load."""
+    says which variable to fix, not an error deep inside the first load, unless the folder
+    is ``optional`` (the real captures, read only when they are there)."""
     value = os.environ.get(variable, "").strip()
     if not value:
         return Path(default)
     path = Path(value).expanduser()
-    if not path.exists():
+    if not path.exists() and not optional:
         raise FileNotFoundError(f"{variable}={value!r} names no file or folder: point it at a "
                                 f"folder of captures, or unset it for the bundled data")
     return path

@@ -156,3 +156,8 @@ def test_a_sample_leaves_out_captures_over_its_size_limit_and_counts_them(tmp_pa
     picked = origin.sample(folder, 7, max_bytes=10_000)
     assert "anthropic-messages/a0" not in set(picked["turn"])
     assert picked.attrs["too_large"] == 1
+
+
+def test_an_optional_data_variable_naming_nothing_is_that_path(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("STREAMCALLS_CAPTURES", str(tmp_path / "nowhere"))
+    assert origin.data_folder("x", "STREAMCALLS_CAPTURES", optional=True) == tmp_path / "nowhere"

@@ -38,7 +38,7 @@ IMG = "<img src=x onerror=window.__xss=1>"
 def views_in(notebook: Path) -> int:
     """How many breaker views the notebook's code cells make."""
     cells = json.loads(notebook.read_text("utf-8"))["cells"]
-    code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     return len(re.findall(r"\bBreakerView\(", code))
 
 
