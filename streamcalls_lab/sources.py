@@ -36,7 +36,9 @@ from . import provenance, timing
 from .errors import CaptureError
 
 Source = str | PathLike | bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes]
-CAPTURE_SUFFIXES = (".sse", ".eventstream", ".ndjson")  # event-stream: Bedrock; NDJSON: Ollama
+CAPTURE_SUFFIXES = (".sse", ".eventstream", ".ndjson", ".datastream")
+"""What a capture file is named: SSE, AWS event-stream (Bedrock), NDJSON (Ollama) and the AI
+SDK 4 data stream's type-prefixed lines (served as ``text/plain``, so no type names it)."""
 
 
 @dataclass

@@ -45,7 +45,7 @@ SIDES = ("the stream", "the whole response")
 _CALL_KINDS = frozenset(("call_start", "args_delta", "block_stop", "args_done", "turn_stop"))
 _FED = ("kind", "block", "call_id", "tool", "fragment", "wire_chars", "final")
 _SUFFIX = {"sse": ".sse", "ndjson": ".ndjson", "eventstream": ".eventstream",
-           "jsonarray": ".json"}
+           "jsonarray": ".json", "prefixed": ".datastream"}
 _CLOSE = {"{": "}", "[": "]"}
 
 

@@ -97,11 +97,20 @@ MAX_BODY = 4 * 1024**3
 _MODEL_IN_PATH = re.compile(r"/(?:models|model|deployments)/([^/:?]+)")
 
 
-def stream_suffix(content_type: str | None, path: str = "") -> str | None:
+DATA_STREAM_HEADER = "x-vercel-ai-data-stream"
+"""The header an AI SDK 4 data stream is served under (its body is ``text/plain``)."""
+
+
+def stream_suffix(content_type: str | None, path: str = "",
+                  data_stream: str | None = None) -> str | None:
     """The capture suffix for a streamed content type, or None for a whole response.
 
     Gemini's ``:streamGenerateContent`` without ``?alt=sse`` streams a JSON array under
-    ``application/json``: that is a stream too (``.json``; load it by name or glob)."""
+    ``application/json``: that is a stream too (``.json``; load it by name or glob). An AI
+    SDK 4 data stream is ``text/plain`` named by its header (``data_stream``, the value of
+    :data:`DATA_STREAM_HEADER`): ``.datastream``."""
+    if data_stream is not None and data_stream.strip():
+        return ".datastream"
     main = (content_type or "").split(";", 1)[0].strip().lower()
     if main == JSON and ":streamgeneratecontent" in path.split("?", 1)[0].lower():
         return ".json"
@@ -548,7 +557,8 @@ class _Handler(StrictHandler):
             self.close_connection = True  # HTTP/1.0: the body ends when the connection does
         self.end_headers()
 
-        suffix = stream_suffix(resp.getheader("content-type"), target)
+        suffix = stream_suffix(resp.getheader("content-type"), target,
+                               resp.getheader(DATA_STREAM_HEADER))
         if suffix is None and proxy.save_all:
             ctype = (resp.getheader("content-type") or "").lower()
             suffix = ".json" if "json" in ctype else ".body"

@@ -516,6 +516,34 @@ def test_streamed_is_decided_by_the_main_content_type() -> None:
     assert stream_suffix(None) is None
 
 
+def test_an_ai_sdk_4_data_stream_is_named_by_its_header_not_its_text_plain_type() -> None:
+    assert stream_suffix("text/plain; charset=utf-8") is None
+    assert stream_suffix("text/plain; charset=utf-8", "/api/chat", "v1") == ".datastream"
+
+
+def test_an_ai_sdk_4_data_stream_is_saved_and_loads_as_itself(tmp_path: Path) -> None:
+    body = (b'f:{"messageId":"msg-1"}\n'
+            b'b:{"toolCallId":"call_1","toolName":"weather"}\n'
+            b'c:{"toolCallId":"call_1","argsTextDelta":"{\\"city\\":"}\n'
+            b'c:{"toolCallId":"call_1","argsTextDelta":"\\"Paris\\"}"}\n'
+            b'9:{"toolCallId":"call_1","toolName":"weather","args":{"city":"Paris"}}\n'
+            b'e:{"finishReason":"tool-calls","isContinued":false}\n'
+            b'd:{"finishReason":"tool-calls"}\n')
+
+    def script(conn: socket.socket, head: bytes) -> None:
+        conn.sendall(_head("200 OK", "text/plain; charset=utf-8",
+                           f"content-length: {len(body)}", "x-vercel-ai-data-stream: v1")
+                     + body)
+
+    with raw_upstream(script) as base, RecordingProxy(base, tmp_path) as proxy:
+        _post(proxy.base_url, "/api/chat").read()
+    (capture,) = _captures(tmp_path, ".datastream")
+    assert capture.read_bytes() == body
+    found = calls(tmp_path)
+    assert found.provider.tolist() == ["ai-sdk-data"] and found.args.tolist() == [
+        '{"city":"Paris"}']
+
+
 # -- many clients, and upstreams that fail -----------------------------------------------------
 def test_several_streams_at_once_are_each_saved_whole(tmp_path: Path) -> None:
     n = 4
