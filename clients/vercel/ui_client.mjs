@@ -8,7 +8,7 @@
 // stderr, not printed. Both of the harness's modes: a process per case (the case in the
 // environment), or STREAMCALLS_LOOP=1 (one JSON line per case on stdin, `{"end": N}` after
 // its calls).
-import { createInterface } from 'node:readline';
+import { run } from './modes.mjs';
 import {
   getToolOrDynamicToolName,
   isToolOrDynamicToolUIPart,
@@ -70,13 +70,4 @@ async function runCase(env) {
   return failed ? last : null;
 }
 
-if (process.env.STREAMCALLS_LOOP === '1') {
-  for await (const line of createInterface({ input: process.stdin })) {
-    if (!line.trim()) continue;
-    const { case: n, env } = JSON.parse(line);
-    const failed = await runCase({ ...process.env, ...env });
-    console.log(JSON.stringify(failed === null ? { end: n } : { end: n, error: failed }));
-  }
-} else if (await runCase(process.env) !== null) {
-  process.exitCode = 1;
-}
+await run(runCase);
