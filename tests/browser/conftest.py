@@ -8,6 +8,7 @@ config and workspace files in a temporary directory; the browser is ``/usr/bin/c
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -312,3 +313,31 @@ def wait_listening(process: subprocess.Popen[bytes], port: int, log: Path) -> No
         time.sleep(0.3)
     raise RuntimeError(f"voila not listening after {VOILA_START_TIMEOUT}s:\n"
                        f"{log.read_text()[-3000:]}")
+
+
+@contextlib.contextmanager
+def voila_server(tmp_path: Path, notebook: Path, paths: dict[str, Path],
+                 *options: str) -> Iterator[Server]:
+    """Voila serving ``notebook`` as ``make demo`` does, on a free localhost port, with
+    Jupyter's own folders under ``tmp_path``; ``paths`` put first on ``JUPYTER_PATH`` and the
+    like (the offline template, the culling config); stopped by its own pid after."""
+    port, token = free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "MPLBACKEND": "Agg"}
+    for name in ("runtime", "config", "data"):
+        (tmp_path / name).mkdir()
+        env[f"JUPYTER_{name.upper()}_DIR"] = str(tmp_path / name)
+    for var, path in paths.items():
+        env[var] = os.pathsep.join(p for p in (str(path), os.environ.get(var)) if p)
+    command = [sys.executable, "-m", "voila", str(notebook), "--no-browser",
+               "--template=streamcalls", f"--port={port}", "--Voila.ip=127.0.0.1",
+               "--Voila.port_retries=0", f"--token={token}", *options]
+    log = tmp_path / "voila.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=notebook.parent, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT)
+    server = Server(f"http://127.0.0.1:{port}", token, notebook.parent, process, log)
+    try:
+        wait_listening(process, port, log)
+        yield server
+    finally:
+        stop_server(server)

@@ -10,10 +10,6 @@ artifacts/browser/.
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -27,7 +23,7 @@ from streamcalls_lab.breaker import PRESETS
 from streamcalls_lab.widgets.stage import scenes
 
 from ..conftest import REPO
-from .conftest import RENDER_TIMEOUT_MS, UPDATE_TIMEOUT_MS, wait_listening
+from .conftest import RENDER_TIMEOUT_MS, UPDATE_TIMEOUT_MS, voila_server
 
 if TYPE_CHECKING:
     from .conftest import Server
@@ -44,29 +40,9 @@ ORDER = scenes()
 
 @pytest.fixture(scope="module")
 def stage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    from .conftest import Server, free_port, stop_server
-
-    tmp_path = tmp_path_factory.mktemp("stage")
-    port, token = free_port(), secrets.token_hex(16)
-    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "MPLBACKEND": "Agg"}
-    for name in ("runtime", "config", "data"):
-        (tmp_path / name).mkdir()
-        env[f"JUPYTER_{name.upper()}_DIR"] = str(tmp_path / name)
-    for var, path in (("JUPYTER_PATH", SHARE), ("JUPYTER_CONFIG_PATH", SHARE / "config")):
-        env[var] = os.pathsep.join(p for p in (str(path), os.environ.get(var)) if p)
-    command = [sys.executable, "-m", "voila", str(NOTEBOOK), "--no-browser",
-               "--template=streamcalls", f"--port={port}", "--Voila.ip=127.0.0.1",
-               "--Voila.port_retries=0", f"--token={token}", *CULL]
-    log = tmp_path / "voila.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, cwd=NOTEBOOK.parent, env=env, stdout=out,
-                                   stderr=subprocess.STDOUT)
-    server = Server(f"http://127.0.0.1:{port}", token, NOTEBOOK.parent, process, log)
-    try:
-        wait_listening(process, port, log)
+    paths = {"JUPYTER_PATH": SHARE, "JUPYTER_CONFIG_PATH": SHARE / "config"}
+    with voila_server(tmp_path_factory.mktemp("stage"), NOTEBOOK, paths, *CULL) as server:
         yield server
-    finally:
-        stop_server(server)
 
 
 @pytest.fixture

@@ -8,11 +8,7 @@ page is driven by Debian's Chromium; the screenshot lands in artifacts/browser/.
 from __future__ import annotations
 
 import json
-import os
 import re
-import secrets
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +18,7 @@ import pytest
 from streamcalls_lab.breaker import PRESETS
 
 from ..conftest import REPO
-from .conftest import RENDER_TIMEOUT_MS, UPDATE_TIMEOUT_MS, wait_listening
+from .conftest import RENDER_TIMEOUT_MS, UPDATE_TIMEOUT_MS, voila_server
 
 if TYPE_CHECKING:
     from .conftest import Server
@@ -31,7 +27,6 @@ pytestmark = [pytest.mark.browser]
 
 NOTEBOOK = REPO / "notebooks" / "03-breaking-a-stream.ipynb"
 TEMPLATES = REPO / "share" / "jupyter"
-TEMPLATE = "streamcalls"
 IMG = "<img src=x onerror=window.__xss=1>"
 
 
@@ -44,32 +39,11 @@ def views_in(notebook: Path) -> int:
 
 @pytest.fixture(scope="module")
 def voila(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """Voila serving notebook 3 on a free localhost port; stopped (by its own pid) after."""
-    from .conftest import Server, free_port, stop_server
-
-    tmp_path = tmp_path_factory.mktemp("voila")
-    port, token = free_port(), secrets.token_hex(16)
-    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "MPLBACKEND": "Agg"}
-    for name in ("runtime", "config", "data"):
-        (tmp_path / name).mkdir()
-        env[f"JUPYTER_{name.upper()}_DIR"] = str(tmp_path / name)
-    # As `make demo`: the offline template, found on JUPYTER_PATH.
-    env["JUPYTER_PATH"] = os.pathsep.join(
-        p for p in (str(TEMPLATES), os.environ.get("JUPYTER_PATH")) if p)
-    command = [sys.executable, "-m", "voila", str(NOTEBOOK), "--no-browser",
-               f"--template={TEMPLATE}",
-               f"--port={port}", "--Voila.ip=127.0.0.1", "--Voila.port_retries=0",
-               f"--token={token}"]
-    log = tmp_path / "voila.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, cwd=NOTEBOOK.parent, env=env, stdout=out,
-                                   stderr=subprocess.STDOUT)
-    server = Server(f"http://127.0.0.1:{port}", token, NOTEBOOK.parent, process, log)
-    try:
-        wait_listening(process, port, log)
+    """Voila serving notebook 3 as `make demo DEMO_NOTEBOOK=...` does: the offline template,
+    found on JUPYTER_PATH."""
+    with voila_server(tmp_path_factory.mktemp("voila"), NOTEBOOK,
+                      {"JUPYTER_PATH": TEMPLATES}) as server:
         yield server
-    finally:
-        stop_server(server)
 
 
 def test_the_demo_renders_the_breaker_and_answers_typing(
