@@ -87,6 +87,8 @@ HOP_BY_HOP = frozenset({
     "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization",
     "te", "trailer", "transfer-encoding", "upgrade", "expect",
 })
+STOP_GRACE = 1.0
+"""Seconds a stopping proxy waits for open streams to end before it cuts them."""
 IDLE_SECONDS = 30.0  # an idle upstream connection older than this is not used again
 MAX_IDLE = 16
 HELD = 16 * 1024**2
@@ -228,6 +230,7 @@ class RecordingProxy(LoopbackServer):
         self.header_timeout = header_timeout
         self.exchanges: list[Exchange] = []
         self.stopping = threading.Event()
+        self.cutting = threading.Event()  # stopping, and open streams' sockets shut
         self._count = 0
         self._lock = threading.Condition()
         self._idle: list[tuple[http.client.HTTPConnection, float]] = []
@@ -316,10 +319,13 @@ class RecordingProxy(LoopbackServer):
             conn.close()
 
     def close(self) -> None:
-        """Stop: streams still open are cut (their captures kept and marked), then the
-        listener closes."""
+        """Stop: streams still open are given :data:`STOP_GRACE` seconds to end on their own
+        (a client that has read its answer's last event leaves before the upstream's body
+        has ended), then cut (their captures kept and marked), then the listener closes."""
         self.stopping.set()
         with self._lock:
+            self._lock.wait_for(lambda: not self._busy, timeout=STOP_GRACE)
+            self.cutting.set()
             for conn in self._busy:
                 if conn.sock is not None:
                     with contextlib.suppress(OSError):
@@ -596,7 +602,7 @@ class _Handler(StrictHandler):
                 saved.feed(raw, now)
             if last:
                 break
-        if proxy.stopping.is_set() and (cut or not (resp.chunked or resp.length is not None)):
+        if proxy.cutting.is_set() and (cut or not (resp.chunked or resp.length is not None)):
             cut = "the proxy was stopped"
         # The capture is complete on disk before the client sees its response end.
         exchange = Exchange(method, safe_path, resp.status, None, 0, 0, cut)
