@@ -14,6 +14,7 @@ import ssl
 import subprocess
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
@@ -724,6 +725,21 @@ def test_a_kept_connection_the_upstream_closed_is_replaced_unseen(
         got = [_post(proxy.base_url).read() for _ in range(3)]
     assert got == [body] * 3
     assert [e.status for e in proxy.exchanges] == [200] * 3
+
+
+def test_a_stream_that_ends_while_the_proxy_stops_is_whole_not_cut(tmp_path: Path) -> None:
+    def script(conn: socket.socket, head: bytes) -> None:  # the last event, then its end late
+        conn.sendall(CHUNKED_STREAM + _chunk(FIRST))
+        time.sleep(0.3)
+        conn.sendall(b"0\r\n\r\n")
+
+    with raw_upstream(script) as base:
+        proxy = RecordingProxy(base, tmp_path).start()
+        resp = _first_chunk(proxy)  # the client has what it wanted; the proxy is stopped
+        proxy.close()
+        assert resp.read() == b""  # and the stream's end reached it
+    (capture,) = _captures(tmp_path)
+    assert capture.read_bytes() == FIRST and "cut_off" not in _meta(capture)
 
 
 def test_stopping_the_proxy_mid_stream_keeps_the_capture_marked(tmp_path: Path) -> None:
