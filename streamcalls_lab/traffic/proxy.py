@@ -89,6 +89,9 @@ HOP_BY_HOP = frozenset({
 })
 STOP_GRACE = 1.0
 """Seconds a stopping proxy waits for open streams to end before it cuts them."""
+GONE_GRACE = 0.5
+"""Seconds an upstream may take to end its body once the client has left, before it is shut
+(and the capture marked cut)."""
 IDLE_SECONDS = 30.0  # an idle upstream connection older than this is not used again
 MAX_IDLE = 16
 HELD = 16 * 1024**2
@@ -423,6 +426,11 @@ class _Watch:
                     return
             except (OSError, ValueError):
                 pass  # reset or closed: gone as well
+            # A client that read its answer's last event may leave before the body's end
+            # (a chunked stream's last chunk): the upstream gets a moment to end it.
+            with contextlib.suppress(OSError, ValueError):
+                if select.select([wake], [], [], GONE_GRACE)[0]:
+                    return
             with self._lock:
                 if self._done:
                     return
@@ -571,6 +579,7 @@ class _Handler(StrictHandler):
         saved = _Saved(proxy, target, suffix, resp.getheader("content-encoding"), secrets) \
             if has_body and suffix is not None else None
         cut: str | None = None
+        left = False  # the client is gone: the body is still read, to its end or the watch's
         last: bytes = b""  # a sized body's final read: sent once the capture is on disk
         while has_body:
             try:
@@ -579,7 +588,7 @@ class _Handler(StrictHandler):
                 cut = f"upstream sent nothing for {proxy.timeout:g} s"
                 break
             except (OSError, http.client.HTTPException) as e:
-                cut = "the client closed the connection" if watch.gone else \
+                cut = "the client closed the connection" if watch.gone or left else \
                     f"upstream: {type(e).__name__}"
                 break
             now = proxy.clock()
@@ -588,16 +597,16 @@ class _Handler(StrictHandler):
                 break
             if not raw:
                 if resp.length:  # a declared length not reached
-                    cut = "upstream: IncompleteRead"
+                    cut = "the client closed the connection" if left else \
+                        "upstream: IncompleteRead"
                 break
             if not resp.chunked and resp.length == 0:
                 last = raw
-            else:
+            elif not left:
                 try:
                     self.wfile.write(chunk(raw) if chunked else raw)
-                except OSError:
-                    cut = "the client closed the connection"
-                    break
+                except OSError:  # the capture goes on: the watch shuts a body that never ends
+                    left = True
             if saved is not None:
                 saved.feed(raw, now)
             if last:

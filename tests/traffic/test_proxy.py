@@ -666,6 +666,24 @@ def test_an_sdk_reading_a_cut_stream_fails_and_the_capture_is_marked(tmp_path: P
     assert _meta(capture)["cut_off"]
 
 
+def test_a_client_that_leaves_after_the_last_event_leaves_the_capture_whole(
+        tmp_path: Path) -> None:
+    def script(conn: socket.socket, head: bytes) -> None:  # the last event, then its end late
+        conn.sendall(CHUNKED_STREAM + _chunk(FIRST))
+        time.sleep(0.2)
+        conn.sendall(b"0\r\n\r\n")
+
+    with raw_upstream(script) as base, RecordingProxy(base, tmp_path) as proxy:
+        _first_chunk(proxy).close()  # an SDK that has its [DONE] hangs up at once
+        for _ in range(200):
+            if proxy.exchanges:
+                break
+            threading.Event().wait(0.05)
+    assert proxy.exchanges[0].cut_off is None
+    (capture,) = _captures(tmp_path)
+    assert capture.read_bytes() == FIRST and "cut_off" not in _meta(capture)
+
+
 def test_a_client_that_hangs_up_mid_stream_marks_the_capture_cut_off(tmp_path: Path) -> None:
     hung_up = threading.Event()
     upstream = _first_chunk_then(hung_up, more=True)
