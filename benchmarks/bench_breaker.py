@@ -24,17 +24,15 @@ commit re-ran everything on every refresh, so it has one figure. Both give the s
 from __future__ import annotations
 
 import argparse
-import importlib
 import random
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from types import ModuleType
 from typing import Any
+
+from baseline import library_at
 
 from streamcalls_lab import breaker
 from streamcalls_lab.breaker import Setup
@@ -68,16 +66,9 @@ def setup(n: int) -> Setup:
 
 def base_run(commit: str, into: Path) -> Callable[[Any], Any] | None:
     """``breaker.run`` of ``commit``'s library, imported as ``streamcalls_lab_base``."""
-    try:
-        tar = subprocess.run(["git", "-C", str(REPO), "archive", commit, "streamcalls_lab"],
-                             check=True, capture_output=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        print(f"(base {commit} not measured: {e})")
+    module = library_at(commit, into, "breaker")
+    if module is None:
         return None
-    subprocess.run(["tar", "-x", "-C", str(into)], input=tar, check=True)
-    (into / "streamcalls_lab").rename(into / "streamcalls_lab_base")  # imports are relative
-    sys.path.insert(0, str(into))
-    module: ModuleType = importlib.import_module("streamcalls_lab_base.breaker")
 
     def run(s: Setup) -> Any:
         return module.run(module.Setup(**{f: getattr(s, f) for f in s.__dataclass_fields__}))

@@ -39,12 +39,10 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib
 import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -52,7 +50,6 @@ import tracemalloc
 from collections.abc import Callable, Iterable
 from itertools import cycle, pairwise
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import orjson
@@ -60,6 +57,7 @@ import pandas as pd
 
 # Imported before any clock starts: importing the SDK takes longer than decoding a corpus.
 from anthropic._streaming import SSEDecoder
+from baseline import library_at
 
 import streamcalls_lab as scl
 from streamcalls_lab import columns, scale, stats
@@ -144,17 +142,8 @@ def bare(files: list[Path]) -> int:
 
 def base_load(commit: str, into: Path) -> Callable[..., object] | None:
     """``load`` of ``commit``'s library, imported as ``streamcalls_lab_base``; None without git."""
-    try:
-        tar = subprocess.run(["git", "-C", str(REPO), "archive", commit, "streamcalls_lab"],
-                             check=True, capture_output=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        print(f"(base {commit} not measured: {e})")
-        return None
-    subprocess.run(["tar", "-x", "-C", str(into)], input=tar, check=True)
-    (into / "streamcalls_lab").rename(into / "streamcalls_lab_base")  # imports are relative
-    sys.path.insert(0, str(into))
-    module: ModuleType = importlib.import_module("streamcalls_lab_base")
-    return module.load
+    module = library_at(commit, into)
+    return None if module is None else module.load
 
 
 def paused(fn: Callable[[], object]) -> Callable[[], object]:
