@@ -117,6 +117,21 @@ def stated(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False, default=str)[:100]
 
 
+def stated_status(holder: Any, *why: tuple[str, str]) -> str | None:
+    """A finished run or response's ``status``, as ``status: why`` where ``holder`` says why:
+    each of ``why`` is a (field, key) pair naming an object and its string (the last one
+    holding a string wins); None when ``holder`` is no object."""
+    if not isinstance(holder, dict):
+        return None
+    status = stated(holder.get("status"))
+    said = None
+    for field, key in why:
+        details = holder.get(field)
+        if isinstance(details, dict) and isinstance(details.get(key), str):
+            said = details[key]
+    return f"{status}: {said}" if status and said else status
+
+
 def maybe_text(value: Any, field: str) -> str | None:
     return None if value is None else text(value, field)
 

@@ -28,7 +28,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import DONE, Ev, array, fragment_row, index, maybe_text, obj, stated, text
+from ..events import (
+    DONE,
+    Ev,
+    array,
+    fragment_row,
+    index,
+    maybe_text,
+    obj,
+    stated_status,
+    text,
+)
 from ..turns import Role, Script, Text, WireFrame
 from .as_written import wire_lengths
 from .recognise import ByType
@@ -75,16 +85,8 @@ def _named(event: str, payload: dict[str, Any]) -> str:
     return event
 
 
-def _stop_reason(payload: dict[str, Any]) -> str | None:
-    """A run's status, and why it stopped where the run says (``incomplete_details``,
-    ``last_error``)."""
-    status = stated(payload.get("status"))
-    why = None
-    for field, key in (("incomplete_details", "reason"), ("last_error", "code")):
-        details = payload.get(field)
-        if isinstance(details, dict) and isinstance(details.get(key), str):
-            why = details[key]
-    return f"{status}: {why}" if status and why else status
+_WHY = (("incomplete_details", "reason"), ("last_error", "code"))
+"""Where a run says why it stopped."""
 
 
 class OpenAIAssistants:
@@ -119,10 +121,10 @@ class OpenAIAssistants:
             whole = array(submit.get("tool_calls") or [], "submit_tool_outputs.tool_calls")
             ends = self._end(kind, [(None, None, obj(tc, "tool_calls[]")) for tc in whole],
                              data, None)
-            return [*ends, Ev(kind, "turn_stop", reason=_stop_reason(payload))]
+            return [*ends, Ev(kind, "turn_stop", reason=stated_status(payload, *_WHY))]
         if kind in _RUN_ENDS:
             return [*self._end(kind, [], data, None),
-                    Ev(kind, "turn_stop", reason=_stop_reason(payload))]
+                    Ev(kind, "turn_stop", reason=stated_status(payload, *_WHY))]
         if kind == "thread.message.created":
             return [Ev(kind, "text_start")]
         if kind == "error":  # documented as the error object; a nested one is read too

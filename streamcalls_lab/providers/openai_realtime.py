@@ -36,7 +36,7 @@ from typing import Any
 
 import orjson
 
-from ..events import Ev, fragment_row, maybe_text, obj, stated, text
+from ..events import Ev, fragment_row, maybe_text, obj, stated_status, text
 from ..turns import Role, Script, Text, WireFrame
 from .as_written import wire_length
 from .recognise import ByKeys
@@ -79,16 +79,6 @@ SERVER = frozenset((
 """Every server event (openai-python's ``RealtimeServerEvent``, GA and beta names)."""
 _BARE = ByKeys({"event_id": str}, {"type": str})
 _WRAPPED = ByKeys({"event": dict}, {"source": str, "time": None})
-
-
-def _status(response: Any) -> str | None:
-    """A finished response's status, and why where it says (``status_details.reason``)."""
-    if not isinstance(response, dict):
-        return None
-    status = stated(response.get("status"))
-    details = response.get("status_details")
-    why = details.get("reason") if isinstance(details, dict) else None
-    return f"{status}: {why}" if status and isinstance(why, str) else status
 
 
 class OpenAIRealtime:
@@ -138,7 +128,8 @@ class OpenAIRealtime:
         if kind in ("response.output_item.added", "response.output_item.done"):
             return self._item(kind, obj(payload["item"], "item"), data)
         if kind == "response.done":
-            return [Ev(kind, "turn_stop", reason=_status(payload.get("response")))]
+            why = stated_status(payload.get("response"), ("status_details", "reason"))
+            return [Ev(kind, "turn_stop", reason=why)]
         if kind == "error":
             err = obj(payload["error"], "error")
             return [Ev.provider_error(kind, err.get("message"), err.get("code"))]

@@ -28,7 +28,7 @@ from ..events import (
     index,
     maybe_text,
     obj,
-    stated,
+    stated_status,
     text,
 )
 from ..turns import (
@@ -108,17 +108,6 @@ _HOT = Hot(msgspec.json.Decoder(_DeltaEvent).decode, _hot_rows,
            methodcaller("endswith", ".delta"))  # nearly all of a stream
 
 
-def _status(payload: dict[str, Any]) -> str | None:
-    """A finished response's status, and why it is incomplete when it is."""
-    response = payload.get("response")
-    if not isinstance(response, dict):
-        return None
-    status = stated(response.get("status"))
-    details = response.get("incomplete_details")
-    why = details.get("reason") if isinstance(details, dict) else None
-    return f"{status}: {why}" if status and isinstance(why, str) else status
-
-
 class OpenAIResponses:
     name = "openai-responses"
     hot = _HOT
@@ -184,7 +173,8 @@ class OpenAIResponses:
                 return [Ev(kind, "block_stop", block, call_id, tool, final=final)]
             return [Ev(kind, "block_stop", block)]
         if kind in _TURN_STOPS:
-            return [Ev(kind, "turn_stop", reason=_status(payload))]
+            why = stated_status(payload.get("response"), ("incomplete_details", "reason"))
+            return [Ev(kind, "turn_stop", reason=why)]
         if kind == "error" or kind == "response.error":
             # Documented flat ({"message": …}); servers also nest it ({"error": {…}}).
             err = payload["error"] if isinstance(payload.get("error"), dict) else payload
