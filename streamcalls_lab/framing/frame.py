@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from .. import deepjson
 from ..errors import CaptureError
 
 _new = tuple.__new__  # builds a Frame from a tuple without the Python-level __new__
@@ -97,19 +98,26 @@ class FrameDecoder:
 
 
 class LineDecoder(FrameDecoder):
-    """A framing of ``\n``-ended lines (NDJSON, type-prefixed lines): a subclass reads each
-    whole line in :meth:`_line` and what is left at the end from :meth:`_rest`.
+    """A framing of ``\\n``-ended lines (NDJSON, type-prefixed lines): a subclass reads each
+    whole line in :meth:`_line`, and says in :meth:`_whole` when a last line with no line
+    end is a frame all the same.
 
     Only a new read is searched for a line end (held bytes hold none), and held bytes are
     joined once, when their line ends: a line of any length costs one copy, not one per read.
     """
 
+    _WHOLE = "whole JSON"
+    """What a last line with no line end must be to be a frame (said when it is not)."""
+
     def __init__(self, source: str = "<bytes>", *, strict: bool = True) -> None:
         super().__init__(source, strict=strict)
         self._held: list[bytes] = []  # bytes after the last line end, read by read
         self._pos = 0  # absolute offset of the held bytes' first byte
+        self._stopped = False  # set by a subclass once nothing after this is its to read
 
     def _read(self, chunk: bytes) -> None:
+        if self._stopped:
+            return
         last = chunk.rfind(b"\n")
         if last < 0:
             self._held.append(bytes(chunk))
@@ -124,13 +132,24 @@ class LineDecoder(FrameDecoder):
         self._pos = at
         self._held = [buf[stop:]] if stop < len(buf) else []
 
-    def _rest(self) -> tuple[bytes, int]:
-        """The bytes after the last line end and their offset, no longer held."""
+    def _end(self) -> None:
+        """A last line without its ``\\n`` is a frame only when it is whole (:meth:`_whole`)."""
         buf, at = b"".join(self._held), self._pos
         self._held = []
         self._pos += len(buf)
-        return buf, at
+        if not buf.strip() or self._stopped:
+            return
+        if self._whole(buf):
+            self._line(buf, at, at + len(buf))
+        else:
+            self._problem(at, at + len(buf), f"stream ends inside a line: the last {len(buf)} "
+                          f"bytes have no line end and are not {self._WHOLE} (truncated "
+                          "capture?)")
+
+    def _whole(self, line: bytes) -> bool:
+        """Whether a line is whole as it stands (at any depth: orjson stops at 1,024)."""
+        return deepjson.is_json(line)
 
     def _line(self, line: bytes, at: int, end: int) -> None:
-        """One line, its ``\n`` cut off (``end`` is just past it)."""
+        """One line, its ``\\n`` cut off (``end`` is just past it)."""
         raise NotImplementedError

@@ -15,7 +15,6 @@ is reported once, saying what it looks like, and not read further.
 
 from __future__ import annotations
 
-from .. import deepjson
 from .frame import Frame, LineDecoder
 
 EVENT = "line"
@@ -62,24 +61,8 @@ class NDJSONDecoder(LineDecoder):
     def __init__(self, source: str = "<bytes>", *, strict: bool = True) -> None:
         super().__init__(source, strict=strict)
         self._first = True  # no line with content yet
-        self._stopped = False
 
     # -- internals --------------------------------------------------------------
-    def _read(self, chunk: bytes) -> None:
-        if not self._stopped:
-            super()._read(chunk)
-
-    def _end(self) -> None:
-        """A last line without its ``\\n`` is a frame only when it is whole JSON."""
-        buf, at = self._rest()
-        if buf.strip() and not self._stopped:
-            if not deepjson.is_json(buf):  # (at any depth: orjson stops at 1,024)
-                self._problem(at, at + len(buf), f"stream ends inside a line: the last "
-                              f"{len(buf)} bytes have no line end and are not whole JSON "
-                              "(truncated capture?)")
-            else:
-                self._line(buf, at, at + len(buf))
-
     def _line(self, line: bytes, at: int, end: int) -> None:
         if self._stopped:
             return

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import re
 
-import orjson
-
 from .frame import Frame, LineDecoder
 
 CODES = frozenset("0123456789abcdefghijk")
@@ -53,19 +51,12 @@ class PrefixedDecoder(LineDecoder):
 
     _EVENT = "line"
 
-    def _end(self) -> None:
-        """A last line without its ``\\n`` is a frame only when its value is whole JSON."""
-        buf, at = self._rest()
-        if buf.strip():
-            colon = buf.find(b":")
-            try:
-                orjson.loads(buf[colon + 1:] if colon >= 0 else buf)
-            except orjson.JSONDecodeError:
-                self._problem(at, at + len(buf), f"stream ends inside a line: the last "
-                              f"{len(buf)} bytes have no line end and are not a whole part "
-                              "(truncated capture?)")
-            else:
-                self._line(buf, at, at + len(buf))
+    _WHOLE = "a whole part"
+
+    def _whole(self, line: bytes) -> bool:
+        """A last line is a part when its value (after the code's colon) is whole JSON."""
+        colon = line.find(b":")
+        return super()._whole(line[colon + 1:] if colon >= 0 else line)
 
     def _line(self, line: bytes, at: int, end: int) -> None:
         body = line[:-1] if line.endswith(b"\r") else line

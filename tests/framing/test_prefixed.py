@@ -45,6 +45,23 @@ def test_a_last_line_of_a_whole_part_needs_no_line_end() -> None:
         '"a"', '{"finishReason":"stop"}']
 
 
+@pytest.mark.parametrize("framing", [PrefixedDecoder, NDJSONDecoder])
+def test_a_last_line_nested_deeper_than_orjson_reads_is_whole(framing: type) -> None:
+    deep = b"[" * 5000 + b"]" * 5000  # whole JSON, past orjson's 1,024 levels
+    line = b"2:" + deep if framing is PrefixedDecoder else b'{"a": ' + deep + b"}"
+    dec = framing()
+    (frame,) = dec.feed(line) + dec.close()
+    assert frame.problem is None and frame.end == len(line)
+
+
+def test_a_last_line_cut_short_says_what_it_is_not_in_each_line_framing() -> None:
+    for framing, line, what in ((PrefixedDecoder, b'2:[[1]', "a whole part"),
+                                (NDJSONDecoder, b'{"a": [1', "whole JSON")):
+        dec = framing(strict=False)
+        (frame,) = dec.feed(line) + dec.close()
+        assert frame.problem.endswith(f"are not {what} (truncated capture?)"), framing
+
+
 def test_a_last_line_cut_short_is_an_error_naming_its_offset() -> None:
     with pytest.raises(scl.CaptureError, match=r"byte 6: stream ends inside a line"):
         frames(b'0:"a"\nc:{"toolCallId":"x","argsTe')
