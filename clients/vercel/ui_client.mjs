@@ -20,15 +20,9 @@ import {
 const FINISHED = new Set(['input-available', 'approval-requested', 'approval-responded',
   'output-available', 'output-denied']);
 
-// One case; resolves to the last line it wrote to stderr when it failed (what a process per
-// case shows as its error), else null.
-async function runCase(env) {
+// One case; `say` writes to stderr. Resolves to whether it failed.
+async function runCase(env, say) {
   let failed = false;
-  let last = '';
-  const say = (text) => {
-    console.error(text);
-    last = text.trim().split('\n').pop();
-  };
   const printed = new Set();
   const refused = new Set();
   try {
@@ -67,7 +61,7 @@ async function runCase(env) {
     say(String(error?.stack ?? error));
     failed = true;
   }
-  return failed ? last : null;
+  return failed;
 }
 
 await run(runCase);
