@@ -542,6 +542,12 @@ class Pace:
         """Where the play clock stands when the reader moves to ``step``."""
         return step if self.per_event else ms_of(self.clock, step)
 
+    @property
+    def seconds(self) -> float:
+        """How long play takes from step 0 to the last step: a tick every ``interval`` ms,
+        as many ticks as fit under ``max``."""
+        return self.max // self.step * self.interval / 1000
+
 
 def pace(clock: Clock, speed: Speed | float, tick_ms: int = TICK_MS) -> Pace:
     """The play clock for ``speed`` (a :class:`Speed`, or a bare factor of the recorded

@@ -94,6 +94,16 @@ def test_an_event_rate_is_one_step_per_tick_every_thousandth_of_its_rate(rate: f
     assert (p.step, p.interval, p.max, p.per_event) == (1, round(1000 / rate), 29, True)
 
 
+def test_an_event_rate_takes_one_interval_per_step_to_play() -> None:
+    clock = model.Clock(tuple(i * 0.001 for i in range(13)), True)  # 12 steps after step 0
+    assert model.pace(clock, Speed("x", per_second=2.0)).seconds == 6.0
+
+
+def test_a_factor_takes_the_recorded_duration_over_the_factor_to_play() -> None:
+    clock = model.Clock((0.0, 1.0, 4.0), True)
+    assert model.pace(clock, Speed("2×", 2.0), 50).seconds == pytest.approx(2.0, abs=0.05)
+
+
 def test_an_event_rate_ignores_the_recorded_gaps() -> None:
     clock = model.Clock((0.0, 0.0, 0.0, 9.0), True)  # three at once, then a long wait
     p = model.pace(clock, Speed("x", per_second=2.0))

@@ -255,11 +255,14 @@ class StepperView(r.View):
             options=[(f"{kind}: {fmt}", n) for n, (kind, fmt) in
                      enumerate(zip(("provider", "browser"), sides, strict=False))],
             tooltip=TOOLTIPS["stream"], style={"button_width": "auto"})
+        # says, once the kernel has put the clock on a speed, how long play takes at it
+        self.timing = w.Label(_timing(RECORDED, self.pace))
         self.status = w.HTML()
         self.output = w.HTML()
         for widget, cls in ((self.back, "scl-back"), (self.next, "scl-next"),
                             (self.jump, "scl-jump"), (self.slider, "scl-step-slider"),
                             (self.play, "scl-play"), (self.speed, "scl-speed"),
+                            (self.timing, "scl-timing"),
                             (self.handler, "scl-handler"), (self.capture, "scl-capture"),
                             (self.stream, "scl-stream"),
                             (self.status, "scl-stepper-status"),
@@ -283,7 +286,7 @@ class StepperView(r.View):
         self.widget = w.VBox([
             *picker,
             w.HBox([self.back, self.next, self.jump, self.slider]),
-            w.HBox([w.Label("play"), self.play, w.Label("speed"), self.speed,
+            w.HBox([w.Label("play"), self.play, w.Label("speed"), self.speed, self.timing,
                     w.Label("buffers of"), self.handler]),
             self.status,
             self.output,
@@ -391,6 +394,11 @@ class StepperView(r.View):
             self.play.value = self.pace.value_of(i)
             self.play.max = self.pace.max
         self.slider.value = i  # the clock's unit changed: the step it shows does not
+        self.timing.value = _timing(speed, self.pace)
+
+
+def _timing(speed: Speed, at: Pace) -> str:
+    return f"{speed.label}: {at.seconds:.1f} s in all"
 
 
 def _picker_choices(source: Source | Stepper,

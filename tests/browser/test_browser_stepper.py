@@ -136,6 +136,9 @@ def test_two_events_a_second_plays_every_step_in_turn(
     view.locator(".scl-capture select").select_option(label="anthropic-messages/short-call")
     expect(index_of(view)).to_have_text("0", timeout=UPDATE_MS)
     view.locator(".scl-speed select").select_option(label="2 events a second")
+    # the kernel has put the play clock on that speed once the label says so: a click
+    # before then plays at the recorded pace, which leaps
+    expect(view.locator(".scl-timing")).to_contain_text("2 events a second", timeout=UPDATE_MS)
     play = view.locator(".scl-play button").first
     page.evaluate(WATCH)
     play.click()

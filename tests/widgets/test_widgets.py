@@ -240,6 +240,13 @@ def test_a_slow_speed_plays_one_event_per_tick_at_its_rate(view: StepperView) ->
     assert view.index == 1
 
 
+def test_the_timing_label_follows_the_speed_chosen(view: StepperView) -> None:
+    slowest = stepper_view.SPEEDS[0]
+    view.speed.value = slowest
+    seconds = (len(view.stepper) - 1) / slowest.per_second
+    assert view.timing.value == f"{slowest.label}: {seconds:.1f} s in all"
+
+
 def test_changing_speed_keeps_the_step_shown(view: StepperView) -> None:
     view.go(40)
     for speed in (stepper_view.SPEEDS[0], stepper_view.SPEEDS[-1], stepper_view.SPEEDS[1]):
