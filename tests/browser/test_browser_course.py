@@ -175,6 +175,8 @@ def test_stepper_play_at_20x_ends_on_the_last_step(course: Course, artifacts: Pa
     page, view, index = stepper_on_page(course)
     last = len(scl.Stepper(stepper_capture())) - 1
     view.locator(".scl-speed select").select_option(label="20×")
+    # pressed before the kernel has retimed the clock, play runs at the old speed
+    expect(view.locator(".scl-timing")).to_contain_text("20×", timeout=PLAY_MS)
     view.locator(".widget-play button, .jupyter-widget-play button").first.click()
     expect(index).to_have_text(str(last), timeout=PLAY_MS)
     view.scroll_into_view_if_needed()
