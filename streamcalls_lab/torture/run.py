@@ -234,12 +234,14 @@ class LoopClient:
         self.cut = 0
         self.threads: list[threading.Thread] = []
         self.n = 0
+        self.eof = False  # the process's stdout has closed (its _EOF is off the queue)
 
     def _start(self) -> None:
         lines: queue.Queue[tuple[str, int] | str | None] = queue.Queue(_QUEUED)
         self.client = Client(self.cmd, _process_env(loop=True), stdin=subprocess.PIPE,
                              on_exit=lambda: lines.put(_EXITED))
         self.lines, self.stderr, self._stderr_kept, self.cut = lines, [], 0, 0
+        self.eof = False
         proc = self.client.proc
         assert proc.stdout is not None and proc.stderr is not None
         self.threads = [threading.Thread(target=self._pump_out, args=(proc.stdout, lines),
@@ -306,7 +308,9 @@ class LoopClient:
             if item is _EXITED:
                 return self._died(run, mark, cut, kept)
             if item is _EOF or isinstance(item, str):
-                continue  # stdout closed: the process's own exit ends the case
+                # stdout closed: the process's own exit ends the case
+                self.eof = self.eof or item is _EOF
+                continue
             kept, ended = self._line(run, item, kept)
             if ended:
                 return run
@@ -338,12 +342,13 @@ class LoopClient:
         run.returncode = self.client.end()
         self.client = None
         until = time.monotonic() + 5
-        while True:
+        while not self.eof:  # once stdout has closed, every line it printed is queued
             try:
                 item = self.lines.get(timeout=max(0.0, until - time.monotonic()))
             except queue.Empty:
                 break
             if item is _EOF:
+                self.eof = True
                 break
             if isinstance(item, tuple):
                 kept, ended = self._line(run, item, kept)

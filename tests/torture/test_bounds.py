@@ -7,14 +7,17 @@ double fork) too, in a process per case and in loop mode alike."""
 from __future__ import annotations
 
 import os
+import queue
 import sys
 import textwrap
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from streamcalls_lab.torture import LoopClient, cases, run_case, verdict
+from streamcalls_lab.torture import run as run_module
 from streamcalls_lab.torture.judge import OUTPUT_CUT
 from streamcalls_lab.torture.processes import MARK, OUTPUT_LIMIT, Client, marked
 
@@ -147,6 +150,33 @@ def test_a_looping_client_that_exits_while_its_child_holds_stdout_is_no_hang(
         run = client.run(CASE)
     assert not run.timed_out and run.returncode == 3
     assert _left(tmp_path) == []
+
+
+class _Waits(queue.Queue):
+    """A client's line queue that counts the reads that found nothing in time."""
+
+    empty_reads = 0
+
+    def get(self, block: bool = True, timeout: float | None = None) -> object:
+        try:
+            return super().get(block, timeout)
+        except queue.Empty:
+            type(self).empty_reads += 1
+            raise
+
+
+def test_a_looping_client_that_died_is_judged_without_waiting_for_its_stdout_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its stdout closed before its exit was seen: every line it printed was read, so
+    nothing more is waited for (a client dying on every case once cost 5 s a case)."""
+    monkeypatch.setattr(run_module, "queue", SimpleNamespace(Queue=_Waits, Empty=queue.Empty))
+    monkeypatch.setattr(_Waits, "empty_reads", 0)
+    script = tmp_path / "client.py"
+    script.write_text("import sys\nsys.stdout.close()\nsys.exit('cannot start')\n")
+    with LoopClient([sys.executable, str(script)], TIMEOUT) as client:
+        runs = [client.run(CASE) for _ in range(3)]
+    assert [(r.returncode, r.stderr.strip()) for r in runs] == [(1, "cannot start")] * 3
+    assert _Waits.empty_reads == 0
 
 
 @pytest.mark.parametrize("body", [FORK_HOLDING_STDOUT, DETACHED], ids=["forked", "detached"])
