@@ -50,7 +50,7 @@ from .judge import (
     tolerated,
     verdict,
 )
-from .run import LoopClient, Run, accepts_gzip, case_env, client_env, run_case
+from .run import LoopClient, Run, accepts_gzip, case_env, client_env, run_case, served_seconds
 
 __all__ = [
     "CLASSES", "CLIENT_PACKAGES", "NOT_SERVED", "PATHS", "SERVED_FORMATS", "SUITES", "CallTuple",
@@ -134,7 +134,8 @@ def check_client(cmd: str | Sequence[str], formats: Sequence[str] = TURN_FORMATS
     judged: dict[int, tuple[list[Finding], list[Tolerance]]] = {}
     with (_runner(argv, timeout, loop, jobs) as run_one, ThreadPoolExecutor(jobs) as pool,
           tqdm(total=len(todo), disable=not progress, desc="torture", unit="case") as bar):
-        futures = {pool.submit(run_one, c): n for n, c in enumerate(todo)}
+        longest_first = sorted(range(len(todo)), key=lambda n: -served_seconds(todo[n]))
+        futures = {pool.submit(run_one, todo[n]): n for n in longest_first}
         for future in as_completed(futures):
             n = futures[future]
             case, run = todo[n], future.result()

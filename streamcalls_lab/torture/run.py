@@ -88,7 +88,14 @@ class _CaseServer(LoopbackServer):
     def _paced(writes: list[bytes]) -> tuple[list[bytes], float]:
         # A pause long enough that the client reads each write on its own, short enough
         # that a thousand one-byte writes still take about a second.
-        return writes, max(0.0005, min(0.05, 0.5 / len(writes)))
+        return writes, max(0.0005, min(0.02, 0.25 / len(writes)))
+
+
+def served_seconds(case: WireCase) -> float:
+    """How long serving ``case`` takes at its pace (the gaps between its writes): the
+    longest cases go first, so a suite ends with the slowest case, not after it."""
+    writes, gap = _CaseServer._paced(_writes(case))
+    return len(writes) * gap
 
 
 class _Handler(StreamHandler):
