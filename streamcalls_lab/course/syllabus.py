@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
-
 __all__ = ["README", "Estimate", "Step", "estimate", "steps"]
 
 README = Path(__file__).resolve().parents[2] / "notebooks" / "README.md"
@@ -75,6 +73,8 @@ def steps(readme: Path = README) -> list[Step]:
 
 def estimate(path: Path) -> Estimate:
     """The reading and doing time of the notebook at ``path``, by the model above."""
+    import nbformat  # here, not at the top: check() imports this module, and nbformat costs 1 s
+
     nb = nbformat.read(path, as_version=4)
     words = lines = outputs = 0
     doing = 0.0
