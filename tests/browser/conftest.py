@@ -114,7 +114,16 @@ class Server:
     def start_all_cells(self, page: Any, name: str, timeout_s: float = 120) -> None:
         """Open ``name`` in JupyterLab and start Run All, without waiting for it to finish
         (so several tabs can run at once)."""
+        self.open_notebook(page, name)
+        self.start_run_all(page, name, timeout_s)
+
+    def open_notebook(self, page: Any, name: str) -> None:
+        """Load JupyterLab on ``name`` in ``page``; its kernel may still be starting."""
         page.goto(self.url(f"lab/tree/{name}?reset"))  # reset: no tabs left from earlier tests
+
+    @staticmethod
+    def start_run_all(page: Any, name: str, timeout_s: float = 120) -> None:
+        """Once the kernel of ``name`` (open in ``page``) is idle, start Run All."""
         page.wait_for_function(_KERNEL_IDLE, arg=name, timeout=timeout_s * 1000)
         page.evaluate(_RUN_ALL, name)
 

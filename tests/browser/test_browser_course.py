@@ -63,13 +63,19 @@ class Course:
     tabs: dict[str, Tab] = field(default_factory=dict)
 
     def start(self, names: list[str]) -> None:
-        """Open each notebook in a tab of its own and start Run All in every tab."""
+        """Open each notebook in a tab of its own and start Run All in every tab: every tab
+        loads before any waits for its kernel, so the kernels start side by side."""
+        opened = []
         for name in names:
             tab = Tab(self.context.new_page())
             tab.page.on("dialog", lambda d, tab=tab: (tab.dialogs.append(d.message),
                                                       d.dismiss()))
-            self.lab.start_all_cells(tab.page, self.lab.copy_notebook(name), timeout_s=RUN_S)
+            copy = self.lab.copy_notebook(name)
+            self.lab.open_notebook(tab.page, copy)
             self.tabs[name] = tab
+            opened.append((tab, copy))
+        for tab, copy in opened:
+            self.lab.start_run_all(tab.page, copy, timeout_s=RUN_S)
 
     def run(self, name: str) -> Tab:
         """The tab of ``name`` once its Run All finished, with what it showed."""
