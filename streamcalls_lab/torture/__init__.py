@@ -56,7 +56,8 @@ __all__ = [
     "CLASSES", "CLIENT_PACKAGES", "NOT_SERVED", "PATHS", "SERVED_FORMATS", "SUITES", "CallTuple",
     "Finding", "LoopClient", "Run", "Tolerance", "WireCase", "accepts_gzip", "case_env", "cases",
     "check_client", "client_env", "code_span", "install_hint", "judge", "markdown",
-    "not_started", "plain_text", "report", "run_case", "settle", "tolerated", "verdict",
+    "not_started", "plain_text", "report", "run_case", "served_seconds", "settle", "tolerated",
+    "verdict",
 ]
 
 

@@ -41,6 +41,7 @@ from streamcalls_lab.torture import (
     markdown,
     not_started,
     report,
+    served_seconds,
     settle,
     tolerated,
     verdict,
@@ -351,6 +352,15 @@ def test_a_client_decoding_each_read_with_errors_replace_is_decode_chunks() -> N
     families = ["utf8_read_split", "one_byte_reads", "odd_chunks", "spaces"]
     assert _caught([*REFERENCE, "--bug", "decode_chunks_replace"], families=families) == (
         ["decode_chunks"], {"decode_chunks": set(TURN_FORMATS)})
+
+
+def test_cases_run_longest_first() -> None:
+    """One job runs the cases in the order they were handed out: the slowest to serve first."""
+    ran: list[float] = []
+    check_client(REFERENCE, ["openai-chat"], families=["spaces", "one_byte_reads", "odd_chunks"],
+                 progress=False, jobs=1, loop=True,
+                 on_case=lambda case, run, found: ran.append(served_seconds(case)))
+    assert len(ran) > 2 and ran == sorted(ran, reverse=True) and ran[0] > ran[-1]
 
 
 def test_a_client_that_does_not_accept_gzip_is_served_identity_and_told_so() -> None:
