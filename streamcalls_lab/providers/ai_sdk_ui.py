@@ -26,7 +26,7 @@ from typing import Any
 
 from ..events import DONE, Ev, fragment_row, maybe_text, stated, text
 from ..turns import Role, Script, Text, WireFrame
-from .as_written import object_text, wire_length
+from .as_written import value_text, wire_length
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
 
@@ -52,6 +52,7 @@ class AISDKUIStream:
     def __init__(self) -> None:
         self._blocks: dict[str, int] = {}  # toolCallId -> block, in order of first appearance
         self._filled: set[str] = set()  # calls a non-empty fragment has arrived for
+        self._plain: set[str] = set()  # calls announced with inputEncoding "text"
 
     def _block(self, call_id: str) -> int:
         return self._blocks.setdefault(call_id, len(self._blocks))
@@ -73,6 +74,11 @@ class AISDKUIStream:
             call_id = text(payload["toolCallId"], "toolCallId")
             tool = text(payload["toolName"], "toolName")
             self._filled.discard(call_id)  # announced anew: a new call
+            # (a text-encoded call's input is its raw text, not a JSON value)
+            if payload.get("inputEncoding") == "text":
+                self._plain.add(call_id)
+            else:
+                self._plain.discard(call_id)
             return [Ev(kind, "call_start", self._block(call_id), call_id, tool)]
         if kind in _ENDS:
             return self._end(kind, payload, data)
@@ -97,10 +103,12 @@ class AISDKUIStream:
         block = self._blocks[call_id]
         given = payload.get("input")
         if call_id not in self._filled and given is not None:
-            if isinstance(given, str):  # what the SDK could not parse, as it came
+            # The SDK's unparsed text (an error's, a text-encoded call's) is the input as it
+            # came; anything else is a parsed JSON value of any type: its text as written.
+            if isinstance(given, str) and (kind == "tool-input-error" or call_id in self._plain):
                 frag, wire = given, wire_length(data, "input", given)
             else:
-                frag = object_text(data, "input", given, 0, len(data), "input")
+                frag = value_text(data, "input", given, 0, len(data), "input")
                 wire = len(frag)
             out.append(fragment_row(kind, "args_delta", block, frag, wire, None, call_id))
         out.append(Ev(kind, "block_stop", block, call_id, tool))
