@@ -120,6 +120,19 @@ def test_a_call_no_row_read_is_a_problem_beside_calls_that_were_read() -> None:
         "'later'): it may be a format this kit does not read"]
 
 
+def test_another_formats_call_beside_calls_that_were_read_is_a_problem() -> None:
+    """A probe: a Chat chunk's call inside an AI SDK UI stream that read a call of its own
+    (the chunk's ``function`` names no id: it is told apart by its tool)."""
+    chunk = sse((None, {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {
+        "tool_calls": [{"index": 0, "id": "call_zz", "type": "function",
+                        "function": {"name": "leak", "arguments": "{}"}}]}}]}))
+    df = scl.load(_with_frame(CALLED, chunk, b'data: {"type": "finish"'), strict=False)
+    assert _misreads(df) == [
+        "read as ai-sdk-ui, but frame 2 holds a call no row read "
+        "(`choices[0].delta.tool_calls[0].function`, tool 'leak'): it looks like openai-chat: "
+        "load it with provider='openai-chat', or let it be detected"]
+
+
 @pytest.mark.parametrize("before", [False, True])
 def test_a_foreign_frame_repeating_a_call_that_was_read_is_no_misread(before: bool) -> None:
     """A gateway's summary of a call read before or after it loses nothing."""
