@@ -39,6 +39,16 @@ TYPES = frozenset((
 ))
 """The chunk types that name this format (``ai``'s ``uiMessageChunkSchema``); ``error``,
 ``abort``, ``file`` and ``data-*`` parts are read once the format is known."""
+_READ_LATER = frozenset(("error", "abort", "file"))
+
+
+def own(event: str, payload: Any) -> bool:
+    """An ``error``, ``abort``, ``file`` or ``data-*`` chunk: the format's own, though no
+    signature of it (a stream of many data parts or files is no misread)."""
+    kind = payload.get("type") if isinstance(payload, dict) else None
+    return isinstance(kind, str) and (kind in _READ_LATER or kind.startswith("data-"))
+
+
 _ENDS = ("tool-input-available", "tool-input-error")
 _ANSWERS = frozenset(("tool-output-available", "tool-output-error", "tool-output-denied",
                       "tool-approval-request"))  # about a call, by its toolCallId
@@ -184,4 +194,5 @@ FORMAT = WireFormat(
     write=write,
     quirks=dict.fromkeys(("empty_arguments", "call_in_text", "invalid_arguments",
                           "line_separator_in_data")),  # in what is said: the writer's as is
+    own=own,
 )

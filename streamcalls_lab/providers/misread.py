@@ -84,12 +84,14 @@ def foreigner(name: str) -> Callable[[str, Any, Sequence[Ev]], bool]:
     """Whether a frame read as ``name`` (its event, payload and rows) is of another
     protocol: it shows none of the format's signature (its reader's ``sniff``), and shows
     another format's, or the reader made nothing of it (every row ``other``) and it is not
-    the format's keep-alive (``WireFormat.keepalive``)."""
+    the format's keep-alive (``WireFormat.keepalive``) nor one of its own frames that are no
+    signature (``WireFormat.own``)."""
     shows = READERS[name].sniff
     alive = FORMATS[name].keepalive
+    own = FORMATS[name].own
 
     def foreign(event: str, payload: Any, rows: Sequence[Ev]) -> bool:
-        if shows(event, payload):
+        if shows(event, payload) or (own is not None and own(event, payload)):
             return False
         if sniff(event, payload) not in (None, name):
             return True  # another format's signature: foreign even where the reader read it

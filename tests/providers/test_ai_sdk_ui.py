@@ -115,6 +115,19 @@ def test_a_text_encoded_calls_string_input_is_its_raw_text() -> None:
     assert call["args"] == "ls -la"
 
 
+@pytest.mark.parametrize("part", [
+    {"type": "data-progress", "id": "p", "data": {"pct": 1}},
+    {"type": "file", "url": "https://example.com/a.png", "mediaType": "image/png"}])
+def test_a_stream_of_many_data_parts_or_files_is_no_misread(part: dict) -> None:
+    """A probe: data parts (a progress part updated by its ``id``) and files are the
+    format's own though no signature of it; a stream mostly of them raised as a misread."""
+    body = ui({"type": "start"}, *[part] * 5,
+              {"type": "tool-input-available", "toolCallId": "c", "toolName": "f",
+               "input": {}}, {"type": "finish"})
+    df = scl.load(body)
+    assert df.problem.isna().all() and scl.calls(df).complete.tolist() == [True]
+
+
 def test_an_input_error_ends_the_call_with_what_was_streamed() -> None:
     body = ui({"type": "tool-input-start", "toolCallId": "c", "toolName": "f"},
               {"type": "tool-input-delta", "toolCallId": "c", "inputTextDelta": '{"a": tru'},
