@@ -26,7 +26,7 @@ from typing import Any
 
 from ..events import DONE, Ev, fragment_row, maybe_text, stated, text
 from ..turns import Role, Script, Text, WireFrame
-from .as_written import object_text, wire_length
+from .as_written import value_text, wire_length
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
 
@@ -39,6 +39,16 @@ TYPES = frozenset((
 ))
 """The chunk types that name this format (``ai``'s ``uiMessageChunkSchema``); ``error``,
 ``abort``, ``file`` and ``data-*`` parts are read once the format is known."""
+_READ_LATER = frozenset(("error", "abort", "file"))
+
+
+def own(event: str, payload: Any) -> bool:
+    """An ``error``, ``abort``, ``file`` or ``data-*`` chunk: the format's own, though no
+    signature of it (a stream of many data parts or files is no misread)."""
+    kind = payload.get("type") if isinstance(payload, dict) else None
+    return isinstance(kind, str) and (kind in _READ_LATER or kind.startswith("data-"))
+
+
 _ENDS = ("tool-input-available", "tool-input-error")
 _ANSWERS = frozenset(("tool-output-available", "tool-output-error", "tool-output-denied",
                       "tool-approval-request"))  # about a call, by its toolCallId
@@ -52,6 +62,7 @@ class AISDKUIStream:
     def __init__(self) -> None:
         self._blocks: dict[str, int] = {}  # toolCallId -> block, in order of first appearance
         self._filled: set[str] = set()  # calls a non-empty fragment has arrived for
+        self._plain: set[str] = set()  # calls announced with inputEncoding "text"
 
     def _block(self, call_id: str) -> int:
         return self._blocks.setdefault(call_id, len(self._blocks))
@@ -73,6 +84,11 @@ class AISDKUIStream:
             call_id = text(payload["toolCallId"], "toolCallId")
             tool = text(payload["toolName"], "toolName")
             self._filled.discard(call_id)  # announced anew: a new call
+            # (a text-encoded call's input is its raw text, not a JSON value)
+            if payload.get("inputEncoding") == "text":
+                self._plain.add(call_id)
+            else:
+                self._plain.discard(call_id)
             return [Ev(kind, "call_start", self._block(call_id), call_id, tool)]
         if kind in _ENDS:
             return self._end(kind, payload, data)
@@ -97,10 +113,12 @@ class AISDKUIStream:
         block = self._blocks[call_id]
         given = payload.get("input")
         if call_id not in self._filled and given is not None:
-            if isinstance(given, str):  # what the SDK could not parse, as it came
+            # The SDK's unparsed text (an error's, a text-encoded call's) is the input as it
+            # came; anything else is a parsed JSON value of any type: its text as written.
+            if isinstance(given, str) and (kind == "tool-input-error" or call_id in self._plain):
                 frag, wire = given, wire_length(data, "input", given)
             else:
-                frag = object_text(data, "input", given, 0, len(data), "input")
+                frag = value_text(data, "input", given, 0, len(data), "input")
                 wire = len(frag)
             out.append(fragment_row(kind, "args_delta", block, frag, wire, None, call_id))
         out.append(Ev(kind, "block_stop", block, call_id, tool))
@@ -176,4 +194,5 @@ FORMAT = WireFormat(
     write=write,
     quirks=dict.fromkeys(("empty_arguments", "call_in_text", "invalid_arguments",
                           "line_separator_in_data")),  # in what is said: the writer's as is
+    own=own,
 )

@@ -83,8 +83,9 @@ def value_span(data: str, key: str, value: Any, start: int, end: int) -> tuple[i
             found, stop = _scan(data, at)
             if stop <= end and (
                 found == value if type(value) is str  # a string reads the same in both
-                else type(found) is dict and _as_orjson_reads(data[at:stop], found) == value
-            ):  # an object is compared as orjson read it (big integers, floats)
+                else type(found) is type(value)  # (True == 1: the type tells them apart)
+                and _as_orjson_reads(data[at:stop], found) == value
+            ):  # any other value is compared as orjson read it (big integers, floats)
                 return at, stop
         except ValueError:
             continue
@@ -115,6 +116,14 @@ def object_text(data: str, key: str, value: Any, start: int, end: int, field: st
     """The JSON object ``value`` (of ``key``) exactly as it stands in ``data[start:end]``:
     a call's arguments as one fragment, byte for byte, never re-serialised."""
     at, stop = exact_span(data, key, obj(value, field), start, end, field)
+    return data[at:stop]
+
+
+def value_text(data: str, key: str, value: Any, start: int, end: int, field: str) -> str:
+    """Any JSON value (of ``key``: an object, array, string, number...) exactly as it stands
+    in ``data[start:end]``, quotes and escapes included: where the wire gives a call's input
+    as a parsed value of any type, its text byte for byte."""
+    at, stop = exact_span(data, key, value, start, end, field)
     return data[at:stop]
 
 

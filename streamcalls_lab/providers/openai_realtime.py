@@ -26,7 +26,10 @@ counting ``output_index`` from 0, so each call gets a ``block`` in order of firs
 appearance. Text (``response.output_text.delta``, and the spoken words'
 ``response.output_audio_transcript.delta``; the beta's ``response.text.delta`` and
 ``response.audio_transcript.delta``) is text; ``response.done`` ends each response (its
-``status``, and ``status_details.reason``); ``error`` is the server's error.
+``status``, and ``status_details.reason``); a call item its ``output`` holds that no event
+announced (a log that kept only ``response.done``, where the guide reads calls from) is
+announced there, its whole ``arguments`` one fragment, and ended; ``error`` is the
+server's error.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ import orjson
 
 from ..events import Ev, fragment_row, maybe_text, obj, stated_status, text
 from ..turns import Role, Script, Text, WireFrame
-from .as_written import wire_length
+from .as_written import wire_length, wire_lengths
 from .recognise import ByKeys
 from .spec import Envelope, Fields, WireFormat
 
@@ -129,7 +132,8 @@ class OpenAIRealtime:
             return self._item(kind, obj(payload["item"], "item"), data)
         if kind == "response.done":
             why = stated_status(payload.get("response"), ("status_details", "reason"))
-            return [Ev(kind, "turn_stop", reason=why)]
+            return [*self._unseen(kind, payload.get("response"), data),
+                    Ev(kind, "turn_stop", reason=why)]
         if kind == "error":
             err = obj(payload["error"], "error")
             return [Ev.provider_error(kind, err.get("message"), err.get("code"))]
@@ -152,6 +156,38 @@ class OpenAIRealtime:
         if args:
             out.append(fragment_row(kind, "args_delta", self._blocks[item_id], args,
                                     wire_length(data, "arguments", args)))
+        return out
+
+
+    def _unseen(self, kind: str, response: Any, data: str) -> list[Ev]:
+        """The call items of a finished response that no event announced, each announced,
+        given its whole ``arguments`` as one fragment and ended (every field checked first:
+        a problem ends nothing)."""
+        output = response.get("output") if isinstance(response, dict) else None
+        if not isinstance(output, list):
+            return []
+        found = []
+        for item in output:
+            field = _CALLS.get(item.get("type")) if isinstance(item, dict) else None
+            if field is None:
+                continue
+            item_id = text(item["id"], "item.id")
+            found.append((item_id, maybe_text(item.get(field), f"item.{field}"),
+                          maybe_text(item.get("name"), "item.name"),
+                          maybe_text(item.get("arguments"), "item.arguments")))
+        if not any(item_id not in self._blocks for item_id, *_ in found):
+            return []
+        wires = iter(wire_lengths(data, "arguments"))  # each call item's, in order
+        out = []
+        for item_id, call_id, tool, args in found:
+            wire = next(wires, None) if args is not None else None
+            if item_id in self._blocks:
+                continue
+            block = self._block(item_id, new=True)
+            out.append(Ev(kind, "call_start", block, call_id, tool))
+            if args:
+                out.append(fragment_row(kind, "args_delta", block, args, wire, None, call_id))
+            out.append(Ev(kind, "block_stop", block, call_id, tool, final=args))
         return out
 
 
@@ -248,10 +284,10 @@ FORMAT = WireFormat(
     docs="https://platform.openai.com/docs/api-reference/realtime-server-events",
     path="/v1/realtime",
     events={
-        "call_start": ("response.output_item.added",),
-        "args_delta": (*_ARGS, "response.output_item.added"),
+        "call_start": ("response.output_item.added", "response.done"),
+        "args_delta": (*_ARGS, "response.output_item.added", "response.done"),
         "args_done": _DONE,
-        "block_stop": ("response.output_item.done",),
+        "block_stop": ("response.output_item.done", "response.done"),
         "text_start": ("response.output_item.added",),
         "text_delta": _TEXT,
         "turn_stop": ("response.done",),

@@ -149,6 +149,10 @@ class WireFormat:
     changes, or the writer handles it)."""
     keepalive: WireFrame | None = None
     """The format's own keep-alive event, if it has one (Anthropic's ``ping``)."""
+    own: Callable[[str, Any], bool] | None = None
+    """Frames of the format's own that are no signature of it (its reader's ``sniff`` does
+    not claim them: too generic, or read only once the format is known), given their event
+    and payload: never foreign to it when a misread is judged (``providers.misread``)."""
     calls_whole: bool = False
     """Each call arrives whole in one frame (Gemini, Ollama): no fragments to cut between."""
     path: str | None = None

@@ -94,6 +94,40 @@ def test_a_call_whose_input_came_in_no_fragment_is_its_input_as_written(start: b
     assert call["n_deltas"] == 1 and call["wire_chars"] == len(call["args"])
 
 
+@pytest.mark.parametrize("given", ['"ls -la"', "[1, 2]", "42", "true"])
+def test_an_input_of_any_json_type_is_its_text_as_written(given: str) -> None:
+    """``uiMessageChunkSchema`` types ``input`` ``z.unknown()``: a tool whose input schema is
+    a string, an array or a number ends with that value (a string's text keeps its quotes);
+    a probe read a string as its bare text and anything else as a problem."""
+    body = ui('{"type":"tool-input-available","toolCallId":"c","toolName":"f","input":'
+              f"{given}}}", {"type": "finish"})
+    (call,) = scl.calls(scl.load(body)).to_dict("records")
+    assert (call["args"], call["complete"]) == (given, True)
+
+
+def test_a_text_encoded_calls_string_input_is_its_raw_text() -> None:
+    """A call announced with ``inputEncoding: "text"`` takes raw text, not JSON."""
+    body = ui({"type": "tool-input-start", "toolCallId": "c", "toolName": "sh",
+               "inputEncoding": "text"},
+              {"type": "tool-input-available", "toolCallId": "c", "toolName": "sh",
+               "input": "ls -la"}, {"type": "finish"})
+    (call,) = scl.calls(body).to_dict("records")
+    assert call["args"] == "ls -la"
+
+
+@pytest.mark.parametrize("part", [
+    {"type": "data-progress", "id": "p", "data": {"pct": 1}},
+    {"type": "file", "url": "https://example.com/a.png", "mediaType": "image/png"}])
+def test_a_stream_of_many_data_parts_or_files_is_no_misread(part: dict) -> None:
+    """A probe: data parts (a progress part updated by its ``id``) and files are the
+    format's own though no signature of it; a stream mostly of them raised as a misread."""
+    body = ui({"type": "start"}, *[part] * 5,
+              {"type": "tool-input-available", "toolCallId": "c", "toolName": "f",
+               "input": {}}, {"type": "finish"})
+    df = scl.load(body)
+    assert df.problem.isna().all() and scl.calls(df).complete.tolist() == [True]
+
+
 def test_an_input_error_ends_the_call_with_what_was_streamed() -> None:
     body = ui({"type": "tool-input-start", "toolCallId": "c", "toolName": "f"},
               {"type": "tool-input-delta", "toolCallId": "c", "inputTextDelta": '{"a": tru'},

@@ -1,8 +1,8 @@
 """A stream read as a known format it is not is never read in silence (``providers.misread``).
 
-Most frames showing nothing of the format, or a call in a frame not of the format while no
-call was read, is one problem row naming what the stream looks like (strict: an error at
-that frame). No real capture gains one.
+Most frames showing nothing of the format, or a call in a frame not of the format that no
+row read (no call at all, or none by its id), is one problem row naming what the stream
+looks like (strict: an error at that frame). No real capture gains one.
 """
 
 from __future__ import annotations
@@ -99,6 +99,47 @@ def test_a_call_in_a_frame_not_of_the_format_is_a_problem_when_no_call_was_read(
     assert _misreads(df) == [
         "read as openai-chat, but no call was read while frame 4 holds one "
         "(`tool_calls[0].function`, tool 'f'): it may be a format this kit does not read"]
+
+
+CALLED = sse(*((None, c) for c in (  # an AI SDK UI stream with one call read
+    {"type": "start"},
+    {"type": "tool-input-available", "toolCallId": "c1", "toolName": "f", "input": {}})),
+    (None, {"type": "finish"}))
+FUTURE_CALL = sse((None, {"type": "tool-call-whole", "toolCallId": "c2", "toolName": "later",
+                          "input": {"x": 1}}))  # a chunk type the reader does not know
+
+
+def test_a_call_no_row_read_is_a_problem_beside_calls_that_were_read() -> None:
+    """A probe: an unknown chunk type carrying a second call, after one call was read, was
+    lost in silence (the check asked only streams that read no call)."""
+    df = scl.load(_with_frame(CALLED, FUTURE_CALL, b'data: {"type": "finish"'),
+                  strict=False)
+    assert set(df.provider) == {"ai-sdk-ui"}
+    assert _misreads(df) == [
+        "read as ai-sdk-ui, but frame 2 holds a call no row read (`(the payload)`, tool "
+        "'later'): it may be a format this kit does not read"]
+
+
+def test_another_formats_call_beside_calls_that_were_read_is_a_problem() -> None:
+    """A probe: a Chat chunk's call inside an AI SDK UI stream that read a call of its own
+    (the chunk's ``function`` names no id: it is told apart by its tool)."""
+    chunk = sse((None, {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {
+        "tool_calls": [{"index": 0, "id": "call_zz", "type": "function",
+                        "function": {"name": "leak", "arguments": "{}"}}]}}]}))
+    df = scl.load(_with_frame(CALLED, chunk, b'data: {"type": "finish"'), strict=False)
+    assert _misreads(df) == [
+        "read as ai-sdk-ui, but frame 2 holds a call no row read "
+        "(`choices[0].delta.tool_calls[0].function`, tool 'leak'): it looks like openai-chat: "
+        "load it with provider='openai-chat', or let it be detected"]
+
+
+@pytest.mark.parametrize("before", [False, True])
+def test_a_foreign_frame_repeating_a_call_that_was_read_is_no_misread(before: bool) -> None:
+    """A gateway's summary of a call read before or after it loses nothing."""
+    repeat = sse((None, {"summary": {"toolCallId": "c1", "toolName": "f", "input": {}}}))
+    at = b'data: {"type": "tool-input' if before else b'data: {"type": "finish"'
+    df = scl.load(_with_frame(CALLED, repeat, at), strict=False)
+    assert not _misreads(df)
 
 
 def test_a_stream_with_a_frame_or_two_of_another_shape_is_no_misread() -> None:

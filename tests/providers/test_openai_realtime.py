@@ -143,6 +143,26 @@ def test_a_remote_mcp_call_is_a_call_named_by_its_item() -> None:
     assert call_triples(scl.calls(raw)) == [("mcp_1", "search", '{"q":1}')]
 
 
+def test_a_call_only_a_response_done_holds_is_announced_and_ended_there() -> None:
+    """A probe: a log that kept only ``response.done`` (where the guide reads function calls
+    from) read no call and said nothing; each call item no event announced is a call."""
+    message = {"id": "item_0", "type": "message", "role": "assistant", "content": []}
+    raw = lines(SESSION, done(2, output=[
+        message, fn(arguments='{"a":"\\u00e9"}', status="completed"),
+        fn("item_2", "call_2", "get_time", "{}", "completed")]))
+    table = scl.calls(scl.load(raw))
+    assert list(zip(table.call_id, table.tool, table.args, table.complete, strict=True)) == [
+        ("call_1", "get_weather", '{"a":"\\u00e9"}', True),
+        ("call_2", "get_time", "{}", True)]
+    assert table.wire_chars.tolist() == [len('{\\"a\\":\\"\\\\u00e9\\"}'), 2]
+
+
+def test_a_response_done_repeating_calls_read_adds_no_rows() -> None:
+    item = fn(arguments='{"city":"Paris"}', status="completed")
+    rows = rows_of(lines(*WEATHER[:-1], done(8, output=[item])))
+    assert rows == rows_of(lines(*WEATHER))
+
+
 def test_a_client_event_in_a_wrapped_log_is_other() -> None:
     client = lines({"type": "conversation.item.create", "item": {
         "type": "function_call_output", "call_id": "call_1", "output": "{}"}}, wrap=True,
