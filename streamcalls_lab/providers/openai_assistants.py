@@ -63,6 +63,18 @@ _RUN_ENDS = frozenset(f"thread.run.{s}" for s in ("completed", "incomplete", "fa
 _WAITS = "thread.run.requires_action"
 _INPUT = {"function": ("function", "arguments"), "code_interpreter": ("code_interpreter", "input")}
 """A call's type -> the object and key holding its input text (``file_search`` has none)."""
+_NO_INPUT = frozenset(("file_search",))
+"""The documented call types that carry no input: any other type the API adds is a call
+whose input this reader cannot know, and says so."""
+
+
+def _unread(kind: str, typ: str) -> list[Ev]:
+    """A problem row for a call of a type the reader does not know (its input, if any, is
+    not read: not passed on as a call with no arguments in silence)."""
+    if typ in _INPUT or typ in _NO_INPUT:
+        return []
+    return [Ev(kind, "other", problem=f"a tool call of type {typ[:40]!r}, which this reader "
+                                      "does not know: its input is not read")]
 
 
 def _named(event: str, payload: dict[str, Any]) -> str:
@@ -160,6 +172,7 @@ class OpenAIAssistants:
             if block is None:
                 block = self._announce(call, cid, tool)
                 out.append(Ev(kind, "call_start", block, cid, tool))
+                out += _unread(kind, typ)
                 if frag:
                     out.append(fragment_row(kind, "args_delta", block, frag, wire))
             elif frag is not None:
@@ -202,6 +215,7 @@ class OpenAIAssistants:
                         else typ)
                 block = self._announce(call, cid, tool)
                 out.append(Ev(kind, "call_start", block, cid, tool))
+                out += _unread(kind, typ)
                 if args:
                     out.append(fragment_row(kind, "args_delta", block, args, wire))
             finals[call] = args

@@ -156,6 +156,20 @@ def test_code_interpreter_and_file_search_calls_are_calls_named_by_their_type() 
     assert table.final_matches.tolist()[0] is True
 
 
+def test_a_call_of_a_type_the_reader_does_not_know_is_a_problem_not_a_call_without_input() -> None:
+    body_ = asst(
+        step("step_1"),
+        delta("step_1", {"index": 0, "id": "call_cu", "type": "computer",
+                         "computer": {"action": {"type": "click", "x": 1, "y": 2}}}),
+        step("step_1", "completed", [{"id": "call_cu", "type": "computer", "computer": {
+            "action": {"type": "click", "x": 1, "y": 2}}}], "completed"),
+        run("completed"))
+    # a row that says so, strict or not, as for a Bedrock chunk of a family it does not read
+    for strict in (True, False):
+        row = scl.load(body_, strict=strict).query("problem.notna()").iloc[0]
+        assert row.kind == "other" and "type 'computer'" in row.problem
+
+
 def test_message_deltas_are_text() -> None:
     message = {"id": "msg_1", "object": "thread.message", "status": "in_progress",
                "role": "assistant", "content": []}
