@@ -126,9 +126,8 @@ def streams(path: Path) -> Iterator[Stream]:
             continue
         req_headers = _headers(request.get("headers"))
         uri = str(request.get("uri", ""))
-        req_body = request.get("body")
-        secrets = provenance.exchange_secrets(
-            uri, req_body if isinstance(req_body, str | bytes) else None, req_headers, headers)
+        # Ruby's VCR keeps a request body as {encoding, string}, as it does a response's
+        secrets = provenance.exchange_secrets(uri, _body(request), req_headers, headers)
         status = response.get("status")
         meta = {
             "source": "vcr",
