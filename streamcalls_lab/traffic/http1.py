@@ -12,6 +12,7 @@ of it goes on:
   upstream's address, ``@host/x`` would name another host);
 - no line folded onto the one before it (obs-fold: a line starting with SP/HTAB,
   §5.2), no whitespace between a field name and its colon (§5.1);
+- ``Host`` at most once (§3.2);
 - ``Content-Length`` at most once, as 1*DIGIT of at most 18 significant digits (§6.3):
   a repeated one is refused even when the copies agree, since a server behind may add
   them up or take either;
@@ -102,12 +103,16 @@ def framing(headers: Iterable[tuple[str, str]], version: str = "HTTP/1.1", *,
     the module docstring); a ``Content-Length`` over ``max_body`` is 413."""
     lengths: list[str] = []
     codings: list[str] = []
+    hosts = 0
     for name, value in headers:
         key = name.lower()
+        hosts += key == "host"
         if key == "content-length":
             lengths.append(value.strip())
         elif key == "transfer-encoding":
             codings += [c.strip().lower() for c in value.split(",")]
+    if request and hosts > 1:  # §3.2: which one names the target depends on who reads it
+        raise BadMessage("Host given more than once")
     if codings:
         if version == "HTTP/1.0":
             raise BadMessage("Transfer-Encoding in an HTTP/1.0 message")

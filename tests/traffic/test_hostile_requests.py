@@ -100,6 +100,7 @@ AMBIGUOUS = {  # each is refused by RFC 9112; the answer's status
     "a target with no leading slash": (b"GET @evil.example/x HTTP/1.1\r\nHost: x\r\n\r\n",
                                        400),
     "an asterisk target": (b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    "two hosts": (HEAD + b"Host: y\r\nContent-Length: 2\r\n\r\n{}", 400),
 }
 
 
