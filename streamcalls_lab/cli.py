@@ -335,7 +335,7 @@ def cmd_conform(ns: argparse.Namespace) -> int:
                                           key_env=ns.key_env, timeout=ns.timeout)
         table = conform(streamed, whole)
     except (ValueError, OSError, CaptureError, RecordError) as e:
-        print(f"{COMMANDS_PROG} conform: error: {e}", file=sys.stderr)
+        print(f"{COMMANDS_PROG} conform: error: {inert(e)}", file=sys.stderr)  # may quote a capture
         return 2
     counts = table.attrs["calls"]
     verdict = "conformant" if not len(table) else count(len(table), "difference")
@@ -378,7 +378,7 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     try:
         table = diff(ns.a, ns.b)
     except (ValueError, OSError, CaptureError) as e:
-        print(f"{COMMANDS_PROG} diff: error: {e}", file=sys.stderr)
+        print(f"{COMMANDS_PROG} diff: error: {inert(e)}", file=sys.stderr)  # may quote a capture
         return 2
     said = table.attrs
     return _differences(table, ns.as_json, {

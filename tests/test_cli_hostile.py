@@ -51,3 +51,21 @@ def test_replay_refuses_a_file_that_is_not_a_capture_and_writes_nothing(
     out = capsysbinary.readouterr()
     assert out.out == b"" and b"not a capture" in out.err
     assert not_capture.name.encode() in out.err
+
+
+@pytest.mark.parametrize("command", ["diff", "conform"])
+def test_an_error_quoting_a_capture_reaches_the_terminal_inert(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # a provider error of no known format is quoted in the refusal: escapes, bidi and NUL
+    hostile = tmp_path / "esc.sse"
+    hostile.write_bytes(b'event: error\ndata: {"type": "error", "error": {"message": '
+                        b'"\\u001b]0;PWN\\u0007\\u001b[31mRED\\u202e\\u0000"}}\n\n')
+    good = tmp_path / "good.sse"
+    good.write_bytes(turns.anthropic(text=["Hi"]))
+    args = [str(good), str(hostile)] if command == "diff" else [
+        "--streamed", str(hostile), "--whole", str(good)]
+    assert cli.main([command, *args]) == 2
+    err = capsys.readouterr().err
+    assert "RED" in err
+    assert not any(c in err for c in "\x1b\x07\u202e\x00")

@@ -111,7 +111,8 @@ def streams(path: Path) -> Iterator[Stream]:
         post = request.get("postData")
         secrets = provenance.exchange_secrets(
             url, post.get("text") if isinstance(post, dict) else None, req_headers, resp_headers)
-        for q in request.get("queryString") or []:
+        params = post.get("params") if isinstance(post, dict) else None  # a form, parsed
+        for q in (request.get("queryString") or []) + (params if isinstance(params, list) else []):
             if isinstance(q, dict) and provenance.is_secret_param(str(q.get("name", ""))):
                 secrets.append(str(q.get("value", "")))
         for cookie in (request.get("cookies") or []) + (response.get("cookies") or []):

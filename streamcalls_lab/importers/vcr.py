@@ -55,20 +55,30 @@ def decode_content(body: bytes, encoding: str) -> tuple[bytes, str | None] | Non
 
     The header often outlives the encoding (many recorders store decoded
     text under ``content-encoding: gzip``), so the bytes decide, not the header.
+    Each coding the header lists (``gzip, gzip``) is a layer undone in turn, every one
+    held to the limit; one that stops at it is the end (what is inside cannot be read).
     """
-    if body[:2] == b"\x1f\x8b":
-        kind = "gzip"
-    elif _is_text(body):
-        return body, None
-    elif encoding.strip().lower() == "deflate":
-        kind = "deflate"  # zlib, or raw deflate as some servers send it
-    else:
+    codings = [c.strip().lower() for c in encoding.split(",")]
+    cut: str | None = None
+    for coding in reversed([c for c in codings if c not in ("", "identity")] or [""]):
+        if body[:2] == b"\x1f\x8b":
+            kind = "gzip"
+        elif _is_text(body):
+            return body, cut
+        elif coding == "deflate":
+            kind = "deflate"  # zlib, or raw deflate as some servers send it
+        else:
+            return None
+        if cut is not None:  # an outer layer stopped at the limit: this one is cut off
+            raise ValueError(f"an outer layer is cut: {cut}")
+        inf = Inflater(kind)
+        body = b"".join(inf.feed(body)) + inf.flush()
+        if not inf.eof:
+            raise ValueError("the compressed body is cut off before its end")
+        cut = inf.cut
+    if body[:2] == b"\x1f\x8b":  # still compressed: more layers than the header names
         return None
-    inf = Inflater(kind)
-    out = b"".join(inf.feed(body)) + inf.flush()
-    if not inf.eof:
-        raise ValueError("the compressed body is cut off before its end")
-    return out, inf.cut
+    return body, cut
 
 
 def _is_text(body: bytes) -> bool:
@@ -126,9 +136,8 @@ def streams(path: Path) -> Iterator[Stream]:
             continue
         req_headers = _headers(request.get("headers"))
         uri = str(request.get("uri", ""))
-        req_body = request.get("body")
-        secrets = provenance.exchange_secrets(
-            uri, req_body if isinstance(req_body, str | bytes) else None, req_headers, headers)
+        # Ruby's VCR keeps a request body as {encoding, string}, as it does a response's
+        secrets = provenance.exchange_secrets(uri, _body(request), req_headers, headers)
         status = response.get("status")
         meta = {
             "source": "vcr",

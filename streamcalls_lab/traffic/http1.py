@@ -7,14 +7,20 @@ be read one way, and refuse the rest with 400 and a closed connection before any
 of it goes on:
 
 - every line of the head ends in CRLF, and holds no other CR, LF or NUL (§2.2);
+- the request line is ``method SP target SP HTTP/x.y`` (no HTTP/0.9 line, no tabs or
+  doubled spaces, §3), its target a path or an http(s) URL (§3.2: put after an
+  upstream's address, ``@host/x`` would name another host);
 - no line folded onto the one before it (obs-fold: a line starting with SP/HTAB,
   §5.2), no whitespace between a field name and its colon (§5.1);
-- ``Content-Length`` at most once, as 1*DIGIT (§6.3): a repeated one is refused
-  even when the copies agree, since a server behind may add them up or take either;
+- ``Host`` at most once (§3.2);
+- ``Content-Length`` at most once, as 1*DIGIT of at most 18 significant digits (§6.3):
+  a repeated one is refused even when the copies agree, since a server behind may add
+  them up or take either;
 - ``Transfer-Encoding`` only as a single, final ``chunked`` (§6.1, §6.3): a coding
   this does not know (``xchunked``), ``gzip`` alone or ``chunked, gzip`` is 400,
   a coding before ``chunked`` 501; never with ``Content-Length``, never in HTTP/1.0;
-- chunk-size lines of 1*HEXDIG (with extensions), each chunk followed by CRLF (§7.1).
+- chunk-size lines of 1*HEXDIG (with extensions free of control characters), each
+  chunk followed by CRLF (§7.1).
 
 A body is read in pieces of at most :data:`PIECE` bytes, never whole; a declared
 size over the reader's maximum is refused (413) before any of it is read.
@@ -34,7 +40,8 @@ MAX_LINE = 8192
 """The longest chunk-size or trailer line read."""
 MAX_TRAILERS = 100
 _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?\r\n")
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\0-\x08\x0a-\x1f\x7f]*)?\r\n")
+_REQUEST_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+ [^ ]+ HTTP/[0-9]\.[0-9]")
 
 
 class BadMessage(ValueError):
@@ -63,7 +70,11 @@ def check_line(line: bytes, *, first: bool = False) -> None:
     body = line[:-2]
     if b"\r" in body or b"\n" in body or b"\0" in body:
         raise BadMessage("a bare CR, LF or NUL in the head")
-    if first or not body:
+    if first:  # method SP target SP HTTP/x.y: no HTTP/0.9 line, which has no headers
+        if _REQUEST_LINE.fullmatch(body) is None:
+            raise BadMessage("a request line that is not 'method target HTTP/x.y'")
+        return
+    if not body:
         return
     if body[:1] in (b" ", b"\t"):
         raise BadMessage("a header folded over two lines (obs-fold)")
@@ -73,18 +84,35 @@ def check_line(line: bytes, *, first: bool = False) -> None:
                          "colon, or no colon)")
 
 
+def check_target(method: str, target: str) -> None:
+    """A request target in origin form (``/path?query``) or absolute form
+    (``http://host/path``) (RFC 9112 §3.2); anything else
+    (``v1/x``, ``@host/x``, and ``*``, which has no path to put a prefix before) is
+    400: put after an upstream's address it names another URL, or none."""
+    if target.startswith("/"):
+        return
+    scheme, sep, _ = target.partition("://")
+    if sep and scheme.lower() in ("http", "https"):
+        return
+    raise BadMessage("a request target that is not a path (origin form) or a URL")
+
+
 def framing(headers: Iterable[tuple[str, str]], version: str = "HTTP/1.1", *,
             max_body: int | None = None, request: bool = True) -> Framing:
     """The framing ``headers`` declare, or :class:`BadMessage` when it is ambiguous (see
     the module docstring); a ``Content-Length`` over ``max_body`` is 413."""
     lengths: list[str] = []
     codings: list[str] = []
+    hosts = 0
     for name, value in headers:
         key = name.lower()
+        hosts += key == "host"
         if key == "content-length":
             lengths.append(value.strip())
         elif key == "transfer-encoding":
             codings += [c.strip().lower() for c in value.split(",")]
+    if request and hosts > 1:  # §3.2: which one names the target depends on who reads it
+        raise BadMessage("Host given more than once")
     if codings:
         if version == "HTTP/1.0":
             raise BadMessage("Transfer-Encoding in an HTTP/1.0 message")
@@ -103,7 +131,10 @@ def framing(headers: Iterable[tuple[str, str]], version: str = "HTTP/1.1", *,
     text = lengths[0]
     if not text.isascii() or not text.isdigit():
         raise BadMessage(f"Content-Length {text[:40]!r} is not a number of bytes")
-    length = int(text)
+    digits = text.lstrip("0") or "0"
+    if len(digits) > 18:  # past any body, and int() refuses 4,300 digits with a ValueError
+        raise BadMessage(f"a Content-Length of {len(digits)} digits", 413 if request else 400)
+    length = int(digits)
     if request and max_body is not None and length > max_body:
         raise BadMessage(f"a body of {length} bytes is over the {max_body} this reads", 413)
     return Framing(length=length)

@@ -181,6 +181,7 @@ class StrictHandler(BaseHTTPRequestHandler):
         owner = self.server.owner  # type: ignore[attr-defined]
         try:
             http1.check_line(self.raw_requestline, first=True)
+            http1.check_target(self.command, self.path)
             for line in self._tap.lines if self._tap is not None else ():
                 http1.check_line(line)
             self.framing = http1.framing(self.headers.items(), self.request_version,

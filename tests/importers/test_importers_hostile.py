@@ -213,3 +213,13 @@ def test_a_credential_echoed_in_the_response_is_scrubbed_from_in_memory_captures
     from streamcalls_lab.loader import load_captures
 
     assert KEY not in load_captures([cap], strict=False, raw=True).to_csv()
+
+
+def test_a_body_gzipped_twice_is_undone_layer_by_layer() -> None:
+    # was: one layer undone, and the inner gzip kept as the capture's "SSE"
+    decoded = vcr.decode_content(gzip.compress(gzip.compress(BODY)), "gzip, gzip")
+    assert decoded == (BODY, None)
+
+
+def test_a_body_gzipped_more_times_than_its_header_says_is_not_undone() -> None:
+    assert vcr.decode_content(gzip.compress(gzip.compress(BODY)), "gzip") is None

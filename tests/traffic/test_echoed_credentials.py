@@ -211,3 +211,32 @@ def test_a_credential_headers_parts_are_each_a_secret(
     assert value.split(" ", 1)[-1] in found or value in found
     assert set(parts) <= set(found)
     assert "host" not in found  # SignedHeaders names headers, it is no secret
+
+
+def test_import_scrubs_a_key_in_a_ruby_vcr_request_body_mapping(tmp_path: Path) -> None:
+    key = "ruby-vcr-key-0017"  # Ruby's VCR keeps a request body as {encoding, string}
+    data = {"interactions": [{
+        "request": {"method": "POST", "uri": "https://api.example.com/v1/chat", "headers": {},
+                    "body": {"encoding": "UTF-8", "string": json.dumps({"api_key": key})}},
+        "response": {"status": {"code": 200}, "headers": {"Content-Type": ["text/event-stream"]},
+                     "body": {"string": _echoing([key])}}}]}
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump(data))
+    import_file(path, tmp_path / "out")
+    _absent(key, tmp_path / "out")
+
+
+def test_import_scrubs_a_key_in_a_har_form_bodys_params(tmp_path: Path) -> None:
+    key = "har-param-key-0018"  # postData as parsed params, with no text
+    har = {"log": {"entries": [{
+        "request": {"method": "POST", "url": "https://api.example.com/v1/chat", "headers": [],
+                    "postData": {"mimeType": "application/x-www-form-urlencoded",
+                                 "params": [{"name": "api_key", "value": key}]}},
+        "response": {"status": 200,
+                     "headers": [{"name": "Content-Type", "value": "text/event-stream"}],
+                     "content": {"mimeType": "text/event-stream", "text": _echoing([key])}},
+    }]}}
+    path = tmp_path / "h.har"
+    path.write_text(json.dumps(har))
+    import_file(path, tmp_path / "out")
+    _absent(key, tmp_path / "out")

@@ -89,6 +89,18 @@ AMBIGUOUS = {  # each is refused by RFC 9112; the answer's status
                               413),
     "a chunk size of 17 digits": (HEAD + b"Transfer-Encoding: chunked\r\n\r\n"
                                   b"10000000000000000\r\n{}", 400),
+    # past int()'s 4,300 digits: was a ValueError, a traceback and no answer
+    "a length of 5000 digits": (HEAD + b"Content-Length: " + b"9" * 5000 + b"\r\n\r\n{}",
+                                413),
+    "a NUL in a chunk extension": (HEAD + b"Transfer-Encoding: chunked\r\n\r\n2;a\0b\r\n"
+                                   b"{}\r\n0\r\n\r\n", 400),
+    "a tab in the request line": (b"POST\t/v1 HTTP/1.1\r\nHost: x\r\n"
+                                  b"Content-Length: 2\r\n\r\n{}", 400),
+    # put after the upstream's address: 'http://127.0.0.1:80@evil/x', or no URL at all
+    "a target with no leading slash": (b"GET @evil.example/x HTTP/1.1\r\nHost: x\r\n\r\n",
+                                       400),
+    "an asterisk target": (b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    "two hosts": (HEAD + b"Host: y\r\nContent-Length: 2\r\n\r\n{}", 400),
 }
 
 
