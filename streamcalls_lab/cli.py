@@ -59,6 +59,14 @@ LIMITS = (  # the servers' limits on their clients, one set of flags for serve a
 )
 
 
+def _error(message: object) -> None:
+    """A line on stderr made inert: an error may quote a capture, a file name or a client's
+    output, and an escape sequence in one must not act on the terminal."""
+    from .display import inert
+
+    print(inert(message), file=sys.stderr)
+
+
 def _limits(ns: argparse.Namespace, *more: str) -> dict[str, Any]:
     """The limit flags given (those not given keep the library's defaults)."""
     names = [n.removeprefix("--").replace("-", "_") for n, _ in LIMITS] + list(more)
@@ -90,7 +98,7 @@ def cmd_serve(ns: argparse.Namespace) -> int:
                        status=ns.status, **_limits(ns))
     print(f"serving {', '.join(server.names)} at {server.base_url} (any POST or GET path)")
     for why in server.skipped:
-        print(f"not served: {why}", file=sys.stderr)
+        _error(f"not served: {why}")
     print(f"  anthropic.Anthropic(base_url={server.base_url!r}, api_key='fake')")
     print(f"  openai.OpenAI(base_url={server.base_url + '/v1'!r}, api_key='fake')")
     print("Ctrl-C to stop", flush=True)
@@ -131,8 +139,7 @@ def cmd_record(ns: argparse.Namespace) -> int:
     print(f"saved {rec.nbytes} bytes in {rec.nreads} reads to {rec.path} "
           f"(timing: {rec.timing.name}, provenance: {rec.meta.name})")
     if "event-stream" not in rec.content_type:
-        print(f"warning: the response was {rec.content_type or 'untyped'}, not an event stream",
-              file=sys.stderr)
+        _error(f"warning: the response was {rec.content_type or 'untyped'}, not an event stream")
     return 0
 
 
@@ -172,7 +179,7 @@ def _failed(name: str, errors: Sequence[Exception], outcome: str) -> int:
     """The files a command gave up on, one line each on stderr, while the rest went on;
     the exit status: 1 when there were any."""
     for e in errors:
-        print(f"{COMMANDS_PROG} {name}: error: {e} ({outcome})", file=sys.stderr)
+        _error(f"{COMMANDS_PROG} {name}: error: {e} ({outcome})")
     return 1 if errors else 0
 
 
@@ -195,8 +202,7 @@ def cmd_replay(ns: argparse.Namespace) -> int:
     caps = resolve(ns.capture)
     bad = unreadable(load_captures(caps, strict=False), [c.name for c in caps])
     for name, why in bad.items():  # never a PNG or a JSON file dumped onto the terminal
-        print(f"{COMMANDS_PROG} replay: error: {ns.capture} ({name}): not a capture: {why}",
-              file=sys.stderr)
+        _error(f"{COMMANDS_PROG} replay: error: {ns.capture} ({name}): not a capture: {why}")
     if bad:
         return 1
 
@@ -285,7 +291,7 @@ def cmd_inspect(ns: argparse.Namespace) -> int:
         try:
             resolve(path, require=True)
         except (FileNotFoundError, ValueError) as e:
-            print(f"{COMMANDS_PROG} inspect: error: {e}", file=sys.stderr)
+            _error(f"{COMMANDS_PROG} inspect: error: {e}")
             return 2
     troubled = False
     for path in ns.paths:
@@ -335,7 +341,7 @@ def cmd_conform(ns: argparse.Namespace) -> int:
                                           key_env=ns.key_env, timeout=ns.timeout)
         table = conform(streamed, whole)
     except (ValueError, OSError, CaptureError, RecordError) as e:
-        print(f"{COMMANDS_PROG} conform: error: {inert(e)}", file=sys.stderr)  # may quote a capture
+        _error(f"{COMMANDS_PROG} conform: error: {e}")
         return 2
     counts = table.attrs["calls"]
     verdict = "conformant" if not len(table) else count(len(table), "difference")
@@ -378,7 +384,7 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     try:
         table = diff(ns.a, ns.b)
     except (ValueError, OSError, CaptureError) as e:
-        print(f"{COMMANDS_PROG} diff: error: {inert(e)}", file=sys.stderr)  # may quote a capture
+        _error(f"{COMMANDS_PROG} diff: error: {e}")
         return 2
     said = table.attrs
     return _differences(table, ns.as_json, {
@@ -446,7 +452,7 @@ def cmd_coverage(ns: argparse.Namespace) -> int:
     if len(good):
         print(coverage(good).to_string())
     for name, why in bad.items():
-        print(f"{COMMANDS_PROG} coverage: error: {name}: not a capture: {why}", file=sys.stderr)
+        _error(f"{COMMANDS_PROG} coverage: error: {name}: not a capture: {why}")
     return 1 if bad else 0
 
 
@@ -475,6 +481,7 @@ def cmd_torture(ns: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .check import TURN_FORMATS
+    from .display import inert
     from .torture import SUITES, cases, check_client, markdown, tolerated
 
     formats = tuple(ns.format or TURN_FORMATS)
@@ -484,13 +491,13 @@ def cmd_torture(ns: argparse.Namespace) -> int:
         if not cmd:
             raise ValueError("the client command is empty")
     except ValueError as e:
-        print(f"torture: usage error: {e} (suites: {', '.join(SUITES)})", file=sys.stderr)
+        _error(f"torture: usage error: {e} (suites: {', '.join(SUITES)})")
         return 2
     start = time.perf_counter()
     report = check_client(cmd, formats, suite=ns.suite, families=ns.family, jobs=ns.jobs,
                           timeout=ns.timeout, loop=ns.loop, progress=sys.stderr.isatty())
     if report.attrs["not_started"] is not None:
-        print(f"the client did not start: {report.attrs['not_started']}")
+        print(f"the client did not start: {inert(report.attrs['not_started'])}")  # its stderr
         if ns.loop:
             print("(with --loop the client must read its cases from stdin: without --loop it "
                   "runs once per case)")
@@ -539,5 +546,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (CaptureError, RecordError, ValueError, OSError) as e:
-        print(f"{parser.prog} {ns.command}: error: {e}", file=sys.stderr)
+        _error(f"{parser.prog} {ns.command}: error: {e}")
         return 1

@@ -69,3 +69,29 @@ def test_an_error_quoting_a_capture_reaches_the_terminal_inert(
     err = capsys.readouterr().err
     assert "RED" in err
     assert not any(c in err for c in "\x1b\x07\u202e\x00")
+
+
+ESCAPES = "\x1b]0;PWN\x07\x1b[31mRED\u202e"
+
+
+@pytest.mark.parametrize("command", ["inspect", "coverage", "replay"])
+def test_a_file_name_that_holds_escapes_reaches_the_terminal_inert(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # a file that is not a capture, and one that is not there: each named in an error
+    bad = tmp_path / f"odd{ESCAPES}.sse"
+    bad.write_bytes(NOT_CAPTURES["image.sse"])
+    for path in (bad, tmp_path / f"gone{ESCAPES}.sse"):
+        assert cli.main([command, str(path)]) != 0
+        said = "".join(capsys.readouterr())  # stdout and stderr
+        assert "RED" in said and not any(c in said for c in "\x1b\x07\u202e"), said
+
+
+def test_a_torture_report_shows_a_clients_escapes_as_escapes() -> None:
+    import pandas as pd
+
+    from streamcalls_lab.torture import markdown
+
+    text = markdown(pd.DataFrame({"class": ["trim"], "got": [f"x{ESCAPES}"],
+                                  "detail": [f"y{ESCAPES}"]}))
+    assert "RED" in text and not any(c in text for c in "\x1b\x07\u202e")

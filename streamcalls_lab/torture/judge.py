@@ -22,6 +22,7 @@ import pandas as pd
 from ..accumulate import present
 from ..calls import calls
 from ..check import DOCUMENTS, report_frame
+from ..display import code_point, hidden
 from ..faults import CLASSES as CLASSES  # what a failure is put down to, in report order
 from ..faults import Seen, Sent, classify, cover, describe, json_value, symptoms
 from ..loader import load
@@ -243,7 +244,7 @@ def code_span(value: object) -> str:
     the renderer strips), line breaks as spaces, ``|`` escaped (a table cell's pipe; GFM
     takes ``\\|`` out before the span is read). A code span shows its text, never markup
     or HTML, so a captured value cannot break out of it."""
-    text = _BREAKS.sub(" ", str(value)).replace("|", "\\|")
+    text = _one_line(value).replace("|", "\\|")
     fence = "`" * (1 + max(map(len, _BACKTICKS.findall(text)), default=0))
     return f"{fence} {text} {fence}"
 
@@ -251,7 +252,14 @@ def code_span(value: object) -> str:
 def plain_text(value: object) -> str:
     """``value`` as Markdown text on one line (a table cell) that renders as itself: each
     character that can start inline markup, an entity or HTML backslash-escaped."""
-    return _MARKUP.sub(r"\\\1", _BREAKS.sub(" ", str(value)))
+    return _MARKUP.sub(r"\\\1", _one_line(value))
+
+
+def _one_line(value: object) -> str:
+    """``value`` on one line, each character that would act on a terminal rather than show
+    (an escape sequence's ESC, a bidi override) written as its escape: a report is printed
+    and cat, not only rendered."""
+    return "".join(code_point(ch) if hidden(ch) else ch for ch in _BREAKS.sub(" ", str(value)))
 
 
 def _cell(value: object, verbatim: bool) -> str:
