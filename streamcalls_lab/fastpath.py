@@ -82,7 +82,7 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
         foreigners += foreign
         calls_shown = calls_shown or calls
         if stop == len(body) and not start:  # one window, as most captures are
-            if suspect(frames, foreigners, calls_shown, got):
+            if suspect(frames, foreigners, calls_shown):
                 return None
             return Whole(where, fmt.name, got, lines if raws else [])
         rows += got
@@ -91,7 +91,7 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
             kept += lines
     bounds.append(len(body))
     assert fmt is not None  # split_whole gives at least one frame
-    if suspect(frames, foreigners, calls_shown, rows):
+    if suspect(frames, foreigners, calls_shown):
         return None
     return Whole(bounds, fmt.name, rows, kept)
 

@@ -26,7 +26,7 @@ decoder when the answer is yes.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..events import Ev
@@ -186,17 +186,10 @@ def holds_call(line: bytes, payload: Any) -> bool:
     return _MARK_BYTES.search(line) is not None and call_part(payload) is not None
 
 
-def read_calls(rows: Iterable[Sequence[Ev]]) -> bool:
-    """Whether any row reads a call."""
-    return any(ev.kind in CALL_KINDS for r in rows for ev in r)
-
-
-def suspect(frames: int, foreigners: int, calls_shown: bool,
-            rows: Iterable[Sequence[Ev]]) -> bool:
+def suspect(frames: int, foreigners: int, calls_shown: bool) -> bool:
     """Whether a :class:`Watch` of a whole capture may give a verdict: ``frames`` seen,
-    ``foreigners`` of them foreign (:func:`foreigner`), whether one of those
-    :func:`holds_call` (whether a row read it by its id the decoder's watch tells), and
-    every frame's rows. The fast path then leaves the capture to the decoder, which says
-    why (or reads it the same)."""
-    del rows  # (a call shown is the decoder's to judge, whatever the rows read)
+    ``foreigners`` of them foreign (:func:`foreigner`), and whether one of those
+    :func:`holds_call` (whether a row read it by its id, the decoder's watch tells). The
+    fast path then leaves the capture to the decoder, which says why (or reads it the
+    same)."""
     return 2 * foreigners > frames or calls_shown
