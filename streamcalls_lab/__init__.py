@@ -17,6 +17,7 @@ from types import ModuleType
 from .accumulate import Accumulator
 from .calls import calls
 from .check import check_handler
+from .dataset import duckdb, to_parquet
 from .errors import CaptureError
 from .faults import FAULTS
 from .loader import frames, load
@@ -26,8 +27,8 @@ from .stepper import Step, Stepper
 
 __all__ = [
     "FAULTS", "Accumulator", "CaptureError", "Step", "Stepper", "anomalies", "calls",
-    "check_handler", "diff", "frames", "load", "prefix_parses", "prefix_summary",
-    "where_it_bites",
+    "check_handler", "diff", "duckdb", "frames", "load", "prefix_parses", "prefix_summary",
+    "to_parquet", "where_it_bites",
 ]
 
 MOVED: dict[str, tuple[str, ...]] = {

@@ -2,18 +2,18 @@
 
 A ``provider`` is a wire format, and one format pools many servers (OpenAI Chat's is spoken by
 OpenAI, Azure, Groq, Together, DeepSeek, vLLM, llama.cpp, LM Studio ...), so quirks are counted
-per host and model. Three places say who served a capture, read in this order: its provenance
-sidecar (``X.sse.meta.json``, written by ``record``, the proxy and the importers: the URL's
-host and the request's model), the stream itself (the first ``model`` or ``modelVersion`` a
-payload names), and a folder's ``INDEX.tsv`` (the shared captures' notes,
-``host=... | model=...``).
+per host and model. Three places say who served a capture: the stream itself (the first
+``model`` or ``modelVersion`` a payload names: the model that answered), its provenance sidecar
+(``X.sse.meta.json``, written by ``record``, the proxy and the importers: the URL's host, and
+the model the request asked for, used where the stream names none), and a folder's
+``INDEX.tsv`` (the shared captures' notes, ``host=... | model=...``), for what neither says.
 """
 
 from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -89,23 +89,33 @@ def _folders(cap: Capture) -> Iterator[tuple[Path, str]]:
 
 def served_by(source: Source) -> pd.DataFrame:
     """One row per turn of ``source``: ``host`` and ``model`` (NA where nothing says), and
-    ``said_by``, which of ``provenance``, ``stream`` or ``index`` said them."""
+    ``said_by``, which of ``stream``, ``provenance`` or ``index`` said them."""
+    return served_rows(resolve(source, require=True))
+
+
+def served_rows(caps: Sequence[Capture]) -> pd.DataFrame:
+    """:func:`served_by` of captures already resolved (one row each, in order).
+
+    The model a stream names wins over the one its provenance records: the provenance's is
+    what the request asked for, and a server may answer with another (an alias resolved, a
+    fallback, a gateway's routing)."""
     rows = []
     indexes: dict[Path, dict[str, dict[str, str]]] = {}
-    for cap in resolve(source, require=True):
+    for cap in caps:
         host = model = None
         said: list[str] = []
+        if cap.problem is None:
+            model = _stream_model(cap)
+            if model:
+                said.append("stream")
         meta = provenance.read(Path(cap.path)) if cap.path is not None else None
         if meta:
             url = meta.get("url")
             host = urlsplit(url).hostname if isinstance(url, str) else None
-            model = meta.get("model") if isinstance(meta.get("model"), str) else None
-            if host or model:
+            asked = meta.get("model") if isinstance(meta.get("model"), str) else None
+            if host or (asked and model is None):
                 said.append("provenance")
-        if model is None and cap.problem is None:
-            model = _stream_model(cap)
-            if model:
-                said.append("stream")
+            model = model or asked
         if host is None or model is None:
             for folder, relative in _folders(cap):
                 if folder not in indexes:
