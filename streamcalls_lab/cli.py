@@ -266,16 +266,27 @@ def cmd_generate(ns: argparse.Namespace) -> int:
 
 @command(
     arg("paths", nargs="*", metavar="PATH", help="captures: files, folders or globs"),
-    arg("--json", action="store_true", dest="as_json", help="one JSON object per turn"),
+    arg("--json", action="store_true", dest="as_json",
+        help="one JSON object per turn (with --summary: the totals as one object)"),
+    arg("--summary", action="store_true",
+        help="totals per format, host, model, problem and anomaly, instead of each turn"),
+    arg("--anomaly", action="append", default=[], metavar="NAME",
+        help="only turns showing this anomaly (repeat for any of several; --quirks lists them)"),
+    arg("--problems", action="store_true", help="only turns with problems"),
+    arg("--host", action="append", default=[], metavar="HOST",
+        help="only turns served by this host (repeat for any of several)"),
     arg("--quirks", action="store_true", help="list the producer quirks the kit knows"),
 )
 def cmd_inspect(ns: argparse.Namespace) -> int:
     """What did this server send me: per turn its provider, host and model, its calls, its
-    problems and the producer quirks it shows. Exit 1 when a turn has problems."""
+    problems and the producer quirks it shows; or, with --summary, the totals a folder's first
+    screen needs. Exit 1 when a turn shown (or counted) has problems."""
     import json
 
+    from tqdm.auto import tqdm
+
     from .producers import QUIRKS
-    from .producers.report import report
+    from .producers.report import matches, report_captures, summary, summary_text
 
     if ns.quirks:
         for q in QUIRKS.values():
@@ -285,20 +296,47 @@ def cmd_inspect(ns: argparse.Namespace) -> int:
         print(f"{COMMANDS_PROG} inspect: error: give one or more captures, folders or globs",
               file=sys.stderr)
         return 2
+    unknown = [a for a in ns.anomaly if a not in QUIRKS]
+    if unknown:
+        _error(f"{COMMANDS_PROG} inspect: error: no anomaly {unknown[0]!r}; the kit knows "
+               f"{', '.join(QUIRKS)}")
+        return 2
     from .sources import resolve
 
+    caps = []
     for path in ns.paths:  # a path that names nothing is a usage error, found before any output
         try:
-            resolve(path, require=True)
+            caps += resolve(path, require=True)
         except (FileNotFoundError, ValueError) as e:
             _error(f"{COMMANDS_PROG} inspect: error: {e}")
             return 2
     troubled = False
-    for path in ns.paths:
-        for turn in report(path):
-            troubled |= bool(turn.problems)
-            print(json.dumps(turn.as_dict(), ensure_ascii=True) if ns.as_json else turn.text())
+    kept = []
+    # a few captures at a time, so the bar moves (on a terminal only: tqdm stays quiet in a pipe)
+    with tqdm(total=len(caps), unit="turn", desc="inspect", disable=None, leave=False,
+              file=sys.stderr) as bar:
+        for start in range(0, len(caps), INSPECT_BATCH):
+            batch = caps[start:start + INSPECT_BATCH]
+            for turn in report_captures(batch):
+                if not matches(turn, anomaly=ns.anomaly, problems=ns.problems, host=ns.host):
+                    continue
+                troubled |= bool(turn.problems)
+                if ns.summary:
+                    kept.append(turn)
+                else:
+                    bar.clear()
+                    print(json.dumps(turn.as_dict(), ensure_ascii=True) if ns.as_json
+                          else turn.text())
+            bar.update(len(batch))
+    if ns.summary:
+        totals = summary(kept)
+        print(json.dumps(totals, ensure_ascii=True) if ns.as_json else summary_text(totals))
     return 1 if troubled else 0
+
+
+INSPECT_BATCH = 64
+"""Captures ``inspect`` reads at once: enough that loading stays batched, few enough that its
+progress bar moves on a folder of thousands."""
 
 
 @command(

@@ -72,7 +72,8 @@ def test_partitions_are_format_host_and_recorded_day(tmp_path: Path) -> None:
         "provider=openai-chat/host=__HIVE_DEFAULT_PARTITION__/day=__HIVE_DEFAULT_PARTITION__",
         "provider=openai-chat/host=api.example.com/day=2026-11-30"]
     con = scl.duckdb(root)
-    rows = con.execute("SELECT turn, host, CAST(day AS VARCHAR) FROM calls ORDER BY turn").fetchall()
+    rows = con.execute("SELECT turn, host, CAST(day AS VARCHAR) FROM calls ORDER BY turn")
+    rows = rows.fetchall()
     assert rows == [("a", "api.example.com", "2026-11-30"), ("b", None, None)]
 
 

@@ -8,6 +8,8 @@ capture shows as its escape and does nothing.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -16,10 +18,11 @@ import pandas as pd
 from ..calls import calls as call_table
 from ..display import inert
 from ..events import PROVIDER_ERROR
-from ..loader import load
-from ..sources import Source
+from ..loader import load_captures
+from ..sources import Capture, Source, resolve
+from ..wording import number
 from .scan import anomalies
-from .served import served_by
+from .served import served_rows
 
 PREVIEW = 48
 """Characters of a call's arguments a report shows."""
@@ -88,6 +91,94 @@ class TurnReport:
         return "\n".join(out)
 
 
+def matches(turn: TurnReport, *, anomaly: Iterable[str] = (), problems: bool = False,
+            host: Iterable[str] = ()) -> bool:
+    """Whether ``inspect``'s filters keep a turn: it shows one of the ``anomaly`` names (any,
+    when given), has problems (when ``problems``), and was served by one of ``host`` (any,
+    when given; compared without case, as host names are)."""
+    wanted = set(anomaly)
+    if wanted and not wanted & {a.anomaly for a in turn.anomalies}:
+        return False
+    if problems and not turn.problems:
+        return False
+    hosts = {h.lower() for h in host}
+    return not hosts or (turn.host or "").lower() in hosts
+
+
+SECTIONS = ("provider", "host", "model")
+"""What ``inspect --summary`` counts turns by, besides each problem and anomaly."""
+NONE_SAID = "(not said)"
+
+
+def summary(turns: Iterable[TurnReport]) -> dict[str, Any]:
+    """Totals over reports, the first screen of a folder (``inspect --summary``): turns,
+    calls, calls not complete and not valid JSON; per provider, host and model, the turns,
+    calls, turns with problems and turns with anomalies; per problem and per anomaly, the
+    turns that show it (and an anomaly's findings). Plain JSON values, most turns first."""
+    totals = Counter[str]()
+    groups: dict[str, dict[str, Counter[str]]] = {s: {} for s in SECTIONS}
+    problems, anomaly_turns, findings = Counter[str](), Counter[str](), Counter[str]()
+    for t in turns:
+        seen = {"turns": 1, "calls": len(t.calls),
+                "not_complete": sum(not c.complete for c in t.calls),
+                "not_valid_json": sum(not c.valid_json for c in t.calls),
+                "with_problems": int(bool(t.problems)),
+                "with_anomalies": int(bool(t.anomalies))}
+        totals.update(seen)
+        for section in SECTIONS:
+            key = getattr(t, section) or NONE_SAID
+            groups[section].setdefault(key, Counter()).update(
+                {k: seen[k] for k in ("turns", "calls", "with_problems", "with_anomalies")})
+        problems.update({p.problem for p in t.problems})
+        anomaly_turns.update({a.anomaly for a in t.anomalies})
+        findings.update(a.anomaly for a in t.anomalies)
+
+    def ranked(counts: dict[str, Counter[str]]) -> list[dict[str, Any]]:
+        rows = sorted(counts.items(), key=lambda kv: (-kv[1]["turns"], kv[0]))
+        return [{"name": name, **{k: c[k] for k in ("turns", "calls", "with_problems",
+                                                      "with_anomalies")}}
+                for name, c in rows]
+
+    return {
+        "totals": {k: totals[k] for k in ("turns", "calls", "not_complete", "not_valid_json",
+                                          "with_problems", "with_anomalies")},
+        **{section: ranked(groups[section]) for section in SECTIONS},
+        "problems": [{"name": k, "turns": n} for k, n in
+                     sorted(problems.items(), key=lambda kv: (-kv[1], kv[0]))],
+        "anomalies": [{"name": k, "turns": n, "findings": findings[k]} for k, n in
+                      sorted(anomaly_turns.items(), key=lambda kv: (-kv[1], kv[0]))],
+    }
+
+
+def summary_text(totals: dict[str, Any], rows: int = 10) -> str:
+    """:func:`summary` as aligned, inert lines: every name from a capture (a host, a model,
+    a problem) made inert and cut to fit its column; ``rows`` per section, then how many more."""
+    t = totals["totals"]
+    out = [f"{number(t['turns'])} turns, {number(t['calls'])} calls "
+           f"({number(t['not_complete'])} not complete, {number(t['not_valid_json'])} not "
+           f"valid JSON); {number(t['with_problems'])} turns with problems, "
+           f"{number(t['with_anomalies'])} with anomalies"]
+    heads = ("turns", "calls", "problems", "anomalies")
+    keys = ("turns", "calls", "with_problems", "with_anomalies")
+    for section in SECTIONS:
+        out += ["", f"{section:<48}" + "".join(f"{h:>10}" for h in heads)]
+        out += [f"{inert(r['name'], 46):<48}" + "".join(f"{number(r[k]):>10}" for k in keys)
+                for r in totals[section][:rows]]
+        out += _more(totals[section], rows)
+    for section, head, cols in (("problems", "problem", ("turns",)),
+                                ("anomalies", "anomaly", ("turns", "findings"))):
+        if totals[section]:
+            out += ["", f"{head:<68}" + "".join(f"{h:>10}" for h in cols)]
+            out += [f"{inert(r['name'], 66):<68}" + "".join(f"{number(r[k]):>10}" for k in cols)
+                    for r in totals[section][:rows]]
+            out += _more(totals[section], rows)
+    return "\n".join(out)
+
+
+def _more(rows: list[Any], shown: int) -> list[str]:
+    return [f"  (+{number(len(rows) - shown)} more)"] if len(rows) > shown else []
+
+
 def _present(value: Any) -> Any:
     return None if value is None or (not isinstance(value, str) and pd.isna(value)) else value
 
@@ -95,10 +186,16 @@ def _present(value: Any) -> Any:
 def report(source: Source) -> list[TurnReport]:
     """A report for every turn of ``source`` (read leniently: a problem is reported, never
     raised)."""
-    deltas = load(source, strict=False)
+    return report_captures(resolve(source, require=True))
+
+
+def report_captures(caps: Sequence[Capture]) -> list[TurnReport]:
+    """:func:`report` of captures already resolved (``inspect`` reads a folder a few at a time,
+    to show its progress)."""
+    deltas = load_captures(caps, strict=False)
     table = call_table(deltas)
     found = anomalies(deltas)
-    served = served_by(source).set_index("turn")
+    served = served_rows(caps).set_index("turn")
     out = []
     for turn, rows in deltas.groupby("turn", sort=False):
         provider = str(rows["provider"].iloc[0])

@@ -122,3 +122,66 @@ def test_a_folder_index_names_the_host(tmp_path: Path) -> None:
 def test_the_shared_captures_inspect_without_a_crash(captures) -> None:
     reports = report(captures / "openai-chat")
     assert len(reports) > 200 and all(r.model for r in reports[:20])
+
+
+# -- inspect --summary and its filters ---------------------------------------------------------
+def _folder(tmp_path: Path) -> Path:
+    """Three turns: two served by one host (one showing a quirk), one cut short."""
+    (tmp_path / "c").mkdir()
+    _write(tmp_path / "c" / "ok.sse")
+    _write(tmp_path / "c" / "blank.sse", quirks=frozenset({"blank_identity"}))
+    cut = turns.turn_bytes("openai-chat", Script((Call("f", "call_9", ('{"a": ', "1}")),),
+                                                 cut=True))
+    (tmp_path / "c" / "cut.sse").write_bytes(cut[:-3])
+    (tmp_path / "c" / "INDEX.tsv").write_text(
+        "file\tnotes\nok.sse\thost=api.groq.com\nblank.sse\thost=api.groq.com\n"
+        "cut.sse\thost=evil\x1b[2Jhost | model=m\u202ex\n")
+    return tmp_path / "c"
+
+
+def test_summary_counts_turns_calls_and_findings_per_server(tmp_path: Path, capsys) -> None:
+    assert main(["inspect", "--summary", "--json", str(_folder(tmp_path))]) == 1
+    got = json.loads(capsys.readouterr().out)
+    assert got["totals"]["turns"] == 3 and got["totals"]["with_problems"] == 1
+    assert got["totals"]["calls"] == 3 and got["totals"]["not_complete"] == 1
+    hosts = {r["name"]: r["turns"] for r in got["host"]}
+    assert hosts["api.groq.com"] == 2
+    assert sum(r["turns"] for r in got["provider"]) == 3
+    assert [a["name"] for a in got["anomalies"]] == ["blank_identity"]
+
+
+def test_summary_text_is_inert(tmp_path: Path, capsys) -> None:
+    main(["inspect", "--summary", str(_folder(tmp_path))])
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out
+    assert "evil\\x1b[2Jhost" in out and "3 turns, 3 calls (1 not complete" in out
+
+
+def test_filters_keep_only_the_turns_asked_for(tmp_path: Path, capsys) -> None:
+    folder = str(_folder(tmp_path))
+    assert main(["inspect", "--anomaly", "blank_identity", folder]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("blank  [") and "\nok  [" not in out and "cut  [" not in out
+    assert main(["inspect", "--problems", folder]) == 1
+    assert capsys.readouterr().out.startswith("cut  [")
+    assert main(["inspect", "--host", "API.GROQ.COM", "--json", folder]) == 0
+    assert sorted(json.loads(line)["turn"] for line in
+                  capsys.readouterr().out.splitlines()) == ["blank", "ok"]
+
+
+def test_an_unknown_anomaly_is_a_usage_error_naming_the_known(tmp_path: Path, capsys) -> None:
+    assert main(["inspect", "--anomaly", "nope", str(_folder(tmp_path))]) == 2
+    err = capsys.readouterr().err
+    assert "no anomaly 'nope'" in err and "blank_identity" in err
+
+
+def test_a_folder_read_in_batches_reports_as_one_read(tmp_path: Path, capsys,
+                                                       monkeypatch) -> None:
+    from streamcalls_lab import cli
+
+    folder = str(_folder(tmp_path))
+    main(["inspect", "--json", folder])
+    whole = capsys.readouterr().out
+    monkeypatch.setattr(cli, "INSPECT_BATCH", 1)
+    main(["inspect", "--json", folder])
+    assert capsys.readouterr().out == whole
