@@ -92,20 +92,22 @@ def _tables(deltas: pd.DataFrame, served: pd.DataFrame | None) -> dict[str, pd.D
 
 def _arrow(table: pd.DataFrame) -> Any:
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    host = table["host"].astype("object")
+    day = table["day"]
+    if not pd.api.types.is_datetime64_any_dtype(day):  # dates, ISO strings, or all missing
+        day = pd.to_datetime(day.astype("object"), errors="coerce")
+    out = pa.Table.from_pandas(table.assign(provider=table["provider"].astype("str"), day=day),
+                               preserve_index=False)
+    host = out["host"].cast(pa.string())
     # An empty host names no server (urlsplit gives None there); as a partition value "" is
     # no folder name, so it is written as the null it means.
-    host = host.where(host.notna() & (host != ""), None)
-    day = pd.to_datetime(table["day"], errors="coerce").dt.date
-    table = table.assign(provider=table["provider"].astype("str"), host=host,
-                         model=table["model"].astype("object"),
-                         day=day.astype("object").where(day.notna(), None))
-    schema = pa.Schema.from_pandas(table, preserve_index=False)
-    fixed = {"host": pa.string(), "model": pa.string(), "day": pa.date32()}
-    for name, kind in fixed.items():
-        schema = schema.set(schema.get_field_index(name), pa.field(name, kind))
-    return pa.Table.from_pandas(table, schema=schema, preserve_index=False)
+    host = pc.if_else(pc.equal(host, ""), pa.scalar(None, pa.string()), host)
+    fixed = {"host": host, "model": out["model"].cast(pa.string()),
+             "day": out["day"].cast(pa.timestamp("us")).cast(pa.date32())}
+    for name, column in fixed.items():
+        out = out.set_column(out.schema.get_field_index(name), name, column)
+    return out
 
 
 def partitioning() -> Any:
@@ -247,7 +249,7 @@ def read_dataset(folder: str | os.PathLike[str], table: str = "deltas") -> pd.Da
     if table not in TABLES:
         raise ValueError(f"no table {table!r}: a dataset holds {', '.join(TABLES)}")
     con = duckdb(folder)
-    order = "turn, seq" if table == "deltas" else "turn, offset" if table == "anomalies" \
+    order = "turn, seq" if table == "deltas" else 'turn, "offset"' if table == "anomalies" \
         else "turn, block"
     got = con.execute(f"SELECT * FROM {table} ORDER BY {order}").df()
     empty = _empty(table)
