@@ -101,8 +101,9 @@ def judge_turn(wire: Sequence[WireCall], traced: Sequence[TracedCall]) -> list[J
                 continue
         verdict = _args_verdict(w, t.args, others)
         notes = []
-        if t.structured:
+        if t.structured:  # its text is the kit's dump of the value: never the wire's own
             notes.append("the tracer kept a parsed value, not the text")
+            verdict = "reserialised" if verdict == "ok" else verdict
         if verdict in ("ok", "reserialised"):
             if t.tool is not None and t.tool != w.tool:
                 verdict = "wrong_name"

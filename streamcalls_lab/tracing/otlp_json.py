@@ -124,6 +124,7 @@ def spans(docs: list[Any], source: str) -> list[Span]:
                     logs.setdefault((_hex(r.get("traceId")), _hex(r.get("spanId"))), []).append(
                         {"name": name, "time": _seconds(r.get("timeUnixNano")),
                          "attributes": attrs, "body": body, "problems": problems})
+    out = list({(s["trace_id"], s["span_id"]): s for s in out}.values())  # two exporters
     for span in out:
         for record in logs.pop((span["trace_id"], span["span_id"]), []):
             span["events"].append(record)
