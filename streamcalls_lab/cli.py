@@ -530,6 +530,8 @@ def cmd_trace_check(ns: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    import pandas as pd
+
     from .display import inert
     from .tracing import VERDICTS, trace_check
 
@@ -544,7 +546,7 @@ def cmd_trace_check(ns: argparse.Namespace) -> int:
                 "traced_call_id", "traced_tool", "span", "wire_first_chunk",
                 "traced_first_chunk", "wire_output_tokens", "traced_output_tokens")
         for row in table[list(keep)].astype(object).itertuples(index=False):
-            record = {k: (None if v is None or v != v else v) for k, v in
+            record = {k: (None if pd.isna(v) else v) for k, v in
                       zip(keep, row, strict=True)}
             record["wire"], record["traced"] = record.pop("wire_args"), record.pop(
                 "traced_args")
