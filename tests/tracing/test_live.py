@@ -12,7 +12,9 @@ import pytest
 
 from streamcalls_lab.tracing.live import check_tracer
 
-TRACERS = Path(__file__).parent / "tracers"
+REPO = Path(__file__).resolve().parents[2]
+TRACERS = REPO / "clients" / "tracers"
+GUARD = REPO / "tests" / "support"  # its sitecustomize.py is the socket guard
 FAMILIES = ["spaces", "escapes", "two_calls_one_tool", "interleaved"]
 CASES = {  # program: (the module it needs, the format it speaks)
     "openai_v2": ("opentelemetry.instrumentation.openai_v2", "openai-chat"),
@@ -31,7 +33,7 @@ def test_tracer_keeps_every_call(tmp_path, program):
         pytest.skip(f"{module} is not installed (the tracers extra)")
     log = tmp_path / "guard.log"
     log.touch()
-    cmd = ["env", f"PYTHONPATH={TRACERS / 'guard'}", f"STREAMCALLS_GUARD_LOG={log}",
+    cmd = ["env", f"PYTHONPATH={GUARD}", f"STREAMCALLS_GUARD_LOG={log}",
            "LANGFUSE_TELEMETRY_ENABLED=false", "LOGFIRE_SEND_TO_LOGFIRE=false",
            "OTEL_SDK_DISABLED=false", sys.executable, str(TRACERS / f"{program}.py")]
     report = check_tracer(cmd, (fmt,), families=FAMILIES, timeout=60)

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "clients"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from loop import each_case
 from opentelemetry import trace

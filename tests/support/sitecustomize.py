@@ -1,4 +1,5 @@
-"""A socket guard for the traced programs (on PYTHONPATH in tests/tracing/test_live.py):
+"""A socket guard for the traced programs in clients/tracers (this folder is put on their
+PYTHONPATH by tests/tracing/test_live.py):
 any connection to an address that is not loopback is refused and written down in
 STREAMCALLS_GUARD_LOG, so a tracer that phones home fails the test instead of leaving."""
 
