@@ -82,7 +82,9 @@ def compare(wire: Sequence[WireTurn], traced: Sequence[TracedTurn]) -> pd.DataFr
     return out
 
 
-def trace_check(captures: Source | pd.DataFrame, trace: str | Path) -> pd.DataFrame:
+def trace_check(captures: Source | pd.DataFrame, trace: str | Path, *,
+                strict: bool = True) -> pd.DataFrame:
     """Every call the captures hold against what the trace export recorded for it: one row
-    per wire call with its verdict (:data:`~.verdicts.VERDICTS`); see :func:`compare`."""
-    return compare(wire_turns(captures), read_trace(trace))
+    per wire call with its verdict (:data:`~.verdicts.VERDICTS`); see :func:`compare`.
+    ``strict=False`` reads the captures leniently (``load``'s meaning)."""
+    return compare(wire_turns(captures, strict=strict), read_trace(trace))

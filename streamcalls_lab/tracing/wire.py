@@ -76,9 +76,11 @@ def _read_frames(turn: WireTurn, rows: pd.DataFrame) -> None:
                     setattr(turn, attr, usage[key])  # the last report is the total
 
 
-def wire_turns(source: Source | pd.DataFrame) -> list[WireTurn]:
-    """Every captured turn, in order, with its calls and figures."""
-    deltas = source if isinstance(source, pd.DataFrame) else load(source, raw=True)
+def wire_turns(source: Source | pd.DataFrame, *, strict: bool = True) -> list[WireTurn]:
+    """Every captured turn, in order, with its calls and figures (``strict=False``: a
+    capture that cannot be read is a turn with what could be read, as ``load`` gives it)."""
+    deltas = source if isinstance(source, pd.DataFrame) else load(source, raw=True,
+                                                                   strict=strict)
     table = calls(deltas)
     out: dict[str, WireTurn] = {}
     for name, rows in deltas.groupby("turn", sort=False):
