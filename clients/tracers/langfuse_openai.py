@@ -9,19 +9,12 @@ os.environ.update(LANGFUSE_HOST=endpoint, LANGFUSE_BASE_URL=endpoint,
                   LANGFUSE_PUBLIC_KEY="pk-lf-torture", LANGFUSE_SECRET_KEY="sk-lf-torture",
                   LANGFUSE_TRACING_ENVIRONMENT="torture", LANGFUSE_SAMPLE_RATE="1")
 
+import langfuse.openai  # noqa: E402, F401  (patches the openai SDK)
 from langfuse import get_client  # noqa: E402
-from langfuse.openai import OpenAI  # noqa: E402
-from otel_setup import chat, traced  # noqa: E402
+from otel_setup import chat_main, traced  # noqa: E402
 
-langfuse = get_client()
-
-
-def main() -> None:
-    try:
-        chat(OpenAI(base_url=os.environ["OPENAI_BASE_URL"], max_retries=0))
-    finally:
-        langfuse.flush()
+client = get_client()
 
 
 if __name__ == "__main__":
-    traced(main)
+    traced(chat_main(client.flush))

@@ -47,3 +47,17 @@ def chat(client: object) -> None:
         tools=[{"type": "function", "function": {"name": "lookup", "parameters": {}}}])
     for _ in stream:
         pass
+
+
+def chat_main(flush: Callable[[], object] = lambda: None) -> Callable[[], None]:
+    """A case's program: one streamed Chat turn against the case's base URL, then the
+    tracer's own ``flush``."""
+    from openai import OpenAI
+
+    def main() -> None:
+        try:
+            chat(OpenAI(base_url=os.environ["OPENAI_BASE_URL"], max_retries=0))
+        finally:
+            flush()
+
+    return main
