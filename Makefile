@@ -18,7 +18,7 @@ $(VENV)/.lab: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[test,scale,demo,clients]"
+	$(BIN)/pip install --quiet -e ".[test,scale,demo,clients,tracers]"
 	touch $@
 
 ## lab: install, then open JupyterLab on the course with the bundled data/ (LAB_PORT=8888)

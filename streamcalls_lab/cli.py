@@ -555,6 +555,55 @@ def cmd_torture(ns: argparse.Namespace) -> int:
     return 1 if len(report) else 0
 
 
+@command(
+    arg("--captures", required=True, metavar="DIR", help="the captures the trace recorded"),
+    arg("--trace", required=True, metavar="FILE",
+        help="an OTLP export (JSON, JSON lines or protobuf) or a Langfuse export"),
+    arg("--json", action="store_true",
+        help="one JSON object per wire call (and per unmatched traced turn)"),
+)
+def cmd_trace_check(ns: argparse.Namespace) -> int:
+    """Check what a tracer recorded against the captured wire, call by call; exit 0 when
+    every call is ok or reserialised, 1 otherwise, 2 on a usage error."""
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+
+    from .display import inert
+    from .tracing import VERDICTS, trace_check
+
+    for flag, path in (("--captures", ns.captures), ("--trace", ns.trace)):
+        if not Path(path).exists():
+            _error(f"trace-check: usage error: {flag} {path!r}: no such file or directory")
+            return 2
+    table = trace_check(ns.captures, ns.trace)
+    unmatched = table.attrs["unmatched_traces"]
+    if ns.json:
+        keep = ("turn", "call_id", "tool", "wire_args", "traced_args", "verdict", "note",
+                "traced_call_id", "traced_tool", "span", "wire_first_chunk",
+                "traced_first_chunk", "wire_output_tokens", "traced_output_tokens")
+        for row in table[list(keep)].astype(object).itertuples(index=False):
+            record = {k: (None if pd.isna(v) else v) for k, v in
+                      zip(keep, row, strict=True)}
+            record["wire"], record["traced"] = record.pop("wire_args"), record.pop(
+                "traced_args")
+            print(json.dumps(record, ensure_ascii=True, default=str))
+        for t in unmatched:
+            print(json.dumps({"unmatched": "trace", **t}, ensure_ascii=True))
+    else:
+        for row in table.itertuples(index=False):
+            print(inert(f"{row.verdict:<13} {row.turn}  {row.call_id}  {row.tool}"
+                        + (f"  ({row.note})" if row.note else "")))
+        for t in unmatched:
+            print(inert(f"unmatched trace: {t['span']} ({t['calls']} calls)"))
+        counts = table["verdict"].value_counts()
+        print(", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no wire calls")
+        for v in (v for v, n in counts.items() if n and not VERDICTS[v].passes):
+            print(f"{v}: {VERDICTS[v].meaning}; fix: {VERDICTS[v].fix}")
+    return 0 if table.attrs["passed"] else 1
+
+
 # -- entry point ---------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(

@@ -25,7 +25,7 @@ from .support import turns
 NOTEBOOKS = REPO / "notebooks"
 FOUND = sorted(NOTEBOOKS.glob("*.ipynb"))
 NAME = re.compile(r"^(\d\d)-[a-z0-9]+(?:-[a-z0-9]+)*\.ipynb$")
-EXPECTED = 8  # 08-what-servers-send
+EXPECTED = 9  # 09-does-your-tracer-see-the-wire
 HERE_NOW = ("01-anatomy-of-a-streamed-turn", "02-fragment-size", "06-explore-your-captures")
 
 

@@ -1,0 +1,17 @@
+"""opentelemetry-instrumentation-openai-v2 on a streamed Chat Completions turn."""
+
+import os
+
+from openai import OpenAI
+from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+from otel_setup import chat, logger_provider, traced, tracer_provider
+
+OpenAIInstrumentor().instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
+
+
+def main() -> None:
+    chat(OpenAI(base_url=os.environ["OPENAI_BASE_URL"], max_retries=0))
+
+
+if __name__ == "__main__":
+    traced(main)
