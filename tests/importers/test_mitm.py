@@ -85,7 +85,7 @@ def test_a_truncated_flow_file_names_the_byte_where_the_bad_flow_starts(tmp_path
 def test_a_file_that_is_no_flow_dump_is_not_read_as_one(tmp_path: Path, text: bytes) -> None:
     path = tmp_path / "x.flow"
     path.write_bytes(text)
-    with pytest.raises(CaptureError, match="x.flow: byte 0"):
+    with pytest.raises(CaptureError, match=r"x\.flow: byte 0"):
         list(streams(path))
 
 
