@@ -12,6 +12,7 @@ been dropped. Adding a format is one module plus one line in ``READERS``.
 - ``claude_trace``: claude-trace logs: ``body_raw`` as the interceptor decoded it.
 - ``devtools``: AI SDK DevTools ``generations.json``: provider chunks and SDK parts, rebuilt.
 - ``mitm``: mitmproxy flow files, through mitmproxy's own reader (the ``mitmproxy`` extra).
+- ``ws_log``: WebSocket session logs (direction, byte length, message): JSON lines, rebuilt.
 
 A suffix several kinds share (``.json``, ``.jsonl``, ``.ndjson``) is told apart by what the
 file holds (:func:`_json`, :func:`_lines`), each kind by a signature of its own; a file that
@@ -32,7 +33,7 @@ import yaml
 
 from ..errors import CaptureError
 from ..sources import Capture, entry_problem, over_files, path_tag
-from . import claude_stream, claude_trace, devtools, har, jsonl, mitm, vcr
+from . import claude_stream, claude_trace, devtools, har, jsonl, mitm, vcr, ws_log
 from .stream import Stream, write
 
 
@@ -98,6 +99,7 @@ READERS: dict[str, Callable[[Path], Iterator[Stream]]] = {
     ".ndjson": _ndjson,
     ".mitm": mitm.streams,
     ".flow": mitm.streams,
+    ".wslog": ws_log.streams,
 }
 
 
