@@ -187,3 +187,19 @@ def test_every_real_anthropic_capture_survives_the_stream_json_round_trip(
         assert got[cols].equals(calls(body)[cols]), cap.name
         checked += 1
     assert checked > 10
+
+
+def test_a_wire_measure_over_rebuilt_turns_warns_and_over_real_ones_does_not(
+    tmp_path: Path,
+) -> None:
+    from streamcalls_lab import stats
+    from streamcalls_lab.rebuilt import RebuiltWarning
+
+    import_file(_ndjson(tmp_path, _run(FIRST)), tmp_path / "out")
+    with pytest.warns(RebuiltWarning, match="run__m0"):
+        stats.size_summary(load(tmp_path / "out"))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RebuiltWarning)
+        stats.size_summary(load(FIRST))
