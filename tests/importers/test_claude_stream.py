@@ -203,3 +203,18 @@ def test_a_wire_measure_over_rebuilt_turns_warns_and_over_real_ones_does_not(
     with warnings.catch_warnings():
         warnings.simplefilter("error", RebuiltWarning)
         stats.size_summary(load(FIRST))
+
+
+def test_the_import_verb_takes_each_new_kind_and_names_a_bad_file_inertly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from streamcalls_lab import cli
+
+    good = _ndjson(tmp_path, _run(FIRST))
+    bad = tmp_path / "bad\x1b[31m.jsonl"  # a hostile name must not act on the terminal
+    bad.write_bytes(json.dumps(_line(_events(FIRST)[0])).encode() + b"\n{cut")
+    code = cli.main(["import", str(good), str(bad), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err and "\x1b" not in err
+    assert "line 2 is not JSON" in err
+    assert [p.name for p in (tmp_path / "out").glob("*.sse")] == ["run__m0.sse"]
