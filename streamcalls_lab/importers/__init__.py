@@ -49,27 +49,28 @@ def _first_line(path: Path) -> object:
     return None
 
 
-def _lines(path: Path) -> Iterator[Stream]:
-    """``.jsonl``: a claude-trace log, Claude Code stream-json, else a chunk log."""
+def _claude_kind(path: Path) -> Callable[[Path], Iterator[Stream]] | None:
+    """The reader for a JSON-lines file that a Claude tool wrote, by its first line."""
     first = _first_line(path)
     if claude_trace.is_trace_line(first):
-        yield from claude_trace.streams(path)
-    elif claude_stream.is_stream_json_line(first):
-        yield from claude_stream.streams(path)
-    else:
-        yield from jsonl.streams(path)
+        return claude_trace.streams
+    if claude_stream.is_stream_json_line(first):
+        return claude_stream.streams
+    return None
+
+
+def _lines(path: Path) -> Iterator[Stream]:
+    """``.jsonl``: a claude-trace log, Claude Code stream-json, else a chunk log."""
+    yield from (_claude_kind(path) or jsonl.streams)(path)
 
 
 def _ndjson(path: Path) -> Iterator[Stream]:
     """``.ndjson``: stream-json or a claude-trace log; an Ollama capture loads as it is."""
-    first = _first_line(path)
-    if claude_trace.is_trace_line(first):
-        yield from claude_trace.streams(path)
-    elif claude_stream.is_stream_json_line(first):
-        yield from claude_stream.streams(path)
-    else:
+    reader = _claude_kind(path)
+    if reader is None:
         raise CaptureError(str(path), 0, "not Claude Code stream-json nor a claude-trace log "
                                          "(an NDJSON capture such as Ollama's loads as it is)")
+    yield from reader(path)
 
 
 def _json(path: Path) -> Iterator[Stream]:
