@@ -150,9 +150,14 @@ def write(turn: Script) -> list[WireFrame]:
             frames += [WireFrame({"serverContent": {"modelTurn": {"parts": [{"text": piece}]}}},
                                  None, "text", n, piece) for piece in seg.fragments]
             continue
+        call: dict[str, Any] = {"id": seg.call_id, "name": seg.tool}
+        if seg.args == "":  # a call with no arguments: the message holds no ``args``
+            frames.append(WireFrame({"toolCall": {"functionCalls": [call]}}, None,
+                                    "call_start", n, "", calls))
+            calls += 1
+            continue
         args = json_object(seg.args, FORMAT.name)
-        payload = {"toolCall": {"functionCalls": [{"id": seg.call_id, "name": seg.tool,
-                                                   "args": raw(0)}]}}
+        payload = {"toolCall": {"functionCalls": [{**call, "args": raw(0)}]}}
         frames.append(WireFrame(payload, None, "call_start", n, args, calls,
                                 raw_json(payload, [args])))
         calls += 1
@@ -185,6 +190,6 @@ FORMAT = WireFormat(
         top=frozenset(("source",)),
     ),
     write=write,
-    quirks=dict.fromkeys(("call_in_text", "line_separator_in_data")),
+    quirks=dict.fromkeys(("empty_arguments", "call_in_text", "line_separator_in_data")),
     calls_whole=True,
 )
