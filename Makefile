@@ -19,6 +19,8 @@ $(VENV)/.lab: pyproject.toml | $(BIN)/python
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[test,scale,demo,clients,tracers]"
+	$(BIN)/pip install --quiet -e ".[mitmproxy]" && \
+	  $(BIN)/pip install --quiet "h11>=0.16" "tornado>=6.5.7"  # over mitmproxy 11's pins
 	touch $@
 
 ## lab: install, then open JupyterLab on the course with the bundled data/ (LAB_PORT=8888)

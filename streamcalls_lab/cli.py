@@ -145,11 +145,14 @@ def cmd_record(ns: argparse.Namespace) -> int:
 
 @command(
     arg("files", nargs="+", help="HAR (.har), VCR cassettes (.yaml/.yml/.json), "
-                                 "JSON-lines chunk logs (.jsonl)"),
+                                 "JSON-lines chunk logs (.jsonl), Claude Code stream-json "
+                                 "(.jsonl/.ndjson/.json), claude-trace logs (.jsonl), AI SDK "
+                                 "DevTools generations.json, mitmproxy flows (.mitm/.flow)"),
     arg("--out", required=True, help="directory for the .sse captures"),
 )
 def cmd_import(ns: argparse.Namespace) -> int:
-    """Extract event streams from HAR, VCR and JSON-lines recordings as .sse captures."""
+    """Extract event streams from HAR, VCR, JSON-lines, Claude Code stream-json, claude-trace,
+    AI SDK DevTools and mitmproxy recordings as .sse captures."""
     from .errors import CaptureError
     from .importers import import_paths
 

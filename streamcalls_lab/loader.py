@@ -308,11 +308,17 @@ def load_captures(
     reference the fast path (:mod:`.bulk`) is tested against.
     """
     check_provider(provider)  # here too: the fast path makes no EventDecoder
+    rebuilt: dict[str, str] = {}
     with gc_paused():
         out = _Columns(raw)
         for cap in captures:
             _load_one(cap, provider, strict, out, bulk)
-        return out.frame()
+            if cap.rebuilt:
+                rebuilt[cap.name] = cap.rebuilt
+        df = out.frame()
+    if rebuilt:  # turns whose framing, splits and timing an importer rebuilt: not the wire's
+        df.attrs["rebuilt"] = rebuilt
+    return df
 
 
 @contextmanager

@@ -40,6 +40,9 @@ CAPTURE_SUFFIXES = (".sse", ".eventstream", ".ndjson", ".datastream")
 """What a capture file is named: SSE, AWS event-stream (Bedrock), NDJSON (Ollama) and the AI
 SDK 4 data stream's type-prefixed lines (served as ``text/plain``, so no type names it)."""
 
+_RECORDING_SUFFIXES = (".har", ".mitm", ".flow", ".json", ".jsonl")
+"""Suffixes a recording ``load()`` may read directly has (``importers.is_recording`` decides)."""
+
 
 @dataclass
 class Capture:
@@ -50,6 +53,9 @@ class Capture:
     """Why this entry cannot be read at all (its ``chunks`` raise it too)."""
     cut_off: str | None = None
     """The reason its provenance gives for a recording that broke off (``"cut_off"``)."""
+    rebuilt: str | None = None
+    """What its provenance says was rebuilt rather than kept (``"rebuilt"``): an import from
+    parsed chunks, whose framing, byte splits and timing are not the wire's."""
 
     def broke_off(self, size: int) -> CaptureError | None:
         """The error a cut-off recording of ``size`` bytes is reported with, or None."""
@@ -118,25 +124,28 @@ def _from_file(path: Path, name: str, timed: bool | None = None,
         return _bad(name, path, why)
     try:
         reads = timing.read(path) if timed is not False else None
-        cut = _cut_off(path) if meta is not False else None
+        cut, rebuilt = _said(path) if meta is not False else (None, None)
     except CaptureError as e:
         return Capture(name, _Raises(e), path, problem=e)
-    return Capture(name, _FileChunks(path, reads), path, cut_off=cut)
+    return Capture(name, _FileChunks(path, reads), path, cut_off=cut, rebuilt=rebuilt)
 
 
-def _cut_off(path: Path) -> str | None:
-    """The ``cut_off`` reason in the provenance sidecar (record and proxy write it)."""
+def _said(path: Path) -> tuple[str | None, str | None]:
+    """The ``cut_off`` reason (record and proxy write it) and the ``rebuilt`` note (imports
+    from parsed chunks write it) in the provenance sidecar."""
     side = provenance.sidecar(path)
     if not os.path.lexists(side):
-        return None
+        return None, None
     if not side.is_file():  # never opened: a FIFO would block
         raise CaptureError(str(side), 0, "provenance sidecar is not a regular file")
     try:
         meta = json.loads(side.read_bytes())
     except (OSError, ValueError) as e:
         raise CaptureError(str(side), 0, f"unreadable provenance sidecar: {e}") from None
-    cut = meta.get("cut_off") if isinstance(meta, dict) else None
-    return None if cut in (None, False) else str(cut)
+    if not isinstance(meta, dict):
+        return None, None
+    cut, rebuilt = meta.get("cut_off"), meta.get("rebuilt")
+    return (None if cut in (None, False) else str(cut)), (str(rebuilt) if rebuilt else None)
 
 
 class _FileChunks:
@@ -178,10 +187,11 @@ def resolve(source: Source, name: str | None = None, *, require: bool = False) -
             raise ValueError("this looks like capture text, not a path: pass it as bytes "
                              "(text.encode()) to read it")
         path = Path(text)
-        if path.is_file() and path.suffix.lower() == ".har":
-            from .importers import captures  # a HAR holds any number of streams
+        if path.is_file() and path.suffix.lower() in _RECORDING_SUFFIXES:
+            from .importers import captures, is_recording  # a recording holds many streams
 
-            return captures(path)
+            if is_recording(path):
+                return captures(path)
         if path.is_dir():
             caps = _directory(path)
             if not caps and require and (why := _no_capture_in(path)):

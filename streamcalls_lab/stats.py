@@ -112,7 +112,12 @@ def fragments(deltas: pd.DataFrame, kind: str = "args_delta") -> pd.DataFrame:
 
 
 def size_summary(deltas: pd.DataFrame, kind: str = "args_delta") -> pd.DataFrame:
-    """Fragment size per provider: count, median, mean, p10, p90, max, and the escaped median."""
+    """Fragment size per provider: count, median, mean, p10, p90, max, and the escaped median
+    (a :class:`~.rebuilt.RebuiltWarning` when turns an importer rebuilt are among them: their
+    ``wire_chars`` measure the importer's escaping)."""
+    from .rebuilt import warn_rebuilt
+
+    warn_rebuilt(deltas, "size_summary's wire_median")
     frags = fragments(deltas, kind)
     if frags.empty:
         return pd.DataFrame(

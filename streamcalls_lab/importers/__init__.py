@@ -8,6 +8,16 @@ been dropped. Adding a format is one module plus one line in ``READERS``.
 - ``har``: HAR archives (DevTools, mitmproxy): body bytes as received.
 - ``vcr``: VCR cassettes (vcrpy YAML or JSON): body bytes as recorded.
 - ``jsonl``: JSON-lines chunk logs (the AI SDK): framing rebuilt, not as sent.
+- ``claude_stream``: Claude Code / Agent SDK stream-json (NDJSON, or kept in JSON): rebuilt.
+- ``claude_trace``: claude-trace logs: ``body_raw`` as the interceptor decoded it.
+- ``devtools``: AI SDK DevTools ``generations.json``: provider chunks and SDK parts, rebuilt.
+- ``mitm``: mitmproxy flow files, through mitmproxy's own reader (the ``mitmproxy`` extra).
+- ``ws_log``: WebSocket session logs (direction, byte length, message): JSON lines, rebuilt.
+
+A suffix several kinds share (``.json``, ``.jsonl``, ``.ndjson``) is told apart by what the
+file holds (:func:`_json`, :func:`_lines`), each kind by a signature of its own; a file that
+is none of them is refused, naming what was looked for. ``load()`` reads a recording
+directly only where its name makes the kind certain (:func:`is_recording`).
 """
 
 from __future__ import annotations
@@ -18,22 +28,94 @@ from collections.abc import Callable, Iterable, Iterator
 from os import PathLike
 from pathlib import Path
 
+import orjson
 import yaml
 
 from ..errors import CaptureError
 from ..sources import Capture, entry_problem, over_files, path_tag
-from . import har, jsonl, vcr
+from . import claude_stream, claude_trace, devtools, har, jsonl, mitm, vcr, ws_log
 from .stream import Stream, write
+
+
+def _first_line(path: Path) -> object:
+    """The first non-blank line of a JSON-lines file, parsed (None if it is not JSON)."""
+    with path.open("rb") as f:
+        for line in f:
+            if line.strip():
+                try:
+                    return orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    return None
+    return None
+
+
+def _claude_kind(path: Path) -> Callable[[Path], Iterator[Stream]] | None:
+    """The reader for a JSON-lines file that a Claude tool wrote, by its first line."""
+    first = _first_line(path)
+    if claude_trace.is_trace_line(first):
+        return claude_trace.streams
+    if claude_stream.is_stream_json_line(first):
+        return claude_stream.streams
+    return None
+
+
+def _lines(path: Path) -> Iterator[Stream]:
+    """``.jsonl``: a claude-trace log, Claude Code stream-json, else a chunk log."""
+    yield from (_claude_kind(path) or jsonl.streams)(path)
+
+
+def _ndjson(path: Path) -> Iterator[Stream]:
+    """``.ndjson``: stream-json or a claude-trace log; an Ollama capture loads as it is."""
+    reader = _claude_kind(path)
+    if reader is None:
+        raise CaptureError(str(path), 0, "not Claude Code stream-json nor a claude-trace log "
+                                         "(an NDJSON capture such as Ollama's loads as it is)")
+    yield from reader(path)
+
+
+def _json(path: Path) -> Iterator[Stream]:
+    """``.json``: DevTools generations, a VCR cassette, or stream-json events kept in JSON."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as e:
+        raise CaptureError(str(path), e.pos, f"not JSON: {e.msg}") from None
+    if devtools.is_generations(data):
+        yield from devtools.streams(path)
+    elif isinstance(data, dict) and "interactions" in data:
+        yield from vcr.streams(path)
+    elif claude_stream.holds_stream_events(data):
+        yield from claude_stream.streams(path)
+    else:
+        raise CaptureError(str(path), 0, "JSON that is no recording this reads: not a VCR "
+                                         "cassette (interactions), AI SDK DevTools generations "
+                                         "(runs, steps) nor stream-json/Messages events")
+
 
 READERS: dict[str, Callable[[Path], Iterator[Stream]]] = {
     ".har": har.streams,
     ".yaml": vcr.streams,
     ".yml": vcr.streams,
-    ".json": vcr.streams,
-    ".jsonl": jsonl.streams,
+    ".json": _json,
+    ".jsonl": _lines,
+    ".ndjson": _ndjson,
+    ".mitm": mitm.streams,
+    ".flow": mitm.streams,
+    ".wslog": ws_log.streams,
 }
 
-__all__ = ["READERS", "Stream", "captures", "import_file", "import_paths", "streams", "write"]
+
+def is_recording(path: Path) -> bool:
+    """Whether ``load()`` reads this file as a recording: its name alone says which kind
+    (a HAR, a mitmproxy flow file, DevTools' ``generations.json``, a claude-trace log)."""
+    name = path.name.lower()
+    if path.suffix.lower() in (".har", ".mitm", ".flow") or name == "generations.json":
+        return True
+    return path.parent.name == ".claude-trace" and name.startswith("log-") \
+        and name.endswith(".jsonl")
+
+
+__all__ = ["READERS", "Stream", "captures", "import_file", "import_paths", "is_recording",
+           "streams", "write"]
 
 
 MALFORMED = (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError,
@@ -129,6 +211,8 @@ def captures(path: str | PathLike[str]) -> list[Capture]:
     for s in streams(path):
         chunks = [s.body] if s.reads is None else list(timing.chunked(s.body, s.reads, s.name))
         cut = s.meta.get("cut_off")  # as the provenance sidecar says it, once written
-        out.append(Capture(s.name, chunks, Path(path), cut_off=str(cut) if cut else None))
+        rebuilt = s.meta.get("rebuilt")
+        out.append(Capture(s.name, chunks, Path(path), cut_off=str(cut) if cut else None,
+                           rebuilt=str(rebuilt) if rebuilt else None))
     return out
 

@@ -132,5 +132,5 @@ def streams(path: Path) -> Iterator[Stream]:
         if isinstance(entry.get("timings"), dict):
             meta["receive_ms"] = entry["timings"].get("receive")
         if rebuilt:
-            meta["note"] = REBUILT
+            meta["note"] = meta["rebuilt"] = REBUILT
         yield Stream(f"{stem}__e{i}", body, reads, meta, secrets)

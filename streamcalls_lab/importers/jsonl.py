@@ -59,5 +59,5 @@ def rebuild(raw: bytes, source: str = "<jsonl>") -> bytes:
 def streams(path: Path) -> Iterator[Stream]:
     """The one stream a chunk log holds."""
     body = rebuild(path.read_bytes(), str(path))
-    meta = {"source": "jsonl", "origin": path.name, "note": NOTE}
+    meta = {"source": "jsonl", "origin": path.name, "note": NOTE, "rebuilt": NOTE}
     yield Stream(path.name.removesuffix(path.suffix), body, None, meta)

@@ -25,6 +25,7 @@ from . import (
     cohere,
     gemini,
     gemini_interactions,
+    gemini_live,
     mistral_conversations,
     ollama,
     openai_assistants,
@@ -55,6 +56,7 @@ FORMATS: dict[str, WireFormat] = {
         mistral_conversations.FORMAT,
         ai_sdk_data.FORMAT,
         openai_realtime.FORMAT,
+        gemini_live.FORMAT,
     )
 }
 """Every wire format the kit reads, by the name the ``provider`` column shows."""
