@@ -34,8 +34,9 @@ MIN_BASE64 = 12  # a shorter secret's base64 spelling is too short to tell from 
 _ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}|\\[\"\\/bfnrt]")
 _SHORT = {'\\"': '"', "\\\\": "\\", "\\/": "/", "\\b": "\b", "\\f": "\f", "\\n": "\n",
           "\\r": "\r", "\\t": "\t"}
-_PAIR = re.compile(rb'"((?:[^"\\\r\n]|\\.){0,200})"\s*:\s*"((?:[^"\\\r\n]|\\.)*)"')
-_PART = re.compile(rb'(?m)^([0-9a-z]{1,2}):"((?:[^"\\\r\n]|\\.)*)"')  # AI SDK data stream
+_PAIR = re.compile(
+    rb'"(?P<k>(?:[^"\\\r\n]|\\.){0,200})"\s*:\s*(?:"(?P<v>(?:[^"\\\r\n]|\\.)*)"|(?P<n>[0-9]+))'
+    rb'|(?m:^(?P<code>[0-9a-z]{1,2}):"(?P<part>(?:[^"\\\r\n]|\\.)*)")')  # AI SDK data stream
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}")
 _KEYS = 4096  # joined streams kept at once (a body of endless distinct keys stays bounded)
 _BUFFER = 1 << 20  # bytes waiting for a pair's closing quote before only a tail is kept
@@ -98,6 +99,7 @@ class EchoSearch:
         self._tail = ""
         self._pending = b""
         self._joined: OrderedDict[bytes, str] = OrderedDict()
+        self._where = b""
 
     def _hit(self, text: str) -> bool:
         return any(n in v for v in views(text) for n in self.needles)
@@ -118,11 +120,16 @@ class EchoSearch:
 
     def _pairs(self, final: bool) -> str | None:
         buf, end = self._pending, 0
-        for pattern in (_PAIR, _PART):
-            for m in pattern.finditer(buf):
-                end = max(end, m.end())
-                if self._join(m.group(1), m.group(2)):
-                    return "joined"
+        for m in _PAIR.finditer(buf):
+            end = m.end()
+            if m["n"] is not None:  # an index: the stream of the call or block that follows
+                if b"index" in m["k"].lower():
+                    self._where = m["k"] + b"=" + m["n"]
+                continue
+            key, wire = (m["k"], m["v"]) if m["code"] is None else (m["code"], m["part"])
+            # joined by key alone, and by key within the last index (parallel calls interleave)
+            if self._join(key, wire) or self._join(key + b"\0" + self._where, wire):
+                return "joined"
         rest = buf[end:]
         if len(rest) > _BUFFER or final:  # no pair closes: keep what a pair could start in
             rest = rest[-self._keep:] if not final else b""
