@@ -109,7 +109,7 @@ from .framing.prefixed import PrefixedDecoder, looks_prefixed
 from .framing.sse import SSEDecoder
 from .providers import FORMATS, sniff
 from .providers.spec import Reader, WireFormat
-from .sources import CAPTURE_SUFFIXES, entry_problem, over_files, path_tag
+from .sources import CAPTURE_SUFFIXES, entry_problem, in_progress, over_files, path_tag
 
 FILLERS = {1: "x", 2: "ø", 3: "░", 4: "𝕩"}
 """Filler by UTF-8 length (ASCII letters and digits keep their class: ``x``, ``X``, ``0``)."""
@@ -983,10 +983,12 @@ def redact_file(
     except CaptureError as e:
         raise Refused(e.source, e.offset, e.reason) from None
     dst.parent.mkdir(parents=True, exist_ok=True)
-    dst.write_bytes(redacted)
+    part = in_progress(dst)
+    part.write_bytes(redacted)
     side = timing.sidecar(src)
     if side.exists():
         shutil.copyfile(side, timing.sidecar(dst))
+    part.replace(dst)  # last: a capture under its own name is a whole one
     return dst
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import echoes, provenance, timing
 from ..framing import AutoDecoder
-from ..traffic.saving import partial
+from ..sources import in_progress
 
 
 @dataclass
@@ -84,7 +84,7 @@ def write(stream: Stream, out_dir: Path) -> Path:
     left = stream.echo()
     if left is not None:
         raise ValueError(f"refusing to write {stream.name}: it echoes a credential ({left})")
-    part = partial(path)
+    part = in_progress(path)
     part.write_bytes(stream.body)
     if stream.reads is not None:
         timing.write(path, stream.reads)

@@ -60,9 +60,10 @@ from pathlib import Path
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from .. import provenance
+from ..sources import in_progress
 from . import http1
 from .replay import AWS_EVENT_STREAM, EVENT_STREAM, JSON, NDJSON, Clock
-from .saving import BodyNotSaved, BodyRecorder, partial
+from .saving import BodyNotSaved, BodyRecorder
 from .server import (
     HEADER_TIMEOUT,
     MAX_CONNECTIONS,
@@ -350,9 +351,9 @@ class RecordingProxy(LoopbackServer):
                 n = self._count
             name = self.out / f"{stamp}-{n:04d}-{_slug(path)}{suffix}"
             try:
-                partial(name).open("xb").close()
+                in_progress(name).open("xb").close()
                 if name.exists():  # taken by a finished capture: leave it alone
-                    partial(name).unlink()
+                    in_progress(name).unlink()
                     continue
                 return name
             except FileExistsError:
@@ -383,7 +384,7 @@ class _Saved:
             try:
                 self.recorder = BodyRecorder(where, *self._args)
             except BodyNotSaved as e:
-                partial(where).unlink()
+                in_progress(where).unlink()
                 self.note = f"not saved: {e}"
 
     def feed(self, raw: bytes, now: float) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from .. import timing
 from ..echoes import EchoSearch
 from ..inflate import Inflater
+from ..sources import in_progress
 from .replay import Clock
 
 DECODABLE = ("identity", "gzip", "x-gzip", "deflate")
@@ -57,7 +58,7 @@ class BodyRecorder:
         self._hold = HOLD if self._search.needles else 0
         self._pending = b""
         self._first: float | None = None
-        self.partial = partial(out)
+        self.partial = in_progress(out)
         self._file = self.partial.open("wb")
 
     @property
@@ -96,7 +97,9 @@ class BodyRecorder:
         self._check(self._search.feed(data))
         data = self._pending + data
         keep = len(data) - self._hold
-        self._file.write(data[:keep] if keep > 0 else b"")
+        if keep > 0:
+            self._file.write(data[:keep])
+            self._file.flush()  # on disk as it comes: a writer killed mid-way leaves it
         self._pending = data[keep:] if keep > 0 else data
 
     def finish(self) -> Path:
@@ -135,11 +138,3 @@ class BodyRecorder:
 
 HOLD = 1 << 16
 """Bytes of a body held back from the disk until the reads after them show no echo."""
-
-
-def partial(out: Path) -> Path:
-    """The in-progress name of capture ``out`` while it is written."""
-    return out.with_name(out.name + PARTIAL)
-
-
-PARTIAL = ".partial"
