@@ -14,9 +14,8 @@ may be shared), best of ``--repeat`` rounds; ratio about 2 is linear, about 4 qu
 from __future__ import annotations
 
 import argparse
-import gc
-import time
-from collections.abc import Callable
+
+from bench_long_lines import best  # the same CPU-time measure, best of rounds
 
 from streamcalls_lab import load
 from streamcalls_lab.providers import FORMATS
@@ -34,16 +33,6 @@ def turn(name: str, calls: int) -> bytes:
 def deep(depth: int) -> bytes:
     """A JSON array whose one element nests ``depth`` arrays."""
     return b"[" + b"[" * depth + b"]" * depth + b"]"
-
-
-def best(fn: Callable[[], object], rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        gc.collect()
-        start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return min(times)
 
 
 def _row(label: str, one: bytes, two: bytes, rounds: int) -> None:
