@@ -164,22 +164,20 @@ def _imported(path: Path, out: Path) -> None:
         assert "credential" in e.reason and KEY not in str(e)
 
 
-@pytest.mark.parametrize("form", FORMS)
-def test_import_har_writes_no_part_of_the_key(form: str, tmp_path: Path) -> None:
-    path = tmp_path / "in" / "h.har"
-    path.parent.mkdir()
-    path.write_text(json.dumps(_har(FORMS[form](), "https://api.example.com/v1/messages",
-                                    [{"name": "Authorization", "value": f"Bearer {KEY}"}])))
-    _imported(path, tmp_path / "out")
-    _nowhere(tmp_path / "out")
+HAR_REQUESTS = {  # where the request carried the key: a header, or the URL's fragment
+    "bearer": ("https://api.example.com/v1/messages",
+               [{"name": "Authorization", "value": f"Bearer {KEY}"}]),
+    "url fragment": ("https://api.example.com/v1/messages#access_token="
+                     f"{quote(KEY, safe='')}&state=x", []),
+}
 
 
+@pytest.mark.parametrize("request_", HAR_REQUESTS)
 @pytest.mark.parametrize("form", FORMS)
-def test_import_har_finds_a_key_the_url_fragment_carried(form: str, tmp_path: Path) -> None:
+def test_import_har_writes_no_part_of_the_key(form: str, request_: str, tmp_path: Path) -> None:
     path = tmp_path / "in" / "h.har"
     path.parent.mkdir()
-    url = f"https://api.example.com/v1/messages#access_token={quote(KEY, safe='')}&state=x"
-    path.write_text(json.dumps(_har(FORMS[form](), url, [])))
+    path.write_text(json.dumps(_har(FORMS[form](), *HAR_REQUESTS[request_])))
     _imported(path, tmp_path / "out")
     _nowhere(tmp_path / "out")
 
