@@ -99,6 +99,7 @@ data: $(VENV)/.lab
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_load.py
 	$(BIN)/python benchmarks/bench_long_lines.py
+	$(BIN)/python benchmarks/bench_linear.py
 	$(BIN)/python benchmarks/bench_check.py
 	$(BIN)/python benchmarks/bench_breaker.py
 	$(BIN)/python benchmarks/bench_torture.py

@@ -13,9 +13,10 @@ a bearer token; a Basic credential, decoded, and its user and password; a SigV4
 ``Authorization``'s ``Signature`` and ``Credential`` (with its access key id);
 each cookie of a ``Cookie`` header and the value a ``Set-Cookie`` sets; the values
 of ``x-api-key``, ``api-key``, ``x-goog-api-key``, ``x-amz-security-token`` and
-every other credential-named header; secret-named query parameters; and values
+every other credential-named header; secret-named query (and URL fragment) parameters; and values
 under secret-named keys of a JSON or form-encoded (``api_key=``, ``key=``) body.
-Each is looked for raw, JSON-escaped and URL-quoted (:func:`secret_forms`).
+Each is looked for in every form a stream can carry it (:mod:`.echoes`): raw, JSON-escaped
+in any mix, URL-quoted, base64, and split across frames and fragments.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote_plus, urlencode, urlsplit, urlunsplit
+
+from . import echoes
 
 SUFFIX = ".meta.json"
 REDACTED = "REDACTED"
@@ -54,8 +57,7 @@ def secret_forms(secret: str) -> set[str]:
 
 
 def _contains(text: str, secrets: Iterable[str]) -> bool:
-    return any(form in text for s in secrets if s and len(s) >= _MIN_SECRET
-               for form in secret_forms(s))
+    return echoes.find(text.encode("utf-8", "surrogatepass"), secrets) is not None
 
 
 def scrub_headers(
@@ -96,8 +98,9 @@ def url_secrets(url: str) -> list[str]:
     """The credentials a URL carries: its password and its secret-named parameters' values."""
     parts = urlsplit(url)
     found = [parts.password or ""]
-    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True)
-              if is_secret_param(k)]
+    for params in (parts.query, parts.fragment):  # implicit OAuth: #access_token=...
+        found += [v for k, v in parse_qsl(params, keep_blank_values=True)
+                  if is_secret_param(k)]
     return [s for s in found if len(s) >= _MIN_SECRET]
 
 
@@ -152,18 +155,10 @@ def _json_pairs(raw: bytes) -> list[str]:
 
 
 def scrub_body(body: bytes, secrets: Iterable[str]) -> tuple[bytes, int]:
-    """``body`` with every secret (raw, JSON-escaped or URL-quoted) replaced by as many
-    ``x``, so every length stays; and how many were replaced."""
-    count = 0
-    forms = {f for s in secrets if len(s) >= _MIN_SECRET for f in secret_forms(s)}
-    for form in sorted(forms, key=len, reverse=True):  # a secret before its parts
-        raw = form.encode("utf-8", "surrogatepass")
-        if raw:
-            n = body.count(raw)
-            if n:
-                body = body.replace(raw, b"x" * len(raw))
-                count += n
-    return body, count
+    """``body`` with every contiguous spelling of a secret (raw, JSON-escaped character by
+    character in any mix, URL-quoted, base64 at any alignment: :func:`.echoes.scrub`)
+    replaced by as many ``x``, so every length stays; and how many were replaced."""
+    return echoes.scrub(body, secrets)
 
 
 def scrub_url(url: str, secrets: Iterable[str] = ()) -> str:

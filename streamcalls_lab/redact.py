@@ -21,9 +21,10 @@ each read arrived. Redaction keeps all of it and replaces the data:
   characters) are never replaced, so an escape stays that escape. Hence the
   file keeps its byte length and the timing sidecar, copied untouched, still
   adds up.
-- **Ids are replaced consistently:** the same id maps to the same stand-in
-  everywhere a run sees it (an HMAC of the id, letters to letters, digits to
-  digits, the ``toolu_``/``call_`` prefix kept).
+- **Ids are replaced consistently and one to one:** the same id maps to the same
+  stand-in everywhere a run sees it (an HMAC of the id, letters to letters, digits to
+  digits, the ``toolu_``/``call_`` prefix kept), and two ids never to one stand-in
+  (a stand-in already given is drawn again, a nearly full space walked in order).
 
 **Nothing here names a format's fields.** What is structure and what is data comes from
 the capture's own format's declarations (``FORMAT`` in ``providers/<format>.py``), and no
@@ -108,7 +109,7 @@ from .framing.prefixed import PrefixedDecoder, looks_prefixed
 from .framing.sse import SSEDecoder
 from .providers import FORMATS, sniff
 from .providers.spec import Reader, WireFormat
-from .sources import CAPTURE_SUFFIXES, entry_problem, over_files, path_tag
+from .sources import CAPTURE_SUFFIXES, entry_problem, in_progress, over_files, path_tag
 
 FILLERS = {1: "x", 2: "ø", 3: "░", 4: "𝕩"}
 """Filler by UTF-8 length (ASCII letters and digits keep their class: ``x``, ``X``, ``0``)."""
@@ -575,27 +576,27 @@ class Redactor:
             salt = os.urandom(16)
         self.salt = salt.encode("utf-8") if isinstance(salt, str) else salt
         self._ids: dict[str, str] = {}
+        self._taken: set[str] = set()  # stand-ins given: one id, one stand-in
 
     # -- ids ------------------------------------------------------------------------
     def id(self, value: str) -> str:
-        """The stand-in for an id: same length and character classes, prefix kept."""
+        """The stand-in for an id: same length and character classes, prefix kept; never
+        one another id already has (``call_0`` ... ``call_5`` stay six calls)."""
         if value in self._ids:
             return self._ids[value]
         m = _ID_PREFIX.match(value)
         keep = m.end() if m and m.end() < len(value) else 0
+        shape = [_CLASSES.get(_class(c), c if c.isascii() else fill(c)) for c in value[keep:]]
         stream = self._stream(value)
-        out = [value[:keep]]
-        for c in value[keep:]:
-            b = next(stream)
-            if "a" <= c <= "z":
-                out.append(chr(97 + b % 26))
-            elif "A" <= c <= "Z":
-                out.append(chr(65 + b % 26))
-            elif "0" <= c <= "9":
-                out.append(chr(48 + b % 10))
-            else:
-                out.append(c if c.isascii() else fill(c))
-        self._ids[value] = result = "".join(out)
+        for _ in range(_DRAWS):
+            result = value[:keep] + "".join(
+                s if len(s) == 1 else s[next(stream) % len(s)] for s in shape)
+            if result not in self._taken:
+                break
+        else:  # a small space (one digit, two letters) nearly full: the next free one
+            result = _next_free(value[:keep], shape, result, self._taken)
+        self._ids[value] = result
+        self._taken.add(result)
         return result
 
     def _stream(self, value: str) -> Iterator[int]:
@@ -850,6 +851,38 @@ class Redactor:
         return (1).to_bytes(len(value))  # byte, short, int, long, timestamp
 
 
+_CLASSES = {"a": "abcdefghijklmnopqrstuvwxyz", "A": "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+            "0": "0123456789"}
+_DRAWS = 32  # stand-ins drawn before a nearly full space is walked in order
+
+
+def _class(c: str) -> str:
+    return "a" if "a" <= c <= "z" else "A" if "A" <= c <= "Z" else "0" if "0" <= c <= "9" else c
+
+
+def _next_free(prefix: str, shape: Sequence[str], start: str, taken: set[str]) -> str:
+    """The first stand-in of ``shape`` not ``taken``, counting on from ``start`` (an odometer
+    over the letter and digit places); ``start`` when every one is taken (ids that differ
+    only in characters kept as filler cannot be told apart at their length)."""
+    places = [i for i, s in enumerate(shape) if len(s) > 1]
+    digits = [shape[i].index(start[len(prefix) + i]) for i in places]
+    size = 1
+    for i in places:
+        size *= len(shape[i])
+    out = list(start[len(prefix):])
+    for _ in range(size):
+        for n in reversed(range(len(places))):  # add one, carrying
+            digits[n] = (digits[n] + 1) % len(shape[places[n]])
+            if digits[n]:
+                break
+        for n, i in enumerate(places):
+            out[i] = shape[i][digits[n]]
+        candidate = prefix + "".join(out)
+        if candidate not in taken:
+            return candidate
+    return start
+
+
 class Refused(ValueError):
     """Bytes redaction cannot read as an event stream: nothing is written for them."""
 
@@ -950,10 +983,12 @@ def redact_file(
     except CaptureError as e:
         raise Refused(e.source, e.offset, e.reason) from None
     dst.parent.mkdir(parents=True, exist_ok=True)
-    dst.write_bytes(redacted)
+    part = in_progress(dst)
+    part.write_bytes(redacted)
     side = timing.sidecar(src)
     if side.exists():
         shutil.copyfile(side, timing.sidecar(dst))
+    part.replace(dst)  # last: a capture under its own name is a whole one
     return dst
 
 

@@ -115,6 +115,18 @@ def entry_problem(path: Path) -> str | None:
     return None
 
 
+PARTIAL = ".partial"
+"""What a capture is named while it is written (``X.sse.partial``): it takes its own name only
+once whole, with its sidecars; a folder's leftover one loads with a problem row."""
+UNFINISHED = ("an in-progress .partial file with no completion record: its writer stopped "
+              "before finishing it")
+
+
+def in_progress(path: Path) -> Path:
+    """The name capture ``path`` is written under until it is whole."""
+    return path.with_name(path.name + PARTIAL)
+
+
 def _from_file(path: Path, name: str, timed: bool | None = None,
                meta: bool | None = None) -> Capture:
     """A capture file, or an entry naming why it is not one (``timed``/``meta``: whether
@@ -265,8 +277,9 @@ def _directory(root: Path) -> list[Capture]:
         parts = () if rel == os.curdir else tuple(rel.split(os.sep))
         listed = set(files)
         for name in chain(dirs, files):
-            dot = name.rfind(".")
-            if 0 < dot < len(name) - 1 and name[dot:] in CAPTURE_SUFFIXES:
+            base = name.removesuffix(PARTIAL)
+            dot = base.rfind(".")
+            if 0 < dot < len(base) - 1 and base[dot:] in CAPTURE_SUFFIXES:
                 key = tuple(map(os.path.normcase, (*parts, name)))
                 found.append((key, parts, name, name + timing.SUFFIX in listed,
                               name + provenance.SUFFIX in listed))
@@ -274,8 +287,12 @@ def _directory(root: Path) -> list[Capture]:
     caps = []
     for _, parts, name, timed, meta in found:
         path = root.joinpath(*parts, name)
-        stem = "/".join((*parts, name[: name.rfind(".")]))
-        caps.append(_from_file(path, stem, timed, meta))
+        base = name.removesuffix(PARTIAL)
+        stem = "/".join((*parts, base[: base.rfind(".")] + name[len(base):]))
+        cap = _from_file(path, stem, timed, meta)
+        if name != base and cap.problem is None:  # a writer killed mid-way left it
+            cap.cut_off = UNFINISHED
+        caps.append(cap)
     for e in unreadable:  # a folder os.walk could not list: never silently skipped
         where = Path(e.filename or top)
         rel = os.path.relpath(where, top)

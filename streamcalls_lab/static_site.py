@@ -25,6 +25,7 @@ from jinja2 import DictLoader
 
 from .corpus import data_folder
 from .course.syllabus import README, Step, steps
+from .display import inert
 
 REPO_NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -76,12 +77,33 @@ def execute(path: Path, data: Path, timeout: int = 600) -> nbformat.NotebookNode
 
 
 def static_outputs(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Drop live-widget views and widget state, so each output falls back to its static HTML."""
+    """Drop live-widget views and widget state, so each output falls back to its static HTML;
+    every HTML table's cells made inert (:func:`inert_cells`)."""
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         for output in cell.get("outputs", []):
-            output.get("data", {}).pop(WIDGET_VIEW, None)
+            data = output.get("data", {})
+            data.pop(WIDGET_VIEW, None)
+            if isinstance(data.get("text/html"), str | list):
+                text = data["text/html"]
+                data["text/html"] = inert_cells("".join(text) if isinstance(text, list)
+                                                else text)
     return nb
+
+
+_CELL = re.compile(r"(<t[dh]\b[^>]*>)(.*?)(</t[dh]>)", re.IGNORECASE | re.DOTALL)
+
+
+def inert_cells(page: str) -> str:
+    """``page`` with the text of every table cell as :func:`~.display.inert` writes it: a
+    bidi override, a C0 control or any other character that would act written as its
+    escape (``\\u202e``), a backslash doubled so an escape cannot be forged; markup kept."""
+    return _CELL.sub(lambda m: m.group(1) + _inert_text(m.group(2)) + m.group(3), page)
+
+
+def _inert_text(cell: str) -> str:
+    # tags inside a cell (a kit widget's spans) kept; only the text between them escaped
+    return re.sub(r"[^<>]+(?=<|$)", lambda m: inert(m.group(), lines=True), cell)
 
 
 def errors_in(nb: nbformat.NotebookNode) -> int:

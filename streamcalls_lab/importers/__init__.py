@@ -142,7 +142,13 @@ def streams(path: str | PathLike[str]) -> Iterator[Stream]:
     try:
         for stream in reader(path):
             found += 1
-            yield stream.scrubbed()
+            stream = stream.scrubbed()
+            left = stream.echo()
+            if left is not None:
+                raise CaptureError(str(path), 0, f"{stream.name}: its body echoes a request "
+                                   f"credential ({left}: split across frames or encoded past "
+                                   "replacing in place); nothing imported")
+            yield stream
     except CaptureError:
         raise
     except MALFORMED as e:

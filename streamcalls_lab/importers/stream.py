@@ -7,8 +7,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .. import provenance, timing
+from .. import echoes, provenance, timing
 from ..framing import AutoDecoder
+from ..sources import in_progress
 
 
 @dataclass
@@ -24,6 +25,11 @@ class Stream:
     """Provenance: origin file and entry, URL, status, headers (already scrubbed)."""
     secrets: list[str] = field(default_factory=list, repr=False)
     """Credential values seen in the recording: checked absent from what is written."""
+
+    def echo(self) -> str | None:
+        """How the body still echoes a request credential, or None (see
+        :func:`~streamcalls_lab.echoes.find`)."""
+        return echoes.find(self.body, self.secrets)
 
     def scrubbed(self) -> Stream:
         """This stream with every echo of a request credential in its body replaced by as
@@ -75,10 +81,15 @@ def write(stream: Stream, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{stream.name}.sse"
     stream = stream.scrubbed()  # again, for a Stream that did not come through streams()
-    path.write_bytes(stream.body)
+    left = stream.echo()
+    if left is not None:
+        raise ValueError(f"refusing to write {stream.name}: it echoes a credential ({left})")
+    part = in_progress(path)
+    part.write_bytes(stream.body)
     if stream.reads is not None:
         timing.write(path, stream.reads)
     else:
         timing.sidecar(path).unlink(missing_ok=True)  # a stale one would no longer add up
     provenance.write(path, stream.meta, stream.secrets)
+    part.replace(path)  # last: a capture under its own name is a whole one
     return path

@@ -306,6 +306,9 @@ def read_whole(whole: str | Path | bytes, prefer: str | None = None) -> tuple[st
         payload = json.loads(text)
     except ValueError as e:  # UnicodeDecodeError is one
         raise ValueError(f"the whole response is not JSON ({e})") from None
+    except RecursionError:  # a usage error like any unreadable answer, not a traceback
+        raise ValueError("the whole response nests deeper than the JSON parser goes "
+                         f"({deepjson.depth(text)} levels): no whole answer is") from None
     order = sorted(FORMATS.values(), key=lambda f: f.name != prefer)
     for spec in order:
         if spec.whole is None:

@@ -205,7 +205,9 @@ class OpenAIAssistants:
             wire = None
             if args is not None and key is not None:
                 n = counted[key] = counted.get(key, -1) + 1
-                got = lengths.setdefault(key, wire_lengths(data, key))
+                if key not in lengths:  # once per frame (setdefault would scan it per call)
+                    lengths[key] = wire_lengths(data, key)
+                got = lengths[key]
                 wire = got[n] if n < len(got) else None
             call = (at_step, at) if at_step is not None else by_id.get(cid)
             if call is None or call not in self._blocks:
@@ -219,8 +221,10 @@ class OpenAIAssistants:
                 if args:
                     out.append(fragment_row(kind, "args_delta", block, args, wire))
             finals[call] = args
-        for call in [c for c in self._open if step is None or c[0] == step]:
-            self._open.remove(call)
+        ended = [c for c in self._open if step is None or c[0] == step]
+        if ended:  # one pass, not a list.remove per call: linear in calls per step
+            self._open = [c for c in self._open if not (step is None or c[0] == step)]
+        for call in ended:
             block = self._blocks[call]
             out.append(Ev(kind, "block_stop", block, self._ids[block], self._tools[block],
                           final=finals.get(call)))

@@ -11,7 +11,11 @@ of it goes on:
   doubled spaces, §3), its target a path or an http(s) URL (§3.2: put after an
   upstream's address, ``@host/x`` would name another host);
 - no line folded onto the one before it (obs-fold: a line starting with SP/HTAB,
-  §5.2), no whitespace between a field name and its colon (§5.1);
+  §5.2), no whitespace between a field name and its colon (§5.1), no ``_`` in a field
+  name (a CGI-style server behind reads it as ``-``), no control character but HTAB in
+  a value and no whitespace around it but SP and HTAB (RFC 9112 §5.1 OWS: no ``\x0b``,
+  no NBSP);
+- ``CONNECT`` answered 501 (RFC 9110 §9.3.6: a tunnel neither offers);
 - ``Host`` at most once (§3.2);
 - ``Content-Length`` at most once, as 1*DIGIT of at most 18 significant digits (§6.3):
   a repeated one is refused even when the copies agree, since a server behind may add
@@ -41,6 +45,7 @@ MAX_LINE = 8192
 MAX_TRAILERS = 100
 _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\0-\x08\x0a-\x1f\x7f]*)?\r\n")
+_CONTROL = re.compile(rb"[\0-\x08\x0a-\x1f\x7f]")  # field-value: no C0 control but HTAB
 _REQUEST_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+ [^ ]+ HTTP/[0-9]\.[0-9]")
 
 
@@ -78,10 +83,18 @@ def check_line(line: bytes, *, first: bool = False) -> None:
         return
     if body[:1] in (b" ", b"\t"):
         raise BadMessage("a header folded over two lines (obs-fold)")
-    name, colon, _ = body.partition(b":")
+    name, colon, value = body.partition(b":")
     if not colon or not _TOKEN.fullmatch(name):
         raise BadMessage("a header line that is not 'name: value' (a space before the "
                          "colon, or no colon)")
+    if b"_" in name:  # CGI/WSGI-style servers read it as '-': Transfer_Encoding is two things
+        raise BadMessage("a header name with '_' (a server behind may read it as '-')")
+    if _CONTROL.search(value):
+        raise BadMessage("a control character in a header value")
+    text = value.decode("latin-1").strip(" \t")
+    if text != text.strip():  # NBSP, \x85, \x1c...: whitespace only to str.strip()
+        raise BadMessage("a header value with whitespace around it that is not SP or HTAB "
+                         "(RFC 9112 OWS)")
 
 
 def check_target(method: str, target: str) -> None:
@@ -89,6 +102,8 @@ def check_target(method: str, target: str) -> None:
     (``http://host/path``) (RFC 9112 §3.2); anything else
     (``v1/x``, ``@host/x``, and ``*``, which has no path to put a prefix before) is
     400: put after an upstream's address it names another URL, or none."""
+    if method == "CONNECT":  # RFC 9110 §9.3.6: a tunnel, which neither proxy nor serve offers
+        raise BadMessage("CONNECT (a tunnel) is not supported", 501)
     if target.startswith("/"):
         return
     scheme, sep, _ = target.partition("://")

@@ -60,6 +60,7 @@ from pathlib import Path
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from .. import provenance
+from ..sources import in_progress
 from . import http1
 from .replay import AWS_EVENT_STREAM, EVENT_STREAM, JSON, NDJSON, Clock
 from .saving import BodyNotSaved, BodyRecorder
@@ -340,8 +341,9 @@ class RecordingProxy(LoopbackServer):
         super().close()
 
     def new_capture(self, path: str, suffix: str) -> Path:
-        """Create an empty capture file named for ``path``; the name is never one that
-        exists, whoever else (other threads, other proxies) writes to ``out``."""
+        """A capture name for ``path``, its in-progress file (``.partial``) created empty;
+        the name is never one that exists, whoever else (other threads, other proxies)
+        writes to ``out``."""
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         while True:
             with self._lock:
@@ -349,7 +351,10 @@ class RecordingProxy(LoopbackServer):
                 n = self._count
             name = self.out / f"{stamp}-{n:04d}-{_slug(path)}{suffix}"
             try:
-                name.open("xb").close()
+                in_progress(name).open("xb").close()
+                if name.exists():  # taken by a finished capture: leave it alone
+                    in_progress(name).unlink()
+                    continue
                 return name
             except FileExistsError:
                 continue
@@ -379,7 +384,7 @@ class _Saved:
             try:
                 self.recorder = BodyRecorder(where, *self._args)
             except BodyNotSaved as e:
-                where.unlink()
+                in_progress(where).unlink()
                 self.note = f"not saved: {e}"
 
     def feed(self, raw: bytes, now: float) -> None:
@@ -396,11 +401,20 @@ class _Saved:
         self._open()
         assert self.where is not None
         rec = self.recorder
+        if rec is not None:
+            try:
+                rec.finish()
+            except BodyNotSaved as e:
+                self.recorder, self.note = rec = None, f"not saved: {e}"
         if rec is None:
             return self.where, replace(exchange, note=self.note)
-        rec.finish()
         return self.where, replace(exchange, capture=rec.out, nbytes=rec.nbytes,
                                    nreads=len(rec.reads), cut_off=exchange.cut_off or rec.cut)
+
+    def commit(self) -> None:
+        """The capture under its own name, after its completion record is written."""
+        if self.recorder is not None:
+            self.recorder.commit()
 
 
 class _Watch:
@@ -619,6 +633,7 @@ class _Handler(StrictHandler):
             where, exchange = saved.close(exchange)
             self._write_meta(proxy, where, resp, method, target, safe_path, body, sent,
                              secrets, exchange.cut_off, exchange.note)
+            saved.commit()
         proxy.done(exchange)
         if cut is not None:
             self.close_connection = True  # the client sees the break where it happened

@@ -233,19 +233,20 @@ def _save(
             if not chunk:
                 break
             rec.feed(chunk, clock())
+        side = rec.finish()
     except BodyNotSaved as e:  # the body echoed the key: the file is already gone
         raise RecordError(f"{safe_url}: {e}; nothing saved") from None
-    side = rec.finish()
     cut = cut or rec.cut
     nbytes = rec.nbytes
     if cut and not nbytes:  # nothing to study: no empty capture left behind
-        out.unlink(missing_ok=True)
+        rec.partial.unlink(missing_ok=True)
         side.unlink(missing_ok=True)
         raise RecordError(f"the stream from {safe_url} broke off ({cut}) before its first "
                           "byte; nothing saved")
     meta = provenance.exchange("record", safe_url, "POST", resp.status, sent,
                                resp.getheaders(), secrets, cut_off=cut)
     meta_path = provenance.write(out, meta, secrets)
+    rec.commit()  # last: a capture under its own name is a whole one
     if cut:
         raise RecordError(
             f"the stream from {safe_url} broke off ({cut}) after {nbytes} bytes; "

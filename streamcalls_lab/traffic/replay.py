@@ -22,6 +22,7 @@ from typing import TypedDict, Unpack
 from .. import timing
 from ..errors import CaptureError
 from ..framing import AutoDecoder, EventStreamDecoder, JSONArrayDecoder, NDJSONDecoder, SSEDecoder
+from ..framing.prefixed import PrefixedDecoder
 from ..sources import Source, resolve
 
 Clock = Callable[[], float]
@@ -31,9 +32,11 @@ EVENT_STREAM = "text/event-stream"
 AWS_EVENT_STREAM = "application/vnd.amazon.eventstream"  # what Bedrock sends
 NDJSON = "application/x-ndjson"  # what Ollama sends
 JSON = "application/json"  # what Gemini streams a JSON array under
+DATA_STREAM = "text/plain; charset=utf-8"  # the AI SDK 4 data stream (type-prefixed lines)
 MEDIA_TYPES: dict[type, str] = {
     SSEDecoder: EVENT_STREAM, EventStreamDecoder: AWS_EVENT_STREAM, NDJSONDecoder: NDJSON,
     JSONArrayDecoder: JSON,  # Gemini without ?alt=sse: application/json, streamed
+    PrefixedDecoder: DATA_STREAM,
 }
 """The content type each framing is sent under."""
 

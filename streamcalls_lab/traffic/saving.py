@@ -6,8 +6,10 @@ deflate; here, never past :data:`~streamcalls_lab.inflate.MAX_INFLATED`).
 Each read's decoded size and time go to ``X.timing.tsv``. A body that breaks
 off, whose compressed stream is corrupt or unfinished, or that expands past the
 limit, is kept as far as it decoded, with the reason in :attr:`BodyRecorder.cut`.
-A body that holds a credential the client sent (raw, JSON-escaped or URL-quoted)
-is never kept at all.
+A body that echoes a credential the client sent, in any form a stream can carry it
+(:mod:`~streamcalls_lab.echoes`: split across frames, escaped, quoted, base64), is never
+kept at all. The body goes to an in-progress name (``X.partial``) and takes its own name
+only at :meth:`BodyRecorder.commit`, once it and its sidecars are complete.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from .. import provenance, timing
+from .. import timing
+from ..echoes import EchoSearch
 from ..inflate import Inflater
+from ..sources import in_progress
 from .replay import Clock
 
 DECODABLE = ("identity", "gzip", "x-gzip", "deflate")
@@ -31,9 +35,10 @@ class BodyNotSaved(RuntimeError):
 class BodyRecorder:
     """Write a response body to ``out`` read by read (see the module docstring).
 
-    The last bytes that could begin one of ``secrets`` are held back until the
-    next read shows they do not; when a secret appears, the file is removed and
-    :meth:`feed` raises :class:`BodyNotSaved`.
+    The last :data:`HOLD` bytes are held back, so an echo whose pieces arrive within
+    that distance of each other never reaches the disk; when an echo appears (at any
+    distance), the in-progress file is removed and :meth:`feed` (or :meth:`finish`) raises
+    :class:`BodyNotSaved`.
     """
 
     def __init__(self, out: Path, content_encoding: str | None, clock: Clock = time.monotonic,
@@ -49,12 +54,12 @@ class BodyRecorder:
         self.reads: list[tuple[float, int]] = []
         self.cut: str | None = None
         """Why the body ends early, if it does: its compressed stream corrupt or unfinished."""
-        self._secrets = [f.encode("utf-8", "surrogatepass") for s in secrets if s
-                         for f in provenance.secret_forms(s)]
-        self._hold = max((len(s) for s in self._secrets), default=1) - 1
+        self._search = EchoSearch(secrets)
+        self._hold = HOLD if self._search.needles else 0
         self._pending = b""
         self._first: float | None = None
-        self._file = out.open("wb")
+        self.partial = in_progress(out)
+        self._file = self.partial.open("wb")
 
     @property
     def nbytes(self) -> int:
@@ -89,12 +94,12 @@ class BodyRecorder:
         self.reads.append((now - self._first, size))
 
     def _write(self, data: bytes) -> None:
+        self._check(self._search.feed(data))
         data = self._pending + data
-        if any(s in data for s in self._secrets):
-            self.discard()
-            raise BodyNotSaved("the body contains a credential the client sent")
         keep = len(data) - self._hold
-        self._file.write(data[:keep] if keep > 0 else b"")
+        if keep > 0:
+            self._file.write(data[:keep])
+            self._file.flush()  # on disk as it comes: a writer killed mid-way leaves it
         self._pending = data[keep:] if keep > 0 else data
 
     def finish(self) -> Path:
@@ -107,12 +112,29 @@ class BodyRecorder:
             self.cut = self.cut or self._inflate.cut
             if self.cut is None and not self._inflate.eof:
                 self.cut = f"{self.encoding} body ended before its end"
+        self._check(self._search.close())
         self._file.write(self._pending)
         self._pending = b""
         self._file.close()
         return timing.write(self.out, self.reads)
 
+    def commit(self) -> Path:
+        """The body under its own name, once its sidecars are written (the rename is the
+        last step, so a capture under its name is a whole one)."""
+        self.partial.replace(self.out)
+        return self.out
+
+    def _check(self, form: str | None) -> None:
+        if form is not None:
+            self.discard()
+            raise BodyNotSaved(f"the body echoes a credential the client sent ({form})")
+
     def discard(self) -> None:
         """Close and remove the file: nothing kept."""
+        self._pending = b""
         self._file.close()
-        self.out.unlink(missing_ok=True)
+        self.partial.unlink(missing_ok=True)
+
+
+HOLD = 1 << 16
+"""Bytes of a body held back from the disk until the reads after them show no echo."""

@@ -1,0 +1,39 @@
+"""The static site writes what would act in a table cell as its escape (issue #34: captured
+bidi overrides and C0 controls went raw into the cells of notebooks 01, 02, 06 and 08, so a
+cell rendered reversed), as the kit's inert display does."""
+
+from __future__ import annotations
+
+import nbformat
+import pandas as pd
+import pytest
+
+from streamcalls_lab.display import hidden
+from streamcalls_lab.static_site import export, static_outputs
+
+HOSTILE = ["call\u202eevil", "a\x1b[31mred", "bell\x07", "isolate\u2066x\u2069", "p\\u202eq"]
+
+
+def _page(html: str) -> str:
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("t")
+    cell.outputs = [nbformat.v4.new_output("execute_result", data={"text/html": html,
+                                                                   "text/plain": "t"},
+                                           execution_count=1)]
+    nb.cells = [cell]
+    return export(static_outputs(nb), "t")
+
+
+@pytest.mark.parametrize("render", [
+    lambda df: df.to_html(),
+    lambda df: df.style.to_html(),
+    lambda df: df.set_index("value").to_html(),  # in header cells too
+], ids=["dataframe", "styler", "index"])
+def test_every_table_cell_writes_what_would_act_as_its_escape(render: object) -> None:
+    df = pd.DataFrame({"value": HOSTILE, "n": range(len(HOSTILE))})
+    page = _page(render(df))  # type: ignore[operator]
+    cells = [c for c in page.split("<t")[1:]]
+    assert not [ch for c in cells for ch in c.split(">", 1)[-1] if hidden(ch) and ch not in
+                "\n\t\r"]
+    assert "call\\u202eevil" in page and "a\\x1b[31mred" in page
+    assert "p\\\\u202eq" in page  # a captured backslash cannot forge an escape
