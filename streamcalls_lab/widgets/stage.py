@@ -9,16 +9,18 @@ template (``share/jupyter/voila/templates/streamcalls``) binds the keys the foot
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import ipywidgets as w
 
 from .. import breaker
-from ..breaker import CallDiff, Outcome, Result
+from ..accumulate import CallKey
+from ..breaker import CallDiff, Outcome, Result, char_diff
 from ..display import SafeHTML, escape
 from ..faults import SPECS
 from . import render as r
-from .breaker import _MISSING, DELAY, BreakerView, _verdict
+from .breaker import DELAY, BreakerView, _verdict
 
 SCRIPT = (
     # a fragment's own text: the join and the escape
@@ -47,37 +49,93 @@ def scenes(script: Sequence[str] = SCRIPT) -> list[str]:
     return named + [n for n in breaker.PRESETS if n not in named]
 
 
-def _got(out: Outcome) -> str:
-    """What the fault hands on, its differences marked: each call, and the message when
-    the calls are not where it differs (the whole table is notebook 3's)."""
-    def one(d: CallDiff) -> str:
-        label = r.note(f"block {d.block}" + (f" · {d.tool}" if d.tool is not None else ""))
-        return f'{label} {_MISSING["got"] if d.got is None else r.marked(d.spans, "got")}'
+def _shown_ids(out: Outcome) -> bool:
+    """Whether the labels carry call ids: when an id is what differs, or a call is extra
+    (which id it came under is then the story)."""
+    return any(d.reidentified or d.extra for d in out.diffs)
 
-    shown = [one(d) for d in out.diffs if not d.same]
-    if not shown and any(s.op != "equal" for s in out.message_diff):
-        shown.append(r.note("message") + " " + r.marked(out.message_diff, "got"))
+
+def _label_part(want: Any, have: Any, blank: str) -> str:
+    """One field of a call's label (a tool name, an id) as the fault hands it on, what
+    differs from the correct one's marked: a doubled name shows where the audience looks."""
+    if want == have:
+        return escape(blank if have in (None, "") else have)
+    if have in (None, ""):
+        return f'<mark class="scl-got">{escape(blank)}</mark>'
+    return r.marked(char_diff("" if want is None else str(want), str(have)), "got")
+
+
+def _args(text: str | None) -> str:
+    """A call's argument text as code, or a note when it is empty (a call with no
+    arguments is still a call: the row must not look blank)."""
+    return r.code(text) if text else r.note("(no argument text)")
+
+
+def _card(label: str, body: str, cls: str = "") -> str:
+    return f'<div class="scl-stage-call {cls}"><span class="scl-note">{label}</span> {body}</div>'
+
+
+def _correct_card(call: Mapping[str, Any], ids: bool) -> str:
+    block = CallKey(call.get("choice"), call["block"])
+    label = f"block {escape(block)} · {escape(call.get('tool') or '(no name)')}"
+    if ids:
+        label += f" · id {escape(call.get('call_id') or '(blank)')}"
+    return _card(label, _args(str(call["args"])))
+
+
+def _fault_card(d: CallDiff, ids: bool) -> str:
+    """One call as the fault hands it on, drawn by what went wrong with it: missing (the
+    correct call struck through), extra (outlined), renamed or re-identified (the label
+    marked), other text (the text marked)."""
+    if d.missing:
+        label = f"missing · block {escape(d.block)} · {escape(d.tool or '(no name)')}"
+        return _card(label, f"<del>{_args(d.sent)}</del>", "scl-stage-missing")
+    tool = _label_part(None if d.extra else d.tool, d.got_tool, "(no name)")
+    label = ("extra call · " if d.extra else "") + f"block {escape(d.block)} · {tool}"
+    if ids:
+        label += " · id " + _label_part(None if d.extra else d.sent_id, d.got_id, "(blank)")
+    if d.got == d.sent:
+        body = _args(d.got)
+    elif not d.got:  # every character lost: the note itself is what is wrong
+        body = f'<mark class="scl-gap">{r.note("(no argument text)")}</mark>'
+    else:
+        body = r.marked(d.spans, "got")
+    cls = "scl-stage-extra" if d.extra else "scl-stage-same" if d.same else "scl-stage-differs"
+    return _card(label, body, cls)
+
+
+def _got(out: Outcome) -> str:
+    """What the fault hands on, every call drawn with what differs marked, then the message
+    when it differs and the error when it raised."""
+    ids = _shown_ids(out)
+    shown = [_fault_card(d, ids) for d in out.diffs]
+    if any(s.op != "equal" for s in out.message_diff):
+        shown.append(_card("message", r.marked(out.message_diff, "got"), "scl-stage-differs"))
     if out.error is not None:
-        shown.append(f'<span class="scl-bad">{escape(out.error)}</span>')
-    # the same text, yet it differs (a name, an id): every call it hands on
-    return "<br>".join(shown or [one(d) for d in out.diffs]) or r.note("nothing")
+        shown.append(f'<div class="scl-stage-call scl-stage-raised">'
+                     f'<span class="scl-bad">{escape(out.error)}</span></div>')
+    return "".join(shown) or r.note("nothing")
 
 
 def stage_html(result: Result, name: str) -> SafeHTML:
     """One scene's result, large: the fragments sent, the verdict, what the correct handler
-    hands on and what the fault hands on (differences marked)."""
+    hands on and what the fault hands on, drawn so the difference is on the line itself."""
     correct = result.correct
-    handed = "<br>".join(r.code(c["args"]) for c in correct.calls) or r.note(
-        "nothing: no call got its stop event")
     out = result.faults[name]
+    ids = _shown_ids(out)
+    handed = "".join(_correct_card(c, ids) for c in correct.calls) or r.note(
+        "nothing: no call got its stop event")
+    if any(s.op != "equal" for s in out.message_diff):
+        handed += _card("message", r.code(correct.message) if correct.message
+                        else r.note("(no text)"))
     got = _got(out) if out.broken else r.note("the same")
     n = len(result.fragments)
     sent = r.note(f"sent as {n} fragment{'s' * (n != 1)}")
     body = (
         f'<div class="scl-stage-sent">{sent} {r.pieces(result.fragments)}</div>'
         f'<div class="scl-stage-verdict">{_verdict(out)}</div>'
-        f'<div class="scl-stage-row"><div class="scl-stage-who">correct hands on</div>'
-        f"<div>{handed}</div></div>"
+        f'<div class="scl-stage-row scl-stage-correct"><div class="scl-stage-who">'
+        f"correct hands on</div><div>{handed}</div></div>"
         f'<div class="scl-stage-row scl-stage-fault"><div class="scl-stage-who">'
         f"{escape(name)} hands on</div><div>{got}</div></div>"
     )
@@ -98,6 +156,13 @@ width:100%;box-sizing:border-box;padding:0 8px}
 .scl-stage .scl-stage-result{font-size:26px;line-height:1.4}
 .scl-stage .scl-stage-result .scl-view,.scl-stage .scl-view{font-size:26px}
 .scl-stage .scl-stage-row{margin:.3em 0}
+.scl-stage .scl-stage-call{margin:.15em 0;padding:.05em .3em;border-left:.25em solid #ccc}
+.scl-stage .scl-stage-differs{border-left-color:#c00}
+.scl-stage .scl-stage-missing{border:.12em dashed #c00;border-left-width:.25em}
+.scl-stage .scl-stage-missing del{opacity:.6}
+.scl-stage .scl-stage-extra{border:.12em solid #c60;border-left-width:.25em;background:#fff3d6}
+.scl-stage .scl-stage-same{opacity:.6}
+.scl-stage .scl-stage-raised{border-left-color:#c00}
 .scl-stage .scl-stage-who{font-size:20px;font-weight:600;overflow-wrap:anywhere}
 .scl-stage .scl-stage-fault .scl-stage-who{color:#a00}
 .scl-stage .scl-stage-verdict{font-size:28px;margin:.2em 0}
