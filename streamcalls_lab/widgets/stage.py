@@ -9,8 +9,10 @@ template (``share/jupyter/voila/templates/streamcalls``) binds the keys the foot
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import parse_qs
 
 import ipywidgets as w
 
@@ -117,6 +119,17 @@ def _got(out: Outcome) -> str:
     return "".join(shown) or r.note("nothing")
 
 
+def scene_in(query: str, order: Sequence[str]) -> int:
+    """The scene an address's query string names (``scene=`` a fault's name or its 1-based
+    number), as an index into ``order``; 0 when it names none of them."""
+    for value in parse_qs(query).get("scene", [])[-1:]:
+        if value in order:
+            return order.index(value)
+        if value.isascii() and value.isdigit() and 1 <= int(value) <= len(order):
+            return int(value) - 1
+    return 0
+
+
 def stage_html(result: Result, name: str) -> SafeHTML:
     """One scene's result, large: the fragments sent, the verdict, what the correct handler
     hands on and what the fault hands on, drawn so the difference is on the line itself."""
@@ -143,18 +156,24 @@ def stage_html(result: Result, name: str) -> SafeHTML:
 
 
 STYLE = """<style>
-.scl-stage{font-size:22px;line-height:1.35;--jp-widgets-font-size:20px;
---jp-widgets-inline-height:36px;--jp-ui-font-size1:20px;--jp-content-font-size1:20px;
-width:100%;box-sizing:border-box;padding:0 8px}
-.scl-stage .scl-stage-head{font-size:30px;font-weight:600}
+.scl-stage{--u:min(1vw,1.78vh);font-size:calc(var(--u)*1.72);line-height:1.35;
+--jp-widgets-font-size:calc(var(--u)*1.56);--jp-widgets-inline-height:calc(var(--u)*2.8);
+--jp-widgets-inline-label-width:9em;--jp-ui-font-size1:calc(var(--u)*1.56);
+--jp-content-font-size1:calc(var(--u)*1.56);width:100%;box-sizing:border-box;
+padding:0 calc(var(--u)*.6)}
+.scl-stage .scl-stage-head{font-size:calc(var(--u)*2.34);font-weight:600}
 .scl-stage .scl-stage-count{color:#666;font-weight:400;margin-right:.6em}
-.scl-stage .scl-stage-about{font-size:20px;color:#333;margin:2px 0 6px 0}
+.scl-stage .scl-stage-about{font-size:calc(var(--u)*1.56);color:#333;margin:.1em 0 .3em 0}
 .scl-stage .widget-label,.scl-stage input,.scl-stage textarea,.scl-stage select,
-.scl-stage button{font-size:20px}
+.scl-stage button{font-size:calc(var(--u)*1.56)}
 .scl-stage textarea{font-family:monospace}
-.scl-stage .widget-toggle-buttons button{font-size:16px;width:auto;padding:0 .5em}
-.scl-stage .scl-stage-result{font-size:26px;line-height:1.4}
-.scl-stage .scl-stage-result .scl-view,.scl-stage .scl-view{font-size:26px}
+.scl-stage .widget-toggle-buttons button{font-size:calc(var(--u)*1.25);width:auto;
+padding:0 .5em}
+.scl-stage .widget-select-multiple select{height:auto;min-height:calc(var(--u)*7)}
+.scl-stage .widget-slider .noUi-target,.scl-stage .widget-slider .slider-container{
+flex:1 1 auto;min-width:calc(var(--u)*8)}
+.scl-stage .scl-stage-result{font-size:calc(var(--u)*2.03);line-height:1.4}
+.scl-stage .scl-stage-result .scl-view,.scl-stage .scl-view{font-size:calc(var(--u)*2.03)}
 .scl-stage .scl-stage-row{margin:.3em 0}
 .scl-stage .scl-stage-call{margin:.15em 0;padding:.05em .3em;border-left:.25em solid #ccc}
 .scl-stage .scl-stage-differs{border-left-color:#c00}
@@ -163,13 +182,15 @@ width:100%;box-sizing:border-box;padding:0 8px}
 .scl-stage .scl-stage-extra{border:.12em solid #c60;border-left-width:.25em;background:#fff3d6}
 .scl-stage .scl-stage-same{opacity:.6}
 .scl-stage .scl-stage-raised{border-left-color:#c00}
-.scl-stage .scl-stage-who{font-size:20px;font-weight:600;overflow-wrap:anywhere}
-.scl-stage .scl-stage-fault .scl-stage-who{color:#a00}
-.scl-stage .scl-stage-verdict{font-size:28px;margin:.2em 0}
-.scl-stage code,.scl-stage .scl-piece{font-size:24px;white-space:pre-wrap;
+.scl-stage .scl-stage-who{font-size:calc(var(--u)*1.56);font-weight:600;
 overflow-wrap:anywhere}
-.scl-stage .scl-breaker-output{max-height:480px;overflow:auto}
-.scl-stage .scl-stage-keys{font-size:18px;color:#555;margin-left:1em;align-self:center}
+.scl-stage .scl-stage-fault .scl-stage-who{color:#a00}
+.scl-stage .scl-stage-verdict{font-size:calc(var(--u)*2.19);margin:.2em 0}
+.scl-stage code,.scl-stage .scl-piece{font-size:calc(var(--u)*1.875);white-space:pre-wrap;
+overflow-wrap:anywhere}
+.scl-stage .scl-breaker-output{max-height:66vh;overflow:auto}
+.scl-stage .scl-stage-keys{font-size:calc(var(--u)*1.4);color:#555;margin-left:1em;
+align-self:center}
 </style>"""
 
 
@@ -180,11 +201,13 @@ class StageView(BreakerView):
     ``order`` is the fault names in scene order (:func:`scenes` by default).
     """
 
-    def __init__(self, order: Sequence[str] | None = None, delay: float = DELAY) -> None:
+    def __init__(self, order: Sequence[str] | None = None, delay: float = DELAY,
+                 start: int = 0) -> None:
         self.order = scenes() if order is None else list(order)
         if not self.order:
             raise ValueError("a stage needs at least one scene (a fault with a preset)")
-        self.scene = 0
+        self.scene = start % len(self.order)
+        self._shown = 0  # how many times a scene was drawn: the page's keys wait on it
         self.head = w.HTML()
         self.previous_button = w.Button(description="previous", icon="arrow-left",
                                         tooltip="previous scene (p, ←, PgUp)")
@@ -195,11 +218,15 @@ class StageView(BreakerView):
         self.previous_button.on_click(lambda _: self.previous())
         self.next_button.on_click(lambda _: self.next())
         self.controls = w.VBox(layout=w.Layout(width="40%"))
-        name = self.order[0]
+        name = self.order[self.scene]
         super().__init__(name, show=[name], delay=delay)
         self.reset_button.add_class("scl-stage-reset")
         self.args.rows = 4
-        self.place.layout = w.Layout(width="98%")
+        # the column's width, not the widgets' fixed pixels: a slider a thumb long, a quirk
+        # list that clips its options' names, are no use to a speaker
+        for control in (self.place, self.every, self.read_size, self.quirks, self.boundary):
+            control.layout = w.Layout(width="98%")
+        self.quirks.rows = min(len(self.quirks.options), 6)
         self.reset_button.tooltip = "restore this scene (r)"
         self._arrange()
 
@@ -212,6 +239,16 @@ class StageView(BreakerView):
         box = w.VBox([style, self.head, body, foot], layout=w.Layout(width="100%"))
         box.add_class("scl-stage")
         return box
+
+    @classmethod
+    def from_address(cls, query: str | None = None, order: Sequence[str] | None = None,
+                     delay: float = DELAY) -> StageView:
+        """The stage on the scene the page's address names (``?scene=key_by_id`` or
+        ``?scene=12``): a reload or a second window lands where the speaker was. ``query``
+        is the address's query string (Voila gives the kernel ``QUERY_STRING``)."""
+        query = os.environ.get("QUERY_STRING", "") if query is None else query
+        order = scenes() if order is None else list(order)
+        return cls(order, delay=delay, start=scene_in(query, order))
 
     # -- moving -------------------------------------------------------------------------
     @property
@@ -243,8 +280,11 @@ class StageView(BreakerView):
     def _arrange(self) -> None:
         """The head for this scene, and the controls its preset uses."""
         spec = SPECS[self.name]
+        self._shown += 1
+        # data-scene: what the page puts in its address; data-shown: that this drawing is new
         self.head.value = (
-            f'<div class="scl-stage-head"><span class="scl-stage-count">{self.scene + 1} / '
+            f'<div class="scl-stage-head" data-scene="{escape(self.name)}" '
+            f'data-shown="{self._shown}"><span class="scl-stage-count">{self.scene + 1} / '
             f"{len(self.order)}</span>{escape(self.name)}</div>"
             f'<div class="scl-stage-about">{escape(spec.summary)}</div>')
         used = set(spec.preset or ())

@@ -162,3 +162,31 @@ def test_a_call_filed_under_no_id_shows_the_id_and_name_it_lost() -> None:
     correct, fault = _sides(stage_html(breaker.run(PRESETS["key_by_id"]), "key_by_id").html)
     assert "toolu_break02" in _text(correct) and "(blank)" in _text(fault)
     assert '<mark class="scl-got">(no name)</mark>' in fault
+
+
+@pytest.mark.parametrize(("query", "index"), [
+    ("scene=12", 11), ("token=abc&scene=key_by_id", SCRIPT.index("key_by_id")),
+    ("scene=0", 0), ("scene=999", 0), ("scene=nonesuch", 0), ("", 0), ("scene=%31%32", 11),
+    ("scene=٣", 0), ("scene=3&scene=5", 4)])
+def test_the_address_names_the_scene_by_number_or_name(query: str, index: int) -> None:
+    from streamcalls_lab.widgets.stage import scene_in
+
+    assert scene_in(query, scenes()) == index
+
+
+def test_the_stage_opens_on_the_scene_in_the_address_and_the_head_carries_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QUERY_STRING", "scene=key_by_id")
+    view = StageView.from_address(delay=0)
+    assert view.name == "key_by_id" and view.setup() == PRESETS["key_by_id"]
+    assert 'data-scene="key_by_id"' in view.head.value
+    shown = re.search(r'data-shown="(\d+)"', view.head.value)
+    view.reset()  # a redraw of the same scene is a new drawing: the page's keys wait on it
+    assert shown and f'data-shown="{int(shown[1]) + 1}"' in view.head.value
+
+
+def test_no_character_on_the_stage_needs_an_emoji_font() -> None:
+    view = StageView(["decode_chunks"], delay=0)
+    assert "👍" in PRESETS["decode_chunks"].args
+    assert not re.search("[\U0001F000-\U0001FAFF\uFE0F]", view.output.value)
+    assert "U+1F44D" in view.output.value and "U+1F3FD" in view.output.value
