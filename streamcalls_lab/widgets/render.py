@@ -29,6 +29,7 @@ background:#fff5d6;border-right:2px solid #c60;padding:0 1px}
 .scl-view .scl-note{color:#555}
 .scl-view tr.scl-focus>td{background:#fffbe6}
 .scl-view .scl-computing{font-style:italic}
+.scl-view .scl-cp{margin:0 .15em}
 </style>"""
 
 
@@ -41,7 +42,7 @@ def shown(text: Any) -> str:
     """:func:`~streamcalls_lab.display.visible`, with every character only an emoji font has
     written as its code point (``U+1F44D``), so no glyph needs a font the kit does not ship."""
     return _PICTOGRAPH.sub(
-        lambda m: f'<span class="scl-ws">U+{ord(m.group()):04X}</span>', visible(text))
+        lambda m: f'<span class="scl-ws scl-cp">U+{ord(m.group()):04X}</span>', visible(text))
 
 
 class View:

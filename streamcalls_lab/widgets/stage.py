@@ -113,9 +113,10 @@ def _got(out: Outcome) -> str:
     shown = [_fault_card(d, ids) for d in out.diffs]
     if any(s.op != "equal" for s in out.message_diff):
         shown.append(_card("message", r.marked(out.message_diff, "got"), "scl-stage-differs"))
-    if out.error is not None:
+    if out.error is not None:  # the verdict above quotes the message: the type is enough
+        raised = out.error.split(":", 1)[0]
         shown.append(f'<div class="scl-stage-call scl-stage-raised">'
-                     f'<span class="scl-bad">{escape(out.error)}</span></div>')
+                     f'<span class="scl-bad">{escape(raised)}</span></div>')
     return "".join(shown) or r.note("nothing")
 
 
@@ -167,8 +168,9 @@ padding:0 calc(var(--u)*.6)}
 .scl-stage .widget-label,.scl-stage input,.scl-stage textarea,.scl-stage select,
 .scl-stage button{font-size:calc(var(--u)*1.56)}
 .scl-stage textarea{font-family:monospace}
-.scl-stage .widget-toggle-buttons button{font-size:calc(var(--u)*1.25);width:auto;
-padding:0 .5em}
+.scl-stage .widget-toggle-buttons .widget-toggle-button{font-size:calc(var(--u)*1.25);
+width:auto;height:auto;padding:.1em .5em}
+.scl-stage .scl-stage-foot button{width:auto;height:auto;padding:.15em .8em}
 .scl-stage .widget-select-multiple select{height:auto;min-height:calc(var(--u)*7)}
 .scl-stage .widget-slider .noUi-target,.scl-stage .widget-slider .slider-container{
 flex:1 1 auto;min-width:calc(var(--u)*8)}
@@ -236,6 +238,7 @@ class StageView(BreakerView):
         self.output.layout = w.Layout(width="60%")
         body = w.HBox([self.controls, self.output], layout=w.Layout(width="100%"))
         foot = w.HBox([self.previous_button, self.reset_button, self.next_button, keys])
+        foot.add_class("scl-stage-foot")
         box = w.VBox([style, self.head, body, foot], layout=w.Layout(width="100%"))
         box.add_class("scl-stage")
         return box
