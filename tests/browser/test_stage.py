@@ -48,6 +48,15 @@ def stage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield server
 
 
+@pytest.fixture(scope="module")
+def steady(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The stage with the demo's own culling (a minute): a page that takes seconds to connect
+    on a loaded machine must not lose its kernel to the culling tests' three seconds."""
+    paths = {"JUPYTER_PATH": SHARE, "JUPYTER_CONFIG_PATH": SHARE / "config"}
+    with voila_server(tmp_path_factory.mktemp("steady"), NOTEBOOK, paths) as server:
+        yield server
+
+
 @pytest.fixture
 def screen(chromium: Any) -> Iterator[Any]:
     """A page of its own at 1280×720."""
@@ -103,8 +112,8 @@ def inside(box: dict[str, float] | None) -> bool:
 
 
 def test_the_first_screen_shows_a_control_beside_its_result_in_large_type(
-        screen: Any, stage: Server, artifacts: Path) -> None:
-    took = open_stage(screen, stage)
+        screen: Any, steady: Server, artifacts: Path) -> None:
+    took = open_stage(screen, steady)
     (artifacts / "stage-load.txt").write_text(f"stage app: first scene shown {took:.1f} s "
                                               "after the page was asked for\n")
     print(f"stage app load: {took:.1f} s")
@@ -122,10 +131,10 @@ def test_the_first_screen_shows_a_control_beside_its_result_in_large_type(
     screen.screenshot(path=str(artifacts / "stage-first-screen.png"))
 
 
-def test_the_keys_move_through_the_scenes(screen: Any, stage: Server) -> None:
+def test_the_keys_move_through_the_scenes(screen: Any, steady: Server) -> None:
     from playwright.sync_api import expect
 
-    open_stage(screen, stage)
+    open_stage(screen, steady)
     heading = screen.locator(".scl-stage-head")
     for key, scene in (("n", 1), ("n", 2), ("p", 1), ("ArrowRight", 2), ("PageUp", 1),
                        ("ArrowLeft", 0), ("p", len(ORDER) - 1)):
@@ -145,11 +154,11 @@ def test_the_keys_move_through_the_scenes(screen: Any, stage: Server) -> None:
     assert f"2 / {len(ORDER)}" in head(screen)
 
 
-def test_every_scene_fits_one_screen(screen: Any, stage: Server, artifacts: Path) -> None:
+def test_every_scene_fits_one_screen(screen: Any, steady: Server, artifacts: Path) -> None:
     """Its controls, its verdict and the buttons, with no scrolling, scene after scene."""
     from playwright.sync_api import expect
 
-    open_stage(screen, stage)
+    open_stage(screen, steady)
     misfits = []
     for scene, name in enumerate(ORDER):
         if scene:
@@ -166,10 +175,10 @@ def test_every_scene_fits_one_screen(screen: Any, stage: Server, artifacts: Path
 
 
 def test_typing_shows_the_new_result_and_reset_restores_the_scene(
-        screen: Any, stage: Server, artifacts: Path) -> None:
+        screen: Any, steady: Server, artifacts: Path) -> None:
     from playwright.sync_api import expect
 
-    open_stage(screen, stage)
+    open_stage(screen, steady)
     textarea = screen.locator(".scl-stage textarea")
     output = screen.locator(".scl-breaker-output")
     status = screen.locator(".scl-breaker-status")
@@ -194,10 +203,10 @@ def test_typing_shows_the_new_result_and_reset_restores_the_scene(
     expect(sent).to_have_text(before[1])
 
 
-def test_a_letter_typed_in_the_text_is_text_not_a_key(screen: Any, stage: Server) -> None:
+def test_a_letter_typed_in_the_text_is_text_not_a_key(screen: Any, steady: Server) -> None:
     from playwright.sync_api import expect
 
-    open_stage(screen, stage)
+    open_stage(screen, steady)
     textarea = screen.locator(".scl-stage textarea")
     textarea.click()
     textarea.press("Control+End")
@@ -207,11 +216,11 @@ def test_a_letter_typed_in_the_text_is_text_not_a_key(screen: Any, stage: Server
 
 
 def test_the_stage_fetches_nothing_from_off_this_machine(
-        page: Any, left_machine: list[str], stage: Server) -> None:
+        page: Any, left_machine: list[str], steady: Server) -> None:
     from playwright.sync_api import expect
 
     page.set_viewport_size(SCREEN)
-    page.goto(stage.url(""), timeout=RENDER_TIMEOUT_MS)
+    page.goto(steady.url(""), timeout=RENDER_TIMEOUT_MS)
     expect(page.locator(".scl-stage-result")).to_be_visible(timeout=RENDER_TIMEOUT_MS)
     page.wait_for_load_state("networkidle", timeout=RENDER_TIMEOUT_MS)
     assert left_machine == []
@@ -257,15 +266,6 @@ def wait_gone(server: Server, kernel: str) -> bool:
 
 
 # -- surviving a bad moment -------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def steady(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """The stage with the demo's own culling (a minute): a page that takes seconds to connect
-    on a loaded machine must not lose its kernel to the culling tests' three seconds."""
-    paths = {"JUPYTER_PATH": SHARE, "JUPYTER_CONFIG_PATH": SHARE / "config"}
-    with voila_server(tmp_path_factory.mktemp("steady"), NOTEBOOK, paths) as server:
-        yield server
-
-
 SIZES = ({"width": 1280, "height": 720}, {"width": 1920, "height": 1080},
          {"width": 1024, "height": 768})
 
