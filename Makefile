@@ -34,9 +34,10 @@ lab: $(VENV)/.lab
 	  $(BIN)/jupyter lab $(ROOT) --port=$(LAB_PORT) --notebook-dir=notebooks
 
 # Beyond nbstripout's defaults (outputs, counts, widget state): the kernel's version details
-# JupyterLab adds on save. Cell ids stay (--keep-id), so running and saving makes no diff.
+# JupyterLab adds on save, and the kernel's display name (a reader's own "Python 3 (ipykernel)").
+# Cell ids stay (--keep-id), so running and saving makes no diff.
 LAB_SAVE_KEYS := $(foreach k,version codemirror_mode file_extension mimetype nbconvert_exporter \
-  pygments_lexer,metadata.language_info.$(k))
+  pygments_lexer,metadata.language_info.$(k)) metadata.kernelspec.display_name
 
 ## git-filter: nbstripout as this clone's git filter (.gitattributes names it), so a notebook
 ## saved with outputs is committed (and tested) without them; skipped outside a git clone

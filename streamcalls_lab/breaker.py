@@ -130,19 +130,50 @@ class Span:
 
 @dataclass(frozen=True)
 class CallDiff:
-    """One block: what the correct handler hands on, against what a variant does."""
+    """One call of a block: what the correct handler hands on, against what a variant does.
+
+    A variant that hands on a second call for a block (a blank id taken for a new call) gets
+    a second diff for that block, with ``sent`` None: the extra call.
+    """
 
     block: Any
     tool: str | None
+    """The correct handler's tool (the variant's when the correct one has no such call)."""
     sent: str | None
     """The correct handler's arguments (None: it hands nothing on for this block)."""
     got: str | None
     """The variant's arguments (None: it hands nothing on for this block)."""
     spans: tuple[Span, ...]
+    got_tool: str | None = None
+    """The tool the variant hands this call on under (None: no call, or no name)."""
+    sent_id: Any = None
+    """The correct handler's call id."""
+    got_id: Any = None
+    """The call id the variant hands this call on under."""
+
+    @property
+    def missing(self) -> bool:
+        """The correct handler hands this call on and the variant does not."""
+        return self.sent is not None and self.got is None
+
+    @property
+    def extra(self) -> bool:
+        """The variant hands on a call the correct handler does not."""
+        return self.sent is None and self.got is not None
+
+    @property
+    def renamed(self) -> bool:
+        """Both hand the call on, under another tool name."""
+        return self.sent is not None and self.got is not None and self.tool != self.got_tool
+
+    @property
+    def reidentified(self) -> bool:
+        """Both hand the call on, under another call id."""
+        return self.sent is not None and self.got is not None and self.sent_id != self.got_id
 
     @property
     def same(self) -> bool:
-        return self.sent == self.got
+        return self.sent == self.got and not self.renamed and not self.reidentified
 
 
 @dataclass(frozen=True)
@@ -286,16 +317,27 @@ def char_diff(sent: str, got: str) -> tuple[Span, ...]:
 
 def _call_diffs(correct: Sequence[Mapping[str, Any]],
                 got: Sequence[Mapping[str, Any]]) -> tuple[CallDiff, ...]:
-    # keyed by (choice, block): two choices' calls may share a block
-    want = {(c.get("choice"), c["block"]): c for c in correct}
-    have = {(c.get("choice"), c["block"]): c for c in got}
+    # keyed by (choice, block): two choices' calls may share a block; a key's calls are
+    # paired in order, so a second call a variant hands on for one block is drawn as extra
+    want: dict[tuple[Any, Any], list[Mapping[str, Any]]] = {}
+    have: dict[tuple[Any, Any], list[Mapping[str, Any]]] = {}
+    for calls, into in ((correct, want), (got, have)):
+        for c in calls:
+            into.setdefault((c.get("choice"), c["block"]), []).append(c)
     out = []
     for key in [*want, *(k for k in have if k not in want)]:
-        w, h = want.get(key), have.get(key)
-        sent = None if w is None else str(w["args"])
-        args = None if h is None else str(h["args"])
-        tool = (w or h or {}).get("tool")
-        out.append(CallDiff(CallKey(*key), tool, sent, args, char_diff(sent or "", args or "")))
+        ws, hs = want.get(key, []), have.get(key, [])
+        for i in range(max(len(ws), len(hs))):
+            w = ws[i] if i < len(ws) else None
+            h = hs[i] if i < len(hs) else None
+            sent = None if w is None else str(w["args"])
+            args = None if h is None else str(h["args"])
+            tool = (w or h or {}).get("tool")
+            out.append(CallDiff(CallKey(*key), tool, sent, args,
+                                char_diff(sent or "", args or ""),
+                                got_tool=None if h is None else h.get("tool"),
+                                sent_id=None if w is None else w.get("call_id"),
+                                got_id=None if h is None else h.get("call_id")))
     return tuple(out)
 
 

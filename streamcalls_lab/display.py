@@ -37,7 +37,7 @@ table.scl-table{border-collapse:collapse;font-size:12px;margin:4px 0}
 table.scl-table th,table.scl-table td{border:1px solid #ccc;padding:2px 6px;
 text-align:left!important;vertical-align:top}
 table.scl-table th{background:#f2f2f2}
-table.scl-table td{max-width:24em;overflow-wrap:normal;word-break:normal}
+table.scl-table td{max-width:24em;overflow-wrap:normal;word-break:normal;white-space:normal}
 table.scl-table td.scl-long{min-width:18em;max-width:48em;overflow-wrap:anywhere}
 table.scl-table td.scl-num{white-space:nowrap;text-align:right!important;
 font-variant-numeric:tabular-nums}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import os
 import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,14 +66,21 @@ def title_of(nb: nbformat.NotebookNode, fallback: str) -> str:
 
 def execute(path: Path, data: Path, timeout: int = 600) -> nbformat.NotebookNode:
     """Run ``path`` top to bottom in its own folder on ``data``; errors stay in the outputs."""
+    from jupyter_client import KernelManager
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
     env = {**os.environ, "STREAMCALLS_DATA": str(data),
            "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(path.parent)}})
-    client.execute(env=env)
+    # The kernel talks over Unix sockets in a private folder, not unencrypted TCP ports on
+    # loopback (which ipykernel warns about, once per notebook, on every `make site`).
+    with tempfile.TemporaryDirectory(prefix="scl-kernel-") as sockets:
+        km = KernelManager(kernel_name="python3", transport="ipc",
+                           ip=str(Path(sockets) / "kernel"))
+        client = NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3",
+                                allow_errors=True,
+                                resources={"metadata": {"path": str(path.parent)}})
+        client.execute(env=env)
     return nb
 
 

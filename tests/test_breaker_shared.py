@@ -8,6 +8,7 @@ any order (a refresh reuses the last one's tape up to where the bytes differ).
 from __future__ import annotations
 
 import difflib
+import itertools
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -48,15 +49,19 @@ def _outcome(name: str, cls: type[Accumulator], reads: tuple[bytes, ...]) -> tup
 
 def _call_diffs(correct: tuple[Mapping[str, Any], ...],
                 got: tuple[Mapping[str, Any], ...]) -> tuple[CallDiff, ...]:
-    want = {(c.get("choice"), c["block"]): c for c in correct}
-    have = {(c.get("choice"), c["block"]): c for c in got}
+    # each block's calls paired in order: a second call for one block is an extra diff
+    keys = list(dict.fromkeys((c.get("choice"), c["block"]) for c in (*correct, *got)))
     out = []
-    for key in [*want, *(k for k in have if k not in want)]:
-        w, h = want.get(key), have.get(key)
-        sent = None if w is None else str(w["args"])
-        args = None if h is None else str(h["args"])
-        out.append(CallDiff(breaker.CallKey(*key), (w or h or {}).get("tool"), sent, args,
-                            _diff(sent or "", args or "")))
+    for key in keys:
+        ws = [c for c in correct if (c.get("choice"), c["block"]) == key]
+        hs = [c for c in got if (c.get("choice"), c["block"]) == key]
+        for w, h in itertools.zip_longest(ws, hs):
+            sent = None if w is None else str(w["args"])
+            args = None if h is None else str(h["args"])
+            out.append(CallDiff(breaker.CallKey(*key), (w or h or {}).get("tool"), sent, args,
+                                _diff(sent or "", args or ""),
+                                got_tool=h and h.get("tool"), sent_id=w and w.get("call_id"),
+                                got_id=h and h.get("call_id")))
     return tuple(out)
 
 

@@ -51,10 +51,16 @@ def _sides(out: Outcome) -> tuple[str, str]:
     """The correct side (what this handler lost, marked) and this handler's side."""
     sent: list[str] = []
     got: list[str] = []
+    sent_blocks = {d.block for d in out.diffs if d.sent is not None}
     for diff in out.diffs:
         label = _label(diff)
         for side, value, shown in (("sent", diff.sent, sent), ("got", diff.got, got)):
-            shown.append(label + (_MISSING[side] if value is None else r.marked(diff.spans, side)))
+            if value is not None:
+                shown.append(label + r.marked(diff.spans, side))
+            elif side == "sent" and diff.block in sent_blocks:  # a second call for one block
+                shown.append(label + '<span class="scl-note">no second call: one was sent</span>')
+            else:
+                shown.append(label + _MISSING[side])
     if any(s.op != "equal" for s in out.message_diff):
         for side, shown in (("sent", sent), ("got", got)):
             shown.append('<span class="scl-note">message</span> '

@@ -7,6 +7,7 @@ and in a saved notebook alike.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -28,7 +29,20 @@ background:#fff5d6;border-right:2px solid #c60;padding:0 1px}
 .scl-view .scl-note{color:#555}
 .scl-view tr.scl-focus>td{background:#fffbe6}
 .scl-view .scl-computing{font-style:italic}
+.scl-view .scl-cp{margin:0 .15em}
 </style>"""
+
+
+_PICTOGRAPH = re.compile("[\U0001F000-\U0001FAFF\uFE0F]")
+"""Characters only an emoji font draws (pictographs, skin tones, the emoji presentation
+selector): the kit ships none, so a page without one would show an empty box."""
+
+
+def shown(text: Any) -> str:
+    """:func:`~streamcalls_lab.display.visible`, with every character only an emoji font has
+    written as its code point (``U+1F44D``), so no glyph needs a font the kit does not ship."""
+    return _PICTOGRAPH.sub(
+        lambda m: f'<span class="scl-ws scl-cp">U+{ord(m.group()):04X}</span>', visible(text))
 
 
 class View:
@@ -59,7 +73,7 @@ def view(body: str, cls: str) -> str:
 def code(text: Any, cls: str = "") -> str:
     """Captured text as code: escaped, whitespace visible."""
     extra = f" {cls}" if cls else ""
-    return f'<code class="scl-frag{extra}">{visible(text)}</code>'
+    return f'<code class="scl-frag{extra}">{shown(text)}</code>'
 
 
 def marked(spans: Iterable[Span], side: str) -> str:
@@ -69,10 +83,10 @@ def marked(spans: Iterable[Span], side: str) -> str:
     for span in spans:
         text = span.sent if side == "sent" else span.got
         if span.op == "equal":
-            parts.append(visible(text))
+            parts.append(shown(text))
         elif text:
             parts.append(f'<mark class="scl-{"lost" if side == "sent" else "got"}">'
-                         f"{visible(text)}</mark>")
+                         f"{shown(text)}</mark>")
         elif side == "got":
             parts.append(f'<mark class="scl-gap" title="{len(span.sent)} characters missing">'
                          "‸</mark>")
@@ -84,7 +98,7 @@ def pieces(fragments: Sequence[str]) -> str:
     if not fragments:
         return '<span class="scl-note">(no argument fragment sent)</span>'
     return "".join(
-        f'<code class="scl-piece{" scl-alt" if i % 2 else ""}">{visible(f)}</code>'
+        f'<code class="scl-piece{" scl-alt" if i % 2 else ""}">{shown(f)}</code>'
         for i, f in enumerate(fragments))
 
 

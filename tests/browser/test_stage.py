@@ -10,6 +10,9 @@ artifacts/browser/.
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import time
 import urllib.error
 import urllib.request
@@ -42,6 +45,15 @@ ORDER = scenes()
 def stage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     paths = {"JUPYTER_PATH": SHARE, "JUPYTER_CONFIG_PATH": SHARE / "config"}
     with voila_server(tmp_path_factory.mktemp("stage"), NOTEBOOK, paths, *CULL) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def steady(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The stage with the demo's own culling (a minute): a page that takes seconds to connect
+    on a loaded machine must not lose its kernel to the culling tests' three seconds."""
+    paths = {"JUPYTER_PATH": SHARE, "JUPYTER_CONFIG_PATH": SHARE / "config"}
+    with voila_server(tmp_path_factory.mktemp("steady"), NOTEBOOK, paths) as server:
         yield server
 
 
@@ -100,8 +112,8 @@ def inside(box: dict[str, float] | None) -> bool:
 
 
 def test_the_first_screen_shows_a_control_beside_its_result_in_large_type(
-        screen: Any, stage: Server, artifacts: Path) -> None:
-    took = open_stage(screen, stage)
+        screen: Any, steady: Server, artifacts: Path) -> None:
+    took = open_stage(screen, steady)
     (artifacts / "stage-load.txt").write_text(f"stage app: first scene shown {took:.1f} s "
                                               "after the page was asked for\n")
     print(f"stage app load: {took:.1f} s")
@@ -119,10 +131,10 @@ def test_the_first_screen_shows_a_control_beside_its_result_in_large_type(
     screen.screenshot(path=str(artifacts / "stage-first-screen.png"))
 
 
-def test_the_keys_move_through_the_scenes(screen: Any, stage: Server) -> None:
+def test_the_keys_move_through_the_scenes(screen: Any, steady: Server) -> None:
     from playwright.sync_api import expect
 
-    open_stage(screen, stage)
+    open_stage(screen, steady)
     heading = screen.locator(".scl-stage-head")
     for key, scene in (("n", 1), ("n", 2), ("p", 1), ("ArrowRight", 2), ("PageUp", 1),
                        ("ArrowLeft", 0), ("p", len(ORDER) - 1)):
@@ -142,11 +154,11 @@ def test_the_keys_move_through_the_scenes(screen: Any, stage: Server) -> None:
     assert f"2 / {len(ORDER)}" in head(screen)
 
 
-def test_every_scene_fits_one_screen(screen: Any, stage: Server, artifacts: Path) -> None:
+def test_every_scene_fits_one_screen(screen: Any, steady: Server, artifacts: Path) -> None:
     """Its controls, its verdict and the buttons, with no scrolling, scene after scene."""
     from playwright.sync_api import expect
 
-    open_stage(screen, stage)
+    open_stage(screen, steady)
     misfits = []
     for scene, name in enumerate(ORDER):
         if scene:
@@ -163,10 +175,10 @@ def test_every_scene_fits_one_screen(screen: Any, stage: Server, artifacts: Path
 
 
 def test_typing_shows_the_new_result_and_reset_restores_the_scene(
-        screen: Any, stage: Server, artifacts: Path) -> None:
+        screen: Any, steady: Server, artifacts: Path) -> None:
     from playwright.sync_api import expect
 
-    open_stage(screen, stage)
+    open_stage(screen, steady)
     textarea = screen.locator(".scl-stage textarea")
     output = screen.locator(".scl-breaker-output")
     status = screen.locator(".scl-breaker-status")
@@ -191,10 +203,10 @@ def test_typing_shows_the_new_result_and_reset_restores_the_scene(
     expect(sent).to_have_text(before[1])
 
 
-def test_a_letter_typed_in_the_text_is_text_not_a_key(screen: Any, stage: Server) -> None:
+def test_a_letter_typed_in_the_text_is_text_not_a_key(screen: Any, steady: Server) -> None:
     from playwright.sync_api import expect
 
-    open_stage(screen, stage)
+    open_stage(screen, steady)
     textarea = screen.locator(".scl-stage textarea")
     textarea.click()
     textarea.press("Control+End")
@@ -204,11 +216,11 @@ def test_a_letter_typed_in_the_text_is_text_not_a_key(screen: Any, stage: Server
 
 
 def test_the_stage_fetches_nothing_from_off_this_machine(
-        page: Any, left_machine: list[str], stage: Server) -> None:
+        page: Any, left_machine: list[str], steady: Server) -> None:
     from playwright.sync_api import expect
 
     page.set_viewport_size(SCREEN)
-    page.goto(stage.url(""), timeout=RENDER_TIMEOUT_MS)
+    page.goto(steady.url(""), timeout=RENDER_TIMEOUT_MS)
     expect(page.locator(".scl-stage-result")).to_be_visible(timeout=RENDER_TIMEOUT_MS)
     page.wait_for_load_state("networkidle", timeout=RENDER_TIMEOUT_MS)
     assert left_machine == []
@@ -251,3 +263,171 @@ def wait_gone(server: Server, kernel: str) -> bool:
             return True
         time.sleep(0.5)
     return False
+
+
+# -- surviving a bad moment -------------------------------------------------------------------
+SIZES = ({"width": 1280, "height": 720}, {"width": 1920, "height": 1080},
+         {"width": 1024, "height": 768})
+
+
+def kernel_pid(server: Server, kernel: str) -> int:
+    """The process of this kernel (its connection file is named for its id)."""
+    psutil = pytest.importorskip("psutil")
+    for child in psutil.Process(server.process.pid).children(recursive=True):
+        if kernel in " ".join(child.cmdline()):
+            return int(child.pid)
+    raise AssertionError(f"no process for kernel {kernel}")
+
+
+def count(page: Any) -> str:
+    return str(page.locator(".scl-stage-count").inner_text())
+
+
+def test_a_reload_and_a_second_window_land_on_the_scene_in_the_address(
+        chromium: Any, screen: Any, steady: Server) -> None:
+    from playwright.sync_api import expect
+
+    screen.goto(steady.url("?scene=12"), timeout=RENDER_TIMEOUT_MS)
+    expect(screen.locator(".scl-stage-count")).to_have_text(
+        f"12 / {len(ORDER)}", timeout=RENDER_TIMEOUT_MS)
+    assert ORDER[11] in head(screen)
+    screen.keyboard.press("n")
+    expect(screen.locator(".scl-stage-count")).to_have_text(
+        f"13 / {len(ORDER)}", timeout=UPDATE_TIMEOUT_MS)
+    expect(screen).to_have_url(re.compile(rf"[?&]scene={ORDER[12]}(&|$)"))
+    screen.reload(timeout=RENDER_TIMEOUT_MS)
+    expect(screen.locator(".scl-stage-count")).to_have_text(
+        f"13 / {len(ORDER)}", timeout=RENDER_TIMEOUT_MS)
+    second = chromium.new_context(viewport=SCREEN)
+    try:
+        other = second.new_page()
+        other.goto(screen.url, timeout=RENDER_TIMEOUT_MS)
+        expect(other.locator(".scl-stage-count")).to_have_text(
+            f"13 / {len(ORDER)}", timeout=RENDER_TIMEOUT_MS)
+        assert ORDER[12] in head(other)
+    finally:
+        second.close()
+
+
+def test_presses_while_the_kernel_is_paused_coalesce_to_the_last_with_a_busy_mark(
+        screen: Any, steady: Server, artifacts: Path) -> None:
+    from playwright.sync_api import expect
+
+    open_stage(screen, steady)
+    pid = kernel_pid(steady, kernel_of(screen))
+    busy = screen.locator("#scl-stage-busy")
+    expect(busy).to_be_hidden()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        for _ in range(3):
+            screen.keyboard.press("n")
+        expect(busy).to_be_visible(timeout=UPDATE_TIMEOUT_MS)
+        screen.screenshot(path=str(artifacts / "stage-busy.png"))
+        assert count(screen) == f"1 / {len(ORDER)}"
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    # the first press was already on its way; the two after it are one
+    expect(screen.locator(".scl-stage-count")).to_have_text(
+        f"3 / {len(ORDER)}", timeout=UPDATE_TIMEOUT_MS)
+    expect(busy).to_be_hidden(timeout=UPDATE_TIMEOUT_MS)
+    screen.wait_for_timeout(1500)
+    assert count(screen) == f"3 / {len(ORDER)}"
+
+
+def test_a_dead_kernel_is_announced_and_enter_restarts_on_the_same_scene(
+        screen: Any, steady: Server, artifacts: Path) -> None:
+    from playwright.sync_api import expect
+
+    screen.goto(steady.url("?scene=4"), timeout=RENDER_TIMEOUT_MS)
+    expect(screen.locator(".scl-stage-count")).to_have_text(
+        f"4 / {len(ORDER)}", timeout=RENDER_TIMEOUT_MS)
+    kernel = kernel_of(screen)
+    dead = screen.locator("#scl-stage-dead")
+    expect(dead).to_be_hidden()
+    os.kill(kernel_pid(steady, kernel), signal.SIGKILL)
+    expect(dead).to_be_visible(timeout=RENDER_TIMEOUT_MS)
+    assert "Enter" in dead.inner_text()
+    screen.screenshot(path=str(artifacts / "stage-dead.png"))
+    screen.keyboard.press("Enter")
+    expect(screen.locator(".scl-stage-count")).to_have_text(
+        f"4 / {len(ORDER)}", timeout=RENDER_TIMEOUT_MS)
+    expect(dead).to_be_hidden()
+    assert kernel_of(screen) != kernel
+    screen.keyboard.press("n")  # the keys work again
+    expect(screen.locator(".scl-stage-count")).to_have_text(
+        f"5 / {len(ORDER)}", timeout=UPDATE_TIMEOUT_MS)
+
+
+def _within(box: dict[str, float] | None, size: dict[str, int]) -> bool:
+    return box is not None and box["x"] >= 0 and box["y"] >= 0 and (
+        box["x"] + box["width"] <= size["width"]) and (
+        box["y"] + box["height"] <= size["height"])
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s['width']}x{s['height']}")
+def test_the_stage_fills_the_screen_and_its_controls_are_usable(
+        chromium: Any, steady: Server, artifacts: Path, size: dict[str, int]) -> None:
+    """At a laptop's, a full-HD and a projector's size: the type grows with the screen, the
+    result fills the width, and the quirk list and the read-size slider are wide enough to
+    use (scenes that set them)."""
+    from playwright.sync_api import expect
+
+    context = chromium.new_context(viewport=size)
+    try:
+        page = context.new_page()
+        quirky = next(i for i, n in enumerate(ORDER) if PRESETS[n].quirks)
+        reading = next(i for i, n in enumerate(ORDER) if PRESETS[n].read_size)
+        tag = f"{size['width']}x{size['height']}"
+        for index in (quirky, reading):
+            page.goto(steady.url(f"?scene={index + 1}"), timeout=RENDER_TIMEOUT_MS)
+            expect(page.locator(".scl-stage-count")).to_have_text(
+                f"{index + 1} / {len(ORDER)}", timeout=RENDER_TIMEOUT_MS)
+            expect(page.locator(".scl-stage-verdict")).to_be_visible(timeout=UPDATE_TIMEOUT_MS)
+            page.screenshot(path=str(artifacts / f"stage-{tag}-{ORDER[index]}.png"))
+            for part in (".scl-stage textarea", ".scl-stage-verdict", "button.scl-stage-next"):
+                assert _within(page.locator(part).bounding_box(), size), (tag, part)
+            stage_box = page.locator(".scl-stage").bounding_box()
+            assert stage_box and stage_box["width"] >= 0.9 * size["width"], stage_box
+            unit = min(size["width"] / 100, size["height"] / 56.2)
+            code = page.evaluate("""() => parseFloat(getComputedStyle(
+                document.querySelector('.scl-stage-result code')).fontSize)""")
+            assert code >= 1.8 * unit, (tag, code)  # grows with the screen, not fixed pixels
+            if index == quirky:
+                select = page.locator(".scl-stage select[multiple]").bounding_box()
+                assert select and select["width"] >= 0.2 * size["width"], select
+                names = page.evaluate("""() => [...document.querySelectorAll(
+                    '.scl-stage select[multiple] option')].map(o => o.scrollWidth <=
+                    o.parentElement.clientWidth)""")
+                assert names and all(names), "an option's name is clipped"
+            else:
+                track = page.locator(".scl-stage .widget-slider .noUi-target, "
+                                     ".scl-stage .widget-slider .slider-container")
+                widths = [b["width"] for b in (t.bounding_box() for t in track.all()) if b]
+                assert widths and min(widths) >= 0.12 * size["width"], widths
+            labels = page.evaluate("""() => [...document.querySelectorAll(
+                '.scl-stage button')].filter(b => b.scrollWidth > b.clientWidth + 1)
+                .map(b => b.innerText)""")
+            assert labels == [], f"{tag}: button labels clipped"
+    finally:
+        context.close()
+
+
+def test_every_character_on_the_stage_has_a_font_the_kit_relies_on(
+        screen: Any, steady: Server) -> None:
+    """No pictograph that only an emoji font draws, on any scene (the results, the head,
+    the controls' labels and options)."""
+    from playwright.sync_api import expect
+
+    open_stage(screen, steady)
+    found = {}
+    for scene, name in enumerate(ORDER):
+        if scene:
+            screen.locator("button.scl-stage-next").click()
+        expect(screen.locator(".scl-stage-count")).to_have_text(
+            f"{scene + 1} / {len(ORDER)}", timeout=UPDATE_TIMEOUT_MS)
+        expect(screen.locator(".scl-stage-verdict")).to_be_visible(timeout=UPDATE_TIMEOUT_MS)
+        text = screen.locator(".scl-stage").inner_text()
+        emoji = set(re.findall("[\U0001F000-\U0001FAFF\uFE0F]", text))
+        if emoji:
+            found[name] = emoji
+    assert found == {}

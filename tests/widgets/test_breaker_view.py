@@ -129,3 +129,11 @@ def test_an_edit_lets_the_same_preset_be_chosen_again() -> None:
     assert view.preset.value == OWN
     view.preset.value = "trim"
     assert view.setup() == PRESETS["trim"]
+
+
+def test_a_second_call_for_one_block_is_not_called_held_back() -> None:
+    from streamcalls_lab import breaker as model
+    from streamcalls_lab.widgets.breaker import render
+
+    html = render(model.run(model.PRESETS["blank_id_new_call"]), ["blank_id_new_call"]).html
+    assert "no second call: one was sent" in html and "held back" not in html

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html as html_module
 import json
+import re
 import shutil
 import subprocess
 
@@ -110,3 +112,81 @@ def test_the_demo_config_culls_a_kernel_that_lost_its_page_only() -> None:
     culler = config["MappingKernelManager"]
     assert culler["cull_idle_timeout"] > 0 and culler["cull_interval"] > 0
     assert culler["cull_connected"] is False  # a page still open keeps its kernel
+
+
+def _sides(html: str) -> tuple[str, str]:
+    """The correct row's and the fault row's markup."""
+    correct = html.rindex("<", 0, html.index('class="scl-stage-row'))
+    fault = html.rindex("<", 0, html.index("scl-stage-fault"))
+    return html[correct:fault], html[fault:]
+
+
+def _text(markup: str) -> str:
+    """What the audience reads: tags dropped, the row's heading dropped, spaces collapsed."""
+    text = html_module.unescape(re.sub(r"<[^>]+>", " ", markup))
+    return " ".join(text.split(" hands on ", 1)[-1].split())
+
+
+FAILURE_MARKS = ("scl-got", "scl-gap", "scl-bad", "scl-stage-missing", "scl-stage-extra")
+
+
+@pytest.mark.parametrize("name", scenes())
+def test_every_scene_draws_its_fault_on_the_handed_on_line(name: str) -> None:
+    html = stage_html(breaker.run(PRESETS[name]), name).html
+    correct, fault = _sides(html)
+    assert _text(correct), f"{name}: the correct row is blank"
+    assert _text(fault) != _text(correct), f"{name}: the handed-on line reads as the correct one"
+    assert any(m in fault for m in FAILURE_MARKS), f"{name}: nothing marked as wrong"
+
+
+def test_a_doubled_name_is_marked_in_the_label() -> None:
+    _, fault = _sides(stage_html(breaker.run(PRESETS["name_concatenated"]),
+                                 "name_concatenated").html)
+    assert re.search(r'<mark class="scl-got">(final_result)+</mark>', fault)
+
+
+def test_a_call_handed_on_twice_under_one_block_is_drawn_as_an_extra_call() -> None:
+    _, fault = _sides(stage_html(breaker.run(PRESETS["blank_id_new_call"]),
+                                 "blank_id_new_call").html)
+    assert fault.count("scl-stage-extra") == 1 and "id " in _text(fault)
+
+
+def test_a_call_lost_is_drawn_struck_through_and_an_empty_one_is_not_blank() -> None:
+    correct, fault = _sides(stage_html(breaker.run(PRESETS["empty_args_dropped"]),
+                                       "empty_args_dropped").html)
+    assert "no argument text" in _text(correct)
+    assert "scl-stage-missing" in fault and "<del>" in fault
+
+
+def test_a_call_filed_under_no_id_shows_the_id_and_name_it_lost() -> None:
+    correct, fault = _sides(stage_html(breaker.run(PRESETS["key_by_id"]), "key_by_id").html)
+    assert "toolu_break02" in _text(correct) and "(blank)" in _text(fault)
+    assert '<mark class="scl-got">(no name)</mark>' in fault
+
+
+@pytest.mark.parametrize(("query", "index"), [
+    ("scene=12", 11), ("token=abc&scene=key_by_id", SCRIPT.index("key_by_id")),
+    ("scene=0", 0), ("scene=999", 0), ("scene=nonesuch", 0), ("", 0), ("scene=%31%32", 11),
+    ("scene=٣", 0), ("scene=3&scene=5", 4)])
+def test_the_address_names_the_scene_by_number_or_name(query: str, index: int) -> None:
+    from streamcalls_lab.widgets.stage import scene_in
+
+    assert scene_in(query, scenes()) == index
+
+
+def test_the_stage_opens_on_the_scene_in_the_address_and_the_head_carries_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QUERY_STRING", "scene=key_by_id")
+    view = StageView.from_address(delay=0)
+    assert view.name == "key_by_id" and view.setup() == PRESETS["key_by_id"]
+    assert 'data-scene="key_by_id"' in view.head.value
+    shown = re.search(r'data-shown="(\d+)"', view.head.value)
+    view.reset()  # a redraw of the same scene is a new drawing: the page's keys wait on it
+    assert shown and f'data-shown="{int(shown[1]) + 1}"' in view.head.value
+
+
+def test_no_character_on_the_stage_needs_an_emoji_font() -> None:
+    view = StageView(["decode_chunks"], delay=0)
+    assert "👍" in PRESETS["decode_chunks"].args
+    assert not re.search("[\U0001F000-\U0001FAFF\uFE0F]", view.output.value)
+    assert "U+1F44D" in view.output.value and "U+1F3FD" in view.output.value
