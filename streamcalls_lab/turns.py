@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from . import deepjson
 from .events import DONE
-from .framing.eventstream import event_message
-from .framing.prefixed import prefixed_line
-from .framing.sse import DONE_DATA, json_data, sse_frame
+from .framing.sse import DONE_DATA, json_data
 
 if TYPE_CHECKING:
     from .providers.spec import WireFormat
@@ -328,21 +326,15 @@ def _interleaved(frames: list[WireFrame]) -> list[WireFrame]:
 
 
 def body(fmt: str, frames: Sequence[WireFrame], *, framing: str | None = None) -> bytes:
-    """The capture's bytes: the frames framed as ``fmt`` frames them (or as ``framing``)."""
+    """The capture's bytes: the frames framed as ``fmt`` frames them (or as ``framing``),
+    by that framing's own writer (``framing.FRAMINGS``)."""
+    from .framing import FRAMINGS
     from .providers import FORMATS
 
     how = framing or FORMATS[fmt].framing
-    if how == "sse":
-        return "".join(sse_frame(f.text, f.event) for f in frames).encode("utf-8")
-    if how == "ndjson":
-        return "".join(f.text + "\n" for f in frames).encode("utf-8")
-    if how == "jsonarray":  # as Gemini streams it without ?alt=sse
-        return ("[" + ",\r\n".join(f.text for f in frames) + "]").encode("utf-8")
-    if how == "eventstream":
-        return b"".join(event_message(f.event or "", f.text) for f in frames)
-    if how == "prefixed":  # each frame's event is its part's type code
-        return "".join(prefixed_line(f.event or "", f.text) for f in frames).encode("utf-8")
-    raise ValueError(f"unknown framing {how!r}")
+    if how not in FRAMINGS:
+        raise ValueError(f"unknown framing {how!r}; known: {', '.join(FRAMINGS)}")
+    return FRAMINGS[how].write(frames)
 
 
 def turn_bytes(fmt: str, turn: Script) -> bytes:
