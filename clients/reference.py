@@ -9,6 +9,13 @@ the others in accumulator.py.
 ``--accept-encoding VALUE`` is what it asks for (default ``gzip``; ``identity``: never
 gzip). It runs in both of the harness's modes (loop.py).
 
+The formats accumulator.py reads itself (Anthropic, Chat, Responses, the UI message stream)
+go through the SSE parser here; every other format the harness serves (Gemini, Bedrock,
+Cohere, Ollama, Mistral, ...: any framing) is read through the kit's own byte layer and
+its correct accumulator (``streamcalls_lab.accumulate``), the handler ``check_handler``
+holds every other to, and a broken one is that class's handler (``faults.SPECS``).
+
+
     python -m streamcalls_lab torture --client "python clients/reference.py"
 """
 
@@ -23,7 +30,7 @@ import sys
 import urllib.parse
 import zlib
 
-from accumulator import Accumulator, bug_from_argv
+from accumulator import Accumulator, bug_from_argv, emit
 from loop import each_case
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -79,9 +86,44 @@ def _option(name: str, default: str) -> str:
     return args[args.index(name) + 1] if name in args else default
 
 
+class KitReader:
+    """Any format and framing, read by the kit's byte layer into its accumulator; the
+    transport's bugs done to the bytes first, as the SSE path does them to text."""
+
+    def __init__(self, bug: str | None) -> None:
+        from streamcalls_lab.accumulate import Accumulator as Correct
+        from streamcalls_lab.faults import SPECS
+
+        handler = Correct if bug in (None, *TRANSPORT_BUGS) else SPECS[bug].handler
+        if handler is None:
+            raise SystemExit(f"--bug {bug}: the kit has no handler for it")
+        self.bug, self.acc = bug, handler()
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.rest = ""
+
+    def feed(self, chunk: bytes) -> None:
+        if self.bug in READ_ERRORS:  # each read decoded on its own
+            chunk = chunk.decode("utf-8", READ_ERRORS[self.bug]).encode("utf-8")
+        elif self.bug == "splitlines":  # lines cut by str.splitlines(), joined back with \n
+            text = self.rest + self.decoder.decode(chunk)
+            pieces = text.splitlines(keepends=True)
+            self.rest = pieces.pop() if pieces and pieces[-1] == pieces[-1].rstrip(
+                "\r\n") else ""
+            chunk = "".join(p.splitlines()[0] + "\n" for p in pieces).encode("utf-8")
+        self.acc.feed_bytes(chunk)
+
+    def end(self) -> None:
+        if self.rest:
+            self.acc.feed_bytes(self.rest.encode("utf-8"))
+        for call in self.acc.finish():
+            emit(call["call_id"], call["tool"], args=call["args"])
+
+
 def main() -> None:
     bug = bug_from_argv()
     fmt = os.environ["STREAMCALLS_FORMAT"]
+    if not hasattr(Accumulator, "_" + fmt.replace("-", "_")):
+        return _by_the_kit(fmt, bug)
     base = urllib.parse.urlsplit(os.environ["STREAMCALLS_BASE_URL"])
     acc = Accumulator(fmt, None if bug in TRANSPORT_BUGS else bug)
     conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
@@ -100,6 +142,22 @@ def main() -> None:
                     else decoder.decode(chunk))
     parser.feed(decoder.decode(b"", final=True))
     acc.end()
+    conn.close()
+
+
+def _by_the_kit(fmt: str, bug: str | None) -> None:
+    base = urllib.parse.urlsplit(os.environ["STREAMCALLS_BASE_URL"])
+    reader = KitReader(bug)
+    conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
+    conn.request("POST", os.environ["STREAMCALLS_PATH"], body=json.dumps({"stream": True}),
+                 headers={"content-type": "application/json",
+                          "accept-encoding": _option("--accept-encoding", "gzip")})
+    resp = conn.getresponse()
+    gunzip = zlib.decompressobj(wbits=31) if (resp.getheader("content-encoding") == "gzip"
+                                              and bug != "content_encoding") else None
+    while chunk := resp.read1(65536):
+        reader.feed(gunzip.decompress(chunk) if gunzip is not None else chunk)
+    reader.end()
     conn.close()
 
 

@@ -75,9 +75,6 @@ class Served:
 
     keepalive: Written | None = None
     """The format's own keep-alive event (Anthropic's ``ping``)."""
-    event_lines: bool = True
-    """The format can be read without its framing's event names (its payloads name their
-    type): only then may a case leave them out."""
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from typing import IO, Any
 
 from ..faults import SPECS, json_value
 from ..traffic.server import LoopbackServer, StreamHandler, chunk
-from .cases import PATHS, WireCase
+from .cases import PATHS, WireCase, framing
 from .processes import OUTPUT_LIMIT, Capped, Client, capped_lines
 
 GZIP, IDENTITY = "gzip", "identity"
@@ -116,7 +116,7 @@ class _Handler(StreamHandler):
         server.encoding = GZIP if gzip else IDENTITY
         writes, gap = server.writes[server.encoding]
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.start_stream(200, "text/event-stream; charset=utf-8",
+        self.start_stream(200, framing(server.case.format).media_type,
                           *([("content-encoding", GZIP)] if gzip else []))
         try:
             for data in writes:
