@@ -38,7 +38,12 @@ from ..providers import FORMATS
 from ..turns import Call, Script, Segment, Text, WireFrame
 
 SUITES = ("quick", "full")
-SERVED_FORMATS = tuple(name for name, f in FORMATS.items() if f.write is not None and f.path)
+def served_formats() -> tuple[str, ...]:
+    """Every registered format with a writer and a path, as the registry stands now."""
+    return tuple(name for name, f in FORMATS.items() if f.write is not None and f.path)
+
+
+SERVED_FORMATS = served_formats()
 """The formats the harness serves: every registered format with a writer and a path (the
 provider formats the check suite writes, the AI SDK UI message stream an agent server sends
 on to the browser, and every other). A client is run only on the formats it is given (by
@@ -142,7 +147,7 @@ def _carries(fmt: str, args: str) -> bool:
 
 def _document_cases(fmt: str, full: bool) -> Iterator[WireCase]:
     for name, doc in DOCUMENTS.items():
-        if not full and name not in _QUICK_SPLIT or not _carries(fmt, doc):
+        if (not full and name not in _QUICK_SPLIT) or not _carries(fmt, doc):
             continue
         ks = _split_points(doc, _QUICK_SPLIT.get(name, len(doc) // 2), 2) if full else [
             _QUICK_SPLIT[name]]
@@ -265,9 +270,10 @@ def cases(formats: Sequence[str] = TURN_FORMATS, suite: str = "quick",
     ``families`` keeps only those."""
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r}: one of {', '.join(SUITES)}")
-    unknown = [f for f in formats if f not in SERVED_FORMATS]
+    served = served_formats()
+    unknown = [f for f in formats if f not in served]
     if unknown:
-        raise ValueError(f"unknown format {unknown[0]!r}: one of {', '.join(SERVED_FORMATS)}")
+        raise ValueError(f"unknown format {unknown[0]!r}: one of {', '.join(served)}")
     full = suite == "full"
     out = [c for fmt in formats for make in (_document_cases, _stream_cases,
                                                _producer_cases, _transport_cases)
@@ -276,7 +282,7 @@ def cases(formats: Sequence[str] = TURN_FORMATS, suite: str = "quick",
         return out
     # a producer family is served only in the formats that can carry its quirk; every
     # other family is in every format
-    anywhere = {c.family for c in out} | {q for f in SERVED_FORMATS
+    anywhere = {c.family for c in out} | {q for f in served
                                            for q in served_families(f)}
     unknown = sorted(set(families) - anywhere)
     if unknown:
