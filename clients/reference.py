@@ -90,9 +90,11 @@ class KitReader:
     """Any format and framing, read by the kit's byte layer into its accumulator; the
     transport's bugs done to the bytes first, as the SSE path does them to text."""
 
-    def __init__(self, bug: str | None) -> None:
+    def __init__(self, bug: str | None, fmt: str) -> None:
         from streamcalls_lab.accumulate import Accumulator as Correct
         from streamcalls_lab.faults import SPECS
+        from streamcalls_lab.framing import FRAMINGS
+        from streamcalls_lab.providers import FORMATS
 
         handler = Correct if bug in (None, *TRANSPORT_BUGS) else SPECS[bug].handler
         if handler is None:
@@ -100,9 +102,24 @@ class KitReader:
         self.bug, self.acc = bug, handler()
         self.decoder = codecs.getincrementaldecoder("utf-8")()
         self.rest = ""
+        # AWS event-stream is binary: a client that handles each read on its own parses
+        # each read as whole messages (no UTF-8 to cut: a payload is whole in its message)
+        self.messages = FRAMINGS[FORMATS[fmt].framing] if FORMATS[fmt].framing == (
+            "eventstream") else None
 
     def feed(self, chunk: bytes) -> None:
-        if self.bug in READ_ERRORS:  # each read decoded on its own
+        if self.bug in READ_ERRORS and self.messages is not None:
+            from streamcalls_lab.errors import CaptureError
+
+            try:  # a message split across reads raises
+                whole = self.messages.decoder("<read>", strict=True)
+                whole.feed(chunk)
+                whole.close()
+            except CaptureError:
+                if self.bug == "decode_chunks":
+                    raise
+                return  # the silent form (a try/except around each read): the read is lost
+        elif self.bug in READ_ERRORS:  # each read decoded on its own
             chunk = chunk.decode("utf-8", READ_ERRORS[self.bug]).encode("utf-8")
         elif self.bug == "splitlines":  # lines cut by str.splitlines(), joined back with \n
             text = self.rest + self.decoder.decode(chunk)
@@ -147,7 +164,7 @@ def main() -> None:
 
 def _by_the_kit(fmt: str, bug: str | None) -> None:
     base = urllib.parse.urlsplit(os.environ["STREAMCALLS_BASE_URL"])
-    reader = KitReader(bug)
+    reader = KitReader(bug, fmt)
     conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
     conn.request("POST", os.environ["STREAMCALLS_PATH"], body=json.dumps({"stream": True}),
                  headers={"content-type": "application/json",

@@ -13,7 +13,7 @@ import pytest
 from streamcalls_lab.check import TURN_FORMATS
 from streamcalls_lab.framing import framing_of
 from streamcalls_lab.providers import FORMATS
-from streamcalls_lab.torture import check_client, judge
+from streamcalls_lab.torture import check_client
 from streamcalls_lab.torture.cases import cases, served_formats
 
 REFERENCE = [sys.executable, str(Path(__file__).resolve().parents[2] / "clients" / "reference.py")]
@@ -59,11 +59,48 @@ def test_a_format_declared_in_one_module_is_served(monkeypatch: pytest.MonkeyPat
     assert report.empty and report.attrs["cases"] == 3
 
 
-def test_a_broken_client_is_caught_in_a_new_format() -> None:
-    """A fragment trimmed by the client (``trim``) is caught in Cohere, whose calls arrive
-    in fragments."""
-    trimmed = check_client([*REFERENCE, "--bug", "trim"], ["cohere-chat"], families=["spaces"],
-                           loop=True, jobs=1, progress=False)
-    assert set(trimmed["format"]) == {"cohere-chat"}
-    assert set(trimmed["class"]) == {"trim"}
-    assert judge  # the judge the harness uses (imported so a rename breaks here)
+def _caught(bug: str, formats: list[str], families: list[str]) -> dict[tuple[str, str], set[str]]:
+    """Each (format, family) the broken client failed, with the classes named: per case, as
+    the report keeps one row per class (and one example format) only."""
+    seen: dict[tuple[str, str], set[str]] = {}
+
+    def record(case, run, found) -> None:
+        if found:
+            seen.setdefault((case.format, case.family), set()).update(f.cls for f in found)
+
+    check_client([*REFERENCE, "--bug", bug], formats, families=families, loop=True, jobs=2,
+                 progress=False, on_case=record)
+    return seen
+
+
+def test_a_trimmed_fragment_is_caught_in_every_format_that_sends_fragments() -> None:
+    """``trim`` on the ``spaces`` case, whose second fragment starts with a space: caught in
+    every new format whose calls arrive in fragments (Bedrock and Cohere among them)."""
+    fragmented = [f for f in NEW if not FORMATS[f].calls_whole]
+    assert {"bedrock-converse", "bedrock-invoke", "cohere-chat"} <= set(fragmented)
+    spaces = [f for f in fragmented if any(c.family == "spaces" for c in cases([f]))]
+    assert set(spaces) == set(fragmented)
+    assert _caught("trim", spaces, ["spaces"]) == {(f, "spaces"): {"trim"} for f in spaces}
+
+
+def test_an_ndjson_line_cut_by_splitlines_is_caught() -> None:
+    """``splitlines`` over an NDJSON body: a line carrying a raw U+2028 inside a string is cut
+    in two, in every NDJSON format that sends one, and nowhere else."""
+    ndjson = [f for f in NEW if FORMATS[f].framing == "ndjson"]
+    assert {"ollama", "openai-realtime"} <= set(ndjson)
+    families = ["line_separator_in_data", "long_line", "blank_lines", "crlf", "spaces"]
+    got = _caught("splitlines", ndjson, families)
+    assert got == {(f, "line_separator_in_data"): {"splitlines"} for f in ndjson}
+
+
+def test_an_event_stream_message_split_across_reads_is_caught() -> None:
+    """A client that parses each read as whole AWS event-stream messages: it raises
+    (``decode_chunks``: ``crash``) or, catching that, loses the read (``_replace``:
+    ``missing_call``) wherever a message is split across reads, and passes a stream
+    written a message per read."""
+    eventstream = [f for f in NEW if FORMATS[f].framing == "eventstream"]
+    assert {"bedrock-converse", "bedrock-invoke"} <= set(eventstream)
+    split = ["message_split", "one_byte_reads", "messages_coalesced"]
+    for bug, cls in (("decode_chunks", "crash"), ("decode_chunks_replace", "missing_call")):
+        got = _caught(bug, eventstream, [*split, "spaces", "two_calls_one_tool"])
+        assert got == {(f, family): {cls} for f in eventstream for family in split}, bug
