@@ -99,6 +99,10 @@ class Framing:
     for bytes it cannot read as this framing."""
     transports: Transports
     """The torture cases only this framing can carry."""
+    served_type: str = ""
+    """The ``content-type`` the torture harness serves it under, where the providers add to
+    :attr:`media_type` (OpenAI and Anthropic send ``text/event-stream; charset=utf-8``); "":
+    :attr:`media_type`. Replay keeps :attr:`media_type`."""
     events: bool = False
     """Its frames carry an event name of their own (SSE's ``event:``, event-stream's
     ``:event-type``, a type-prefixed line's code)."""

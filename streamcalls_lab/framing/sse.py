@@ -560,6 +560,7 @@ def _always(head: bytes) -> bool:
 
 
 FRAMING = Framing(
-    name="sse", media_type="text/event-stream", decoder=SSEDecoder,
+    name="sse", media_type="text/event-stream",
+    served_type="text/event-stream; charset=utf-8", decoder=SSEDecoder,
     detect=_always, pieces=frames, rewrite=rewrite, transports=_transports, events=True)
 """Server-sent events, what most APIs stream."""

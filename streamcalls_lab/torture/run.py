@@ -117,7 +117,8 @@ class _Handler(StreamHandler):
         server.encoding = GZIP if gzip else IDENTITY
         writes, gap = server.writes[server.encoding]
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.start_stream(200, framing(server.case.format).media_type,
+        own = framing(server.case.format)
+        self.start_stream(200, own.served_type or own.media_type,
                           *([("content-encoding", GZIP)] if gzip else []))
         try:
             for data in writes:

@@ -5,7 +5,9 @@ served with no edit here."""
 from __future__ import annotations
 
 import dataclasses
+import http.client
 import sys
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -104,3 +106,23 @@ def test_an_event_stream_message_split_across_reads_is_caught() -> None:
     for bug, cls in (("decode_chunks", "crash"), ("decode_chunks_replace", "missing_call")):
         got = _caught(bug, eventstream, [*split, "spaces", "two_calls_one_tool"])
         assert got == {(f, family): {cls} for f in eventstream for family in split}, bug
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "anthropic-messages", "bedrock-converse",
+                                 "ollama", "ai-sdk-data"])
+def test_each_case_is_served_under_its_framings_content_type(fmt: str) -> None:
+    """SSE as OpenAI and Anthropic send it (``; charset=utf-8``), every other framing under
+    its media type."""
+    from streamcalls_lab.torture.run import _CaseServer
+
+    case = cases([fmt], families=["two_calls_one_tool"])[0]
+    own = framing_of(case.body)
+    with _CaseServer(case) as server:
+        host, port = urllib.parse.urlsplit(server.base_url)[1].split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn.request("POST", FORMATS[fmt].path or "/", body=b"{}")
+        resp = conn.getresponse()
+        assert resp.read() == case.body
+        conn.close()
+    want = "text/event-stream; charset=utf-8" if own.name == "sse" else own.media_type
+    assert resp.getheader("content-type") == want
