@@ -280,17 +280,21 @@ def cases(formats: Sequence[str] = TURN_FORMATS, suite: str = "quick",
            for c in make(fmt, full)]
     if families is None:
         return out
-    # a producer family is served only in the formats that can carry its quirk; every
-    # other family is in every format
-    anywhere = {c.family for c in out} | {q for f in served
-                                           for q in served_families(f)}
+    # a family is unknown only when no served format has it (a producer family is served
+    # only where its format can carry the quirk, a framing's transports only in its formats)
+    anywhere = {c.family for c in out}
+    if set(families) - anywhere:
+        anywhere |= {c.family for f in served if f not in formats
+                     for make in (_document_cases, _stream_cases, _producer_cases,
+                                  _transport_cases) for c in make(f, full)}
     unknown = sorted(set(families) - anywhere)
     if unknown:
         raise ValueError(f"unknown family {unknown[0]!r}")
     kept = [c for c in out if c.family in families]
     if not kept:
         raise ValueError(f"no case of {', '.join(sorted(families))} in {', '.join(formats)}: "
-                         "a producer family is served only where its format can carry the quirk")
+                         "a producer family is served only where its format can carry the quirk, a "
+                         "framing's transport family only in its formats")
     return kept
 
 

@@ -126,3 +126,15 @@ def test_each_case_is_served_under_its_framings_content_type(fmt: str) -> None:
         conn.close()
     want = "text/event-stream; charset=utf-8" if own.name == "sse" else own.media_type
     assert resp.getheader("content-type") == want
+
+
+def test_a_family_another_format_has_is_not_unknown() -> None:
+    """``no_event_lines`` is served in Anthropic but not in Chat (which reads no event
+    names): asking both for it is fine, asking Chat alone for it says why nothing came."""
+    assert {c.family for c in cases(["openai-chat"], families=["interleaved",
+                                                               "no_event_lines"])} == {
+        "interleaved"}
+    with pytest.raises(ValueError, match="no case of no_event_lines in openai-chat"):
+        cases(["openai-chat"], families=["no_event_lines"])
+    with pytest.raises(ValueError, match="unknown family 'nope'"):
+        cases(["openai-chat"], families=["interleaved", "nope"])
