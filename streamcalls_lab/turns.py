@@ -93,6 +93,10 @@ class Script:
     style: Style | None = None
     """Realistic ids, padding and usage (the generator's); None: fixed, minimal ones."""
     model: str = "streamcalls-lab"
+    streamed_args: bool = False
+    """Each call's arguments streamed as value pieces where the format has such a form
+    (Vertex AI's ``streamFunctionCallArguments``: Gemini's ``partialArgs`` and
+    ``willContinue``); a writer without one raises ``ValueError``."""
 
     @property
     def calls(self) -> list[Call]:
@@ -204,6 +208,8 @@ def write(fmt: str, turn: Script) -> list[WireFrame]:
     if (turn.cut or turn.interleave) and spec.calls_whole:
         raise ValueError(f"{fmt} sends each call whole: a stream cannot end inside one, and "
                          "two cannot interleave")
+    if turn.streamed_args and not spec.streams_args:
+        raise ValueError(f"{fmt} has no form that streams a call's arguments as value pieces")
     if turn.cut and not (turn.segments and isinstance(turn.segments[-1], Call)):
         raise ValueError("a cut turn ends inside a call: its last segment must be a call")
     content = prepared(turn)

@@ -161,6 +161,12 @@ def _stream_cases(fmt: str, full: bool) -> Iterator[WireCase]:
     for k in (8, 3, 12) if full else (8,):
         yield _event_case("two_calls_one_tool", fmt, [
             Call("get_weather", f"call_{n}", (d[:k], d[k:])) for n, d in enumerate((a, b), 1)])
+    if FORMATS[fmt].streams_args:  # Vertex AI's streamFunctionCallArguments: value pieces
+        rome = TWO_CALLS[1].replace(" ", "")  # the writer splits values, not the text
+        yield _event_case("streamed_args", fmt, [
+            Call("get_weather", f"call_{n}", (d,)) for n, d in enumerate((STREAMED, rome), 1)],
+            streamed_args=True, shown="two calls, their arguments streamed as value pieces "
+            f"by JSON Path: {STREAMED} and {rome}")
     if FORMATS[fmt].calls_whole:  # no stream can end inside a call, or interleave two
         yield from _no_terminal(fmt, a)
         return
@@ -178,6 +184,10 @@ def _stream_cases(fmt: str, full: bool) -> Iterator[WireCase]:
                       shown="two calls announced, then their fragments alternating: "
                       f"{list(weather.fragments)!r} with {list(clock.fragments)!r}")
     yield from _no_terminal(fmt, a)
+
+
+STREAMED = '{"city":"São Paulo","days":[1,2],"metric":true,"note":null,"at":{"lat":-23.5}}'
+"""Compact arguments (what a streamed call is assembled as) with a leaf of every kind."""
 
 
 def _no_terminal(fmt: str, a: str) -> Iterator[WireCase]:

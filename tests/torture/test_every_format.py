@@ -138,3 +138,35 @@ def test_a_family_another_format_has_is_not_unknown() -> None:
         cases(["openai-chat"], families=["no_event_lines"])
     with pytest.raises(ValueError, match="unknown family 'nope'"):
         cases(["openai-chat"], families=["interleaved", "nope"])
+
+
+def test_streamed_arguments_are_served_where_the_format_can_stream_them() -> None:
+    """Vertex AI's ``partialArgs``/``willContinue`` (Gemini's writer with
+    ``streamed_args``): served only in formats that declare the form, read back by the kit
+    as the calls expected, passed by the reference client; two calls to one tool there
+    still catch ``key_by_name``."""
+    from streamcalls_lab import turns
+    from streamcalls_lab.calls import calls
+    from streamcalls_lab.loader import load
+    from streamcalls_lab.turns import Call
+
+    streams = [f for f in served_formats() if FORMATS[f].streams_args]
+    assert "gemini" in streams
+    for fmt in served_formats():
+        mine = [c for c in cases([fmt]) if c.family == "streamed_args"]
+        assert bool(mine) == (fmt in streams), fmt
+        for case in mine:
+            table = calls(load(case.body))
+            assert list(zip(table.call_id, table.tool, table.args, strict=True)) == list(
+                case.expected)
+            assert b'"partialArgs"' in case.body and b'"willContinue":true' in case.body
+    with pytest.raises(ValueError, match="compact JSON"):
+        turns.write("gemini", turns.script([Call("f", "c", ('{"a": 1}',))],
+                                           streamed_args=True))
+    with pytest.raises(ValueError, match="no form that streams"):
+        turns.write("openai-chat", turns.script([Call("f", "c", ('{"a":1}',))],
+                                                streamed_args=True))
+    assert _caught("key_by_name", streams, ["streamed_args"]) == {
+        (f, "streamed_args"): {"key_by_name"} for f in streams}
+    assert check_client(REFERENCE, streams, families=["streamed_args"], loop=True, jobs=1,
+                        progress=False).empty

@@ -20,9 +20,11 @@ SSE_EXTRAS = {"comments": {"crash"}, "retry_field": {"crash"}, "ids_and_keepaliv
 SDKS = {
     # google-genai's _iter_response_stream takes any line but "data: " for a line of a JSON
     # error body: a comment, id: or retry: line is yielded as a chunk and fails to parse;
-    # FunctionCall.args is None for a call sent without args
+    # FunctionCall.args is None for a call sent without args; with Vertex AI's streamed
+    # arguments, function_calls gives each part as it came (partial_args unassembled)
     "gemini_genai.py": ("google.genai", "gemini",
-                        {**SSE_EXTRAS, "empty_arguments": {"null_arguments"}}),
+                        {**SSE_EXTRAS, "empty_arguments": {"null_arguments"},
+                         "streamed_args": {"other"}}),
     "bedrock_boto3.py": ("boto3", "bedrock-converse", {}),
     "cohere_v2.py": ("cohere", "cohere-chat", {}),
     # mistralai's ConversationEvents requires the SSE event name
