@@ -29,6 +29,7 @@ import re
 import sys
 import urllib.parse
 import zlib
+from collections.abc import Iterator
 
 from accumulator import Accumulator, bug_from_argv, emit
 from loop import each_case
@@ -136,46 +137,38 @@ class KitReader:
             emit(call["call_id"], call["tool"], args=call["args"])
 
 
+def _reads(bug: str | None) -> Iterator[bytes]:
+    """The case's body, read by read (gunzipped unless the bug is not to)."""
+    base = urllib.parse.urlsplit(os.environ["STREAMCALLS_BASE_URL"])
+    conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
+    conn.request("POST", os.environ["STREAMCALLS_PATH"], body=json.dumps({"stream": True}),
+                 headers={"content-type": "application/json",
+                          "accept-encoding": _option("--accept-encoding", "gzip")})
+    resp = conn.getresponse()
+    gunzip = zlib.decompressobj(wbits=31) if (resp.getheader("content-encoding") == "gzip"
+                                              and bug != "content_encoding") else None
+    while chunk := resp.read1(65536):
+        yield gunzip.decompress(chunk) if gunzip is not None else chunk
+    conn.close()
+
+
 def main() -> None:
     bug = bug_from_argv()
     fmt = os.environ["STREAMCALLS_FORMAT"]
     if not hasattr(Accumulator, "_" + fmt.replace("-", "_")):
-        return _by_the_kit(fmt, bug)
-    base = urllib.parse.urlsplit(os.environ["STREAMCALLS_BASE_URL"])
+        reader = KitReader(bug, fmt)
+        for chunk in _reads(bug):
+            reader.feed(chunk)
+        reader.end()
+        return
     acc = Accumulator(fmt, None if bug in TRANSPORT_BUGS else bug)
-    conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
-    conn.request("POST", os.environ["STREAMCALLS_PATH"], body=json.dumps({"stream": True}),
-                 headers={"content-type": "application/json",
-                          "accept-encoding": _option("--accept-encoding", "gzip")})
-    resp = conn.getresponse()
-    gunzip = zlib.decompressobj(wbits=31) if (resp.getheader("content-encoding") == "gzip"
-                                              and bug != "content_encoding") else None
     decoder = codecs.getincrementaldecoder("utf-8")()
     parser = SSEParser(acc.event, splitlines=bug == "splitlines")
-    while chunk := resp.read1(65536):
-        if gunzip is not None:
-            chunk = gunzip.decompress(chunk)
+    for chunk in _reads(bug):
         parser.feed(chunk.decode("utf-8", READ_ERRORS[bug]) if bug in READ_ERRORS
                     else decoder.decode(chunk))
     parser.feed(decoder.decode(b"", final=True))
     acc.end()
-    conn.close()
-
-
-def _by_the_kit(fmt: str, bug: str | None) -> None:
-    base = urllib.parse.urlsplit(os.environ["STREAMCALLS_BASE_URL"])
-    reader = KitReader(bug, fmt)
-    conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
-    conn.request("POST", os.environ["STREAMCALLS_PATH"], body=json.dumps({"stream": True}),
-                 headers={"content-type": "application/json",
-                          "accept-encoding": _option("--accept-encoding", "gzip")})
-    resp = conn.getresponse()
-    gunzip = zlib.decompressobj(wbits=31) if (resp.getheader("content-encoding") == "gzip"
-                                              and bug != "content_encoding") else None
-    while chunk := resp.read1(65536):
-        reader.feed(gunzip.decompress(chunk) if gunzip is not None else chunk)
-    reader.end()
-    conn.close()
 
 
 if __name__ == "__main__":
