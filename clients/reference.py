@@ -9,6 +9,13 @@ the others in accumulator.py.
 ``--accept-encoding VALUE`` is what it asks for (default ``gzip``; ``identity``: never
 gzip). It runs in both of the harness's modes (loop.py).
 
+The formats accumulator.py reads itself (Anthropic, Chat, Responses, the UI message stream)
+go through the SSE parser here; every other format the harness serves (Gemini, Bedrock,
+Cohere, Ollama, Mistral, ...: any framing) is read through the kit's own byte layer and
+its correct accumulator (``streamcalls_lab.accumulate``), the handler ``check_handler``
+holds every other to, and a broken one is that class's handler (``faults.SPECS``).
+
+
     python -m streamcalls_lab torture --client "python clients/reference.py"
 """
 
@@ -22,8 +29,9 @@ import re
 import sys
 import urllib.parse
 import zlib
+from collections.abc import Iterator
 
-from accumulator import Accumulator, bug_from_argv
+from accumulator import Accumulator, bug_from_argv, emit
 from loop import each_case
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -79,11 +87,59 @@ def _option(name: str, default: str) -> str:
     return args[args.index(name) + 1] if name in args else default
 
 
-def main() -> None:
-    bug = bug_from_argv()
-    fmt = os.environ["STREAMCALLS_FORMAT"]
+class KitReader:
+    """Any format and framing, read by the kit's byte layer into its accumulator; the
+    transport's bugs done to the bytes first, as the SSE path does them to text."""
+
+    def __init__(self, bug: str | None, fmt: str) -> None:
+        from streamcalls_lab.accumulate import Accumulator as Correct
+        from streamcalls_lab.faults import SPECS
+        from streamcalls_lab.framing import FRAMINGS
+        from streamcalls_lab.providers import FORMATS
+
+        handler = Correct if bug in (None, *TRANSPORT_BUGS) else SPECS[bug].handler
+        if handler is None:
+            raise SystemExit(f"--bug {bug}: the kit has no handler for it")
+        self.bug, self.acc = bug, handler()
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.rest = ""
+        # AWS event-stream is binary: a client that handles each read on its own parses
+        # each read as whole messages (no UTF-8 to cut: a payload is whole in its message)
+        self.messages = FRAMINGS[FORMATS[fmt].framing] if FORMATS[fmt].framing == (
+            "eventstream") else None
+
+    def feed(self, chunk: bytes) -> None:
+        if self.bug in READ_ERRORS and self.messages is not None:
+            from streamcalls_lab.errors import CaptureError
+
+            try:  # a message split across reads raises
+                whole = self.messages.decoder("<read>", strict=True)
+                whole.feed(chunk)
+                whole.close()
+            except CaptureError:
+                if self.bug == "decode_chunks":
+                    raise
+                return  # the silent form (a try/except around each read): the read is lost
+        elif self.bug in READ_ERRORS:  # each read decoded on its own
+            chunk = chunk.decode("utf-8", READ_ERRORS[self.bug]).encode("utf-8")
+        elif self.bug == "splitlines":  # lines cut by str.splitlines(), joined back with \n
+            text = self.rest + self.decoder.decode(chunk)
+            pieces = text.splitlines(keepends=True)
+            self.rest = pieces.pop() if pieces and pieces[-1] == pieces[-1].rstrip(
+                "\r\n") else ""
+            chunk = "".join(p.splitlines()[0] + "\n" for p in pieces).encode("utf-8")
+        self.acc.feed_bytes(chunk)
+
+    def end(self) -> None:
+        if self.rest:
+            self.acc.feed_bytes(self.rest.encode("utf-8"))
+        for call in self.acc.finish():
+            emit(call["call_id"], call["tool"], args=call["args"])
+
+
+def _reads(bug: str | None) -> Iterator[bytes]:
+    """The case's body, read by read (gunzipped unless the bug is not to)."""
     base = urllib.parse.urlsplit(os.environ["STREAMCALLS_BASE_URL"])
-    acc = Accumulator(fmt, None if bug in TRANSPORT_BUGS else bug)
     conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
     conn.request("POST", os.environ["STREAMCALLS_PATH"], body=json.dumps({"stream": True}),
                  headers={"content-type": "application/json",
@@ -91,16 +147,28 @@ def main() -> None:
     resp = conn.getresponse()
     gunzip = zlib.decompressobj(wbits=31) if (resp.getheader("content-encoding") == "gzip"
                                               and bug != "content_encoding") else None
+    while chunk := resp.read1(65536):
+        yield gunzip.decompress(chunk) if gunzip is not None else chunk
+    conn.close()
+
+
+def main() -> None:
+    bug = bug_from_argv()
+    fmt = os.environ["STREAMCALLS_FORMAT"]
+    if not hasattr(Accumulator, "_" + fmt.replace("-", "_")):
+        reader = KitReader(bug, fmt)
+        for chunk in _reads(bug):
+            reader.feed(chunk)
+        reader.end()
+        return
+    acc = Accumulator(fmt, None if bug in TRANSPORT_BUGS else bug)
     decoder = codecs.getincrementaldecoder("utf-8")()
     parser = SSEParser(acc.event, splitlines=bug == "splitlines")
-    while chunk := resp.read1(65536):
-        if gunzip is not None:
-            chunk = gunzip.decompress(chunk)
+    for chunk in _reads(bug):
         parser.feed(chunk.decode("utf-8", READ_ERRORS[bug]) if bug in READ_ERRORS
                     else decoder.decode(chunk))
     parser.feed(decoder.decode(b"", final=True))
     acc.end()
-    conn.close()
 
 
 if __name__ == "__main__":

@@ -66,10 +66,24 @@ CATALOG = [
     ("Vercel AI SDK UI", "`readUIMessageStream` over the UI message stream, tool parts "
      "`input-available` (Node)", ["node", str(CLIENTS / "vercel" / "ui_client.mjs")],
      ["ai-sdk-ui"], "node"),
+    # the other formats' SDKs, each on its own format
+    ("google-genai", "`models.generate_content_stream`, each chunk's `function_calls`",
+     _py("gemini_genai.py"), ["gemini"], "google.genai"),
+    ("boto3 (bedrock-runtime)", "`converse_stream`, toolUse deltas joined to "
+     "`contentBlockStop`", _py("bedrock_boto3.py"), ["bedrock-converse"], "boto3"),
+    ("cohere", "`ClientV2.chat_stream`, tool-call deltas joined to `tool-call-end`",
+     _py("cohere_v2.py"), ["cohere-chat"], "cohere"),
+    ("ollama", "`Client.chat(stream=True)`, each chunk's `message.tool_calls`",
+     _py("ollama_client.py"), ["ollama"], "ollama"),
+    ("mistralai", "`beta.conversations.start_stream`, `function.call.delta` joined to "
+     "`conversation.response.done`", _py("mistral_conversations.py"),
+     ["mistral-conversations"], "mistralai"),
 ]
 DISTRIBUTIONS = {"openai": "openai", "anthropic": "anthropic", "httpx_sse": "httpx-sse",
                  "sseclient": "sseclient-py", "langchain_openai": "langchain-openai",
-                 "langchain_anthropic": "langchain-anthropic"}
+                 "langchain_anthropic": "langchain-anthropic", "google.genai": "google-genai",
+                 "boto3": "boto3", "cohere": "cohere", "ollama": "ollama",
+                 "mistralai": "mistralai"}
 
 
 def _version(need: str | None) -> str | None:

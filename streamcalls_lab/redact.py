@@ -72,10 +72,11 @@ is not JSON, junk inside broken JSON and the characters around bytes
 that are not UTF-8 are filler; the stray bytes themselves stay (a broken byte
 spells nothing) so the capture fails to decode exactly where it did.
 
-A ``.ndjson`` capture (Ollama) is redacted line by line, each line as a ``data``
-payload. **Refused, nothing written:** an empty file, bytes with no complete SSE frame
-or event-stream message (JSON lines, a HAR, a PNG, a stream cut in its first
-frame): :class:`Refused` names the file, the byte and why.
+An NDJSON capture (Ollama) is redacted line by line, each line as a ``data`` payload:
+the framing is the one ``load()`` reads (one detection, ``framing.FRAMINGS``), and each
+framing's ``rewrite`` re-frames in place. **Refused, nothing written:** an empty file,
+bytes with no complete SSE frame or event-stream message (a HAR, a PNG, a stream cut in
+its first frame): :class:`Refused` names the file, the byte and why.
 """
 
 from __future__ import annotations
@@ -88,25 +89,19 @@ import json
 import os
 import re
 import shutil
-import struct
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
 from typing import Any
-from zlib import crc32
 
 import orjson
 
 from . import timing
 from .errors import CaptureError
 from .events import PAYLOAD_ERRORS, Ev
-from .framing import jsonarray, ndjson
-from .framing.eventstream import PRELUDE, encode_message, is_eventstream, parse_headers
-from .framing.jsonarray import JSONArrayDecoder, opens_array
-from .framing.prefixed import PrefixedDecoder, looks_prefixed
-from .framing.sse import SSEDecoder
+from .framing import framing_of, jsonarray, ndjson
 from .providers import FORMATS, sniff
 from .providers.spec import Reader, WireFormat
 from .sources import CAPTURE_SUFFIXES, entry_problem, in_progress, over_files, path_tag
@@ -139,7 +134,6 @@ _SHORT = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": 
 _TOKEN = re.compile(
     r'"(?P<s>(?:[^"\\]|\\.)*)(?P<q>"?)|(?P<p>[{}\[\],:])|(?P<w>[^\s{}\[\],:"]+)|\s+', re.S
 )
-_LINE = re.compile(rb"([^\r\n]*)(\r\n|\r|\n)")
 _STRING = json.JSONDecoder(strict=False)  # control characters raw in a string, as orjson reads
 _HEX = frozenset("0123456789abcdefABCDEF")
 
@@ -554,14 +548,6 @@ def _key_of(path: tuple[Any, ...]) -> str | None:
     return None
 
 
-def _event_type(raw: bytes) -> str:
-    """An event-stream message's event name (its ``:event-type`` or ``:exception-type``)."""
-    try:
-        headers = parse_headers(raw)
-    except (ValueError, IndexError):
-        return ""
-    name = headers.get(":event-type", headers.get(":exception-type", ""))
-    return name if isinstance(name, str) else ""
 
 
 class Redactor:
@@ -682,134 +668,22 @@ class Redactor:
     def capture(self, body: bytes, source: str = "<bytes>", *, ndjson: bool = False) -> bytes:
         """The capture with every value redacted; same length, same line layout.
 
-        ``ndjson``: the capture is newline-delimited JSON (Ollama's ``.ndjson``), one event a
-        line; otherwise type-prefixed lines (the AI SDK 4 data stream), a streamed JSON
-        array (Gemini without ``?alt=sse``), SSE or AWS event-stream, by its first bytes.
-        Raises :class:`Refused` for bytes it cannot read so (see the module docstring):
-        never handed back unread.
+        Its framing is the one ``load()`` reads it in (:func:`~.framing.framing_of`, one
+        detection for both): type-prefixed lines (the AI SDK 4 data stream), a streamed
+        JSON array (Gemini without ``?alt=sse``), NDJSON (Ollama), AWS event-stream or SSE,
+        each re-framed by its own ``FRAMING.rewrite``. ``ndjson`` is kept for callers that
+        passed it: the bytes decide, as they do for ``load()``. Raises :class:`Refused` for
+        bytes it cannot read so (see the module docstring): never handed back unread.
         """
         if not body:
             raise Refused(source, 0, "empty file: nothing to redact")
-        how = (self._ndjson if ndjson else self._prefixed if looks_prefixed(body[:64])
-               else self._jsonarray if opens_array(body[:4096])
-               else self._eventstream if is_eventstream(body[:1]) else self._sse)
+        framing = framing_of(body)
         first = _Turn()
-        how(body, source, first)  # reads the format and every call's arguments; writes nothing
-        return how(body, source, first.planned())
-
-    def _ndjson(self, body: bytes, source: str, turn: _Turn) -> bytes:
-        """One JSON value a line, each redacted like an SSE ``data`` payload."""
-        out = bytearray(body)
-        events = 0
-        for m in re.finditer(rb"[^\r\n]+", body):
-            text = _text(m.group())
-            if text.strip():
-                events += text.lstrip()[:1] in ("{", "[")
-                out[m.start():m.end()] = _same_size(self.data(text, turn, "line"),
-                                                        len(m.group()))
-        if not events:
-            raise Refused(source, 0, "not NDJSON: no line holds a JSON object or array")
-        return bytes(out)
-
-    def _prefixed(self, body: bytes, source: str, turn: _Turn) -> bytes:
-        """Each line's value redacted like an SSE ``data`` payload; its type code kept (the
-        event). A line that is no part is filler (every reader reports it)."""
-        out = bytearray(body)
-        dec = PrefixedDecoder(source, strict=False)
-        for fr in dec.feed(body) + dec.close():
-            if fr.problem is not None:
-                out[fr.offset:fr.end] = _same_size("".join(map(fill, _text(
-                    body[fr.offset:fr.end]))), fr.end - fr.offset)
-                continue
-            start = fr.offset + len(fr.event) + 1  # after the code and its colon
-            end = start + len(fr.data.encode("utf-8"))
-            out[start:end] = _same_size(self.data(fr.data, turn, fr.event), end - start)
-        return bytes(out)
-
-    def _jsonarray(self, body: bytes, source: str, turn: _Turn) -> bytes:
-        """Each element redacted like an SSE ``data`` payload; brackets, commas and the
-        whitespace between elements kept. An array that cannot be read to its end is
-        refused whole: past its problem no element can be told from the next."""
-        out = bytearray(body)
-        dec = JSONArrayDecoder(source, strict=False)
-        for fr in dec.feed(body) + dec.close():
-            if fr.problem is not None:
-                raise Refused(source, fr.offset, f"not a whole JSON array: {fr.problem}")
-            out[fr.offset:fr.end] = _same_size(self.data(fr.data, turn, fr.event),
-                                                 fr.end - fr.offset)
-        return bytes(out)
-
-    def _sse(self, body: bytes, source: str, turn: _Turn) -> bytes:
-        out = bytearray(body)
-        dec = SSEDecoder(strict=False)
-        done: set[int] = set()  # starts of the data lines redacted frame by frame
-        whole = 0
-        for fr in dec.feed(body) + dec.close():
-            if fr.problem is not None or fr.end <= fr.offset:
-                continue
-            whole += 1
-            spans = _data_spans(body, fr.offset, fr.end)
-            pieces = self.data(fr.data, turn, fr.event).split("\n")
-            if len(pieces) == len(spans):
-                for (a, b), piece in zip(spans, pieces, strict=True):
-                    out[a:b] = _same_size(piece, b - a)
-                    done.add(a)
-        if not whole:
-            raise Refused(source, 0, "not an event stream: no complete SSE frame (JSON, HAR, "
-                                     "binary, or a stream cut in its first frame)")
-        for start, end, field_end, value in _lines(body):
-            name = body[start:field_end]
-            if name == b"data":
-                if value not in done:
-                    out[value:end] = _same_size(self.data(_text(body[value:end]), turn),
-                                                end - value)
-            elif name == b"":  # a comment
-                text = _text(body[value:end])
-                if text.strip() not in KEPT_COMMENTS:
-                    out[value:end] = _same_size("".join(map(fill, text)), end - value)
-            elif name == b"id":
-                out[value:end] = _same_size(self.id(_text(body[value:end])), end - value)
-            elif name == b"retry":
-                if not body[value:end].isdigit():
-                    out[value:end] = _same_size("".join(map(fill, _text(body[value:end]))),
-                                                end - value)
-            elif name != b"event":  # not a field: every reader ignores it, so it is filler
-                out[start:end] = _same_size("".join(map(fill, _text(body[start:end]))),
-                                            end - start)
-        return bytes(out)
-
-    def _eventstream(self, body: bytes, source: str, turn: _Turn) -> bytes:
-        """AWS event-stream: headers and payload redacted in place, each message's CRC
-        recomputed (a CRC that was wrong stays wrong by the same difference)."""
-        out = bytearray(body)
-        at = 0
-        while at + PRELUDE <= len(body):
-            total, hlen, head_crc = struct.unpack_from(">III", body, at)
-            if (total < PRELUDE + 4 or hlen > total - PRELUDE - 4 or at + total > len(body)
-                    or crc32(body[at : at + 8]) != head_crc):
-                break  # decoding stops here too: the rest is a damaged tail
-            heads = at + PRELUDE
-            payload = heads + hlen
-            end = at + total - 4
-            try:
-                headers = self._headers(body[heads:payload], turn.policy.headers)
-            except (IndexError, UnicodeDecodeError, ValueError):
-                headers = b"x" * hlen
-            text = _text(body[payload:end])
-            redacted = self.data(text, turn, _event_type(body[heads:payload]))
-            message = bytearray(encode_message(headers, _same_size(redacted, end - payload)))
-            stored = struct.unpack_from(">I", body, end)[0]
-            wrong = crc32(body[at:end]) ^ stored  # 0 unless the capture's CRC was wrong
-            struct.pack_into(">I", message, total - 4, crc32(message[:-4]) ^ wrong)
-            out[at : at + total] = message
-            at += total
-        if at == 0:
-            raise Refused(source, 0, "not an AWS event-stream: no complete message (cut in "
-                                     "its first message?)")
-        if at < len(body):  # a message cut short: its lengths kept, every other byte filler
-            keep = min(len(body), at + PRELUDE)
-            out[keep:] = b"x" * (len(body) - keep)
-        return bytes(out)
+        try:  # the first pass reads the format and every call's arguments; writes nothing
+            framing.rewrite(body, source, _Values(self, first))
+            return framing.rewrite(body, source, _Values(self, first.planned()))
+        except CaptureError as e:
+            raise Refused(e.source, e.offset, e.reason) from None
 
     def _headers(self, raw: bytes, kept: frozenset[str]) -> bytes:
         """Every header value replaced but those the format names (``Envelope.headers``:
@@ -882,6 +756,32 @@ def _next_free(prefix: str, shape: Sequence[str], start: str, taken: set[str]) -
             return candidate
     return start
 
+@dataclass(frozen=True)
+class _Values:
+    """What a framing's rewriter asks for (:class:`~.framing.Values`), answered by this
+    redactor for one pass over one capture."""
+
+    redactor: Redactor
+    turn: _Turn
+
+    def data(self, text: str, event: str) -> str:
+        return self.redactor.data(text, self.turn, event)
+
+    def filler(self, text: str) -> str:
+        return "".join(map(fill, text))
+
+    def comment(self, text: str) -> str:
+        return text if text.strip() in KEPT_COMMENTS else self.filler(text)
+
+    def ident(self, text: str) -> str:
+        return self.redactor.id(text)
+
+    def headers(self, raw: bytes) -> bytes:
+        try:
+            return self.redactor._headers(raw, self.turn.policy.headers)
+        except (IndexError, UnicodeDecodeError, ValueError):
+            return b"x" * len(raw)  # headers that cannot be read: none of their bytes kept
+
 
 class Refused(ValueError):
     """Bytes redaction cannot read as an event stream: nothing is written for them."""
@@ -891,59 +791,12 @@ class Refused(ValueError):
         self.source, self.offset, self.reason = source, offset, reason
 
 
-def _text(raw: bytes) -> str:
-    """Bytes as text; bytes that are not UTF-8 ride along as lone surrogates (kept as
-    they are: a byte of a broken character is no word)."""
-    return raw.decode("utf-8", "surrogateescape")
 
 
-def _lines(body: bytes) -> Iterator[tuple[int, int, int, int]]:
-    """Each line of an SSE body as (start, end, end of field name, start of value); a
-    leading BOM is not part of the first line."""
-    pos = 3 if body.startswith(b"\xef\xbb\xbf") else 0
-    n = len(body)
-    while pos < n:
-        m = _LINE.match(body, pos)
-        start, end = (m.start(1), m.end(1)) if m else (pos, n)
-        if end > start:
-            colon = body.find(b":", start, end)
-            if colon < 0:
-                yield start, end, end, end
-            else:
-                value = colon + 1 + (body[colon + 1 : colon + 2] == b" ")
-                yield start, end, colon, min(value, end)
-        pos = m.end() if m else n
 
 
-def _same_size(text: str, size: int) -> bytes:
-    raw = text.encode("utf-8", "surrogateescape")
-    if len(raw) != size:  # a bug here would shift every later offset: fail loudly
-        raise AssertionError(f"redaction changed a data line's size ({size} -> {len(raw)})")
-    return raw
 
 
-def _data_spans(body: bytes, start: int, end: int, tail: bool = False) -> list[tuple[int, int]]:
-    """Byte spans of the values of the ``data`` lines in ``body[start:end]``.
-
-    ``tail``: also the last line when no line end closes it (a truncated capture).
-    """
-    lines, pos = [], start
-    if start == 0 and body.startswith(b"\xef\xbb\xbf"):
-        pos = start = 3  # the BOM is not part of the first field name
-    for m in _LINE.finditer(body, start, end):
-        lines.append((m.start(1), m.end(1)))
-        pos = m.end()
-    if tail and pos < end:
-        lines.append((pos, end))
-    spans = []
-    for a, b in lines:
-        line = body[a:b]
-        if line == b"data":
-            spans.append((b, b))
-        elif line.startswith(b"data:"):
-            v = a + 5 + (body[a + 5 : a + 6] == b" ")
-            spans.append((v, b))
-    return spans
 
 
 # -- files --------------------------------------------------------------------------

@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from . import deepjson
 from .events import DONE
-from .framing.eventstream import event_message
-from .framing.prefixed import prefixed_line
-from .framing.sse import DONE_DATA, json_data, sse_frame
+from .framing.sse import DONE_DATA, json_data
 
 if TYPE_CHECKING:
     from .providers.spec import WireFormat
@@ -95,6 +93,10 @@ class Script:
     style: Style | None = None
     """Realistic ids, padding and usage (the generator's); None: fixed, minimal ones."""
     model: str = "streamcalls-lab"
+    streamed_args: bool = False
+    """Each call's arguments streamed as value pieces where the format has such a form
+    (Vertex AI's ``streamFunctionCallArguments``: Gemini's ``partialArgs`` and
+    ``willContinue``); a writer without one raises ``ValueError``."""
 
     @property
     def calls(self) -> list[Call]:
@@ -206,6 +208,8 @@ def write(fmt: str, turn: Script) -> list[WireFrame]:
     if (turn.cut or turn.interleave) and spec.calls_whole:
         raise ValueError(f"{fmt} sends each call whole: a stream cannot end inside one, and "
                          "two cannot interleave")
+    if turn.streamed_args and not spec.streams_args:
+        raise ValueError(f"{fmt} has no form that streams a call's arguments as value pieces")
     if turn.cut and not (turn.segments and isinstance(turn.segments[-1], Call)):
         raise ValueError("a cut turn ends inside a call: its last segment must be a call")
     content = prepared(turn)
@@ -328,21 +332,15 @@ def _interleaved(frames: list[WireFrame]) -> list[WireFrame]:
 
 
 def body(fmt: str, frames: Sequence[WireFrame], *, framing: str | None = None) -> bytes:
-    """The capture's bytes: the frames framed as ``fmt`` frames them (or as ``framing``)."""
+    """The capture's bytes: the frames framed as ``fmt`` frames them (or as ``framing``),
+    by that framing's own writer (``framing.FRAMINGS``)."""
+    from .framing import FRAMINGS
     from .providers import FORMATS
 
     how = framing or FORMATS[fmt].framing
-    if how == "sse":
-        return "".join(sse_frame(f.text, f.event) for f in frames).encode("utf-8")
-    if how == "ndjson":
-        return "".join(f.text + "\n" for f in frames).encode("utf-8")
-    if how == "jsonarray":  # as Gemini streams it without ?alt=sse
-        return ("[" + ",\r\n".join(f.text for f in frames) + "]").encode("utf-8")
-    if how == "eventstream":
-        return b"".join(event_message(f.event or "", f.text) for f in frames)
-    if how == "prefixed":  # each frame's event is its part's type code
-        return "".join(prefixed_line(f.event or "", f.text) for f in frames).encode("utf-8")
-    raise ValueError(f"unknown framing {how!r}")
+    if how not in FRAMINGS:
+        raise ValueError(f"unknown framing {how!r}; known: {', '.join(FRAMINGS)}")
+    return FRAMINGS[how].write(frames)
 
 
 def turn_bytes(fmt: str, turn: Script) -> bytes:

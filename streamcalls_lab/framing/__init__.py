@@ -1,6 +1,7 @@
 """Framing: how a capture's bytes are cut into frames, and the one place that chooses.
 
-Five framings give the same :class:`~.frame.Frame` tuples, so everything above reads any of
+Five framings, each declared once (a ``FRAMING``, :class:`~.spec.Framing`, listed in
+:data:`FRAMINGS`), give the same :class:`~.frame.Frame` tuples, so everything above reads any of
 them: server-sent events (:mod:`.sse`, what most APIs stream), NDJSON (:mod:`.ndjson`,
 Ollama), a streamed JSON array (:mod:`.jsonarray`, Gemini without ``?alt=sse``), AWS
 event-stream (:mod:`.eventstream`, Bedrock) and type-prefixed lines (:mod:`.prefixed`, the
@@ -14,27 +15,61 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 
-from .eventstream import EventStreamDecoder, is_eventstream
+from . import eventstream, jsonarray, ndjson, prefixed, sse
+from .eventstream import EventStreamDecoder
 from .frame import Frame, FrameDecoder
-from .jsonarray import JSONArrayDecoder, opens_array
-from .ndjson import NDJSONDecoder, looks_like_ndjson
-from .prefixed import PrefixedDecoder, looks_prefixed
+from .jsonarray import JSONArrayDecoder
+from .ndjson import NDJSONDecoder
+from .prefixed import PrefixedDecoder
+from .spec import Framing, Served, Transport, Values, Written
 from .sse import SSEDecoder, decode_frames
 
 __all__ = [
-    "AutoDecoder", "EventStreamDecoder", "Frame", "FrameDecoder", "JSONArrayDecoder",
-    "NDJSONDecoder", "PrefixedDecoder", "SSEDecoder", "decode_any", "decode_frames",
+    "FRAMINGS", "AutoDecoder", "EventStreamDecoder", "Frame", "FrameDecoder", "Framing",
+    "JSONArrayDecoder", "NDJSONDecoder", "PrefixedDecoder", "SSEDecoder", "Served", "Transport",
+    "Values", "Written", "decode_any", "decode_frames", "detect", "framing_of",
 ]
+
+FRAMINGS: dict[str, Framing] = {
+    f.name: f
+    for f in (
+        eventstream.FRAMING,  # first byte 0 or 1: no text starts so
+        prefixed.FRAMING,  # a code, a colon, a JSON value: no SSE or NDJSON line starts so
+        jsonarray.FRAMING,  # "[" first
+        ndjson.FRAMING,  # "{" first (an SSE line starts with a field name or a colon)
+        sse.FRAMING,  # anything else
+    )
+}
+"""Every framing, in the one order a capture's first bytes are asked about: ``load``,
+``frames``, the importers, ``redact``, ``replay`` and ``serve`` all choose here."""
+
+
+def detect(head: bytes) -> Framing | None:
+    """The framing a capture starting with ``head`` is in: the first in :data:`FRAMINGS`
+    order that claims it; None while one asked before it cannot tell yet (more bytes will)."""
+    for framing in FRAMINGS.values():
+        claimed = framing.detect(head)
+        if claimed is None:
+            return None
+        if claimed:
+            return framing
+    raise AssertionError("SSE claims every capture")  # pragma: no cover
+
+
+def framing_of(body: bytes) -> Framing:
+    """The framing of a whole capture (:func:`detect` with every byte there is; a capture too
+    short to tell is read as SSE, which reports what is wrong with it)."""
+    return detect(body) or FRAMINGS["sse"]
 
 
 class AutoDecoder:
-    """SSE, AWS event-stream, NDJSON or a streamed JSON array, chosen from the start of a capture.
+    """Any framing, chosen from the start of a capture by :func:`detect` (:data:`FRAMINGS`).
 
-    Event-stream when its first byte is 0 or 1 (:func:`is_eventstream`); type-prefixed lines
-    when it starts with a part's code, a colon and a JSON value (``0:"``, ``b:{``:
-    :func:`~.prefixed.looks_prefixed`, which no SSE or NDJSON line can); NDJSON when its
-    first byte that is not whitespace opens a JSON object, a JSON array (Gemini without
-    ``?alt=sse``) when it opens an array (:func:`~.ndjson.looks_like_ndjson`: an SSE line
+    Event-stream when its first byte is 0 or 1 (:func:`~.eventstream.is_eventstream`);
+    type-prefixed lines when it starts with a part's code, a colon and a JSON value (``0:"``,
+    ``b:{``: :func:`~.prefixed.looks_prefixed`, which no SSE or NDJSON line can); a JSON
+    array (Gemini without ``?alt=sse``) when its first byte that is not whitespace opens an
+    array, NDJSON when it opens an object (:func:`~.ndjson.looks_like_ndjson`: an SSE line
     starts with a field name or a colon, never ``{`` or ``[``); SSE otherwise. Only a
     leading run of whitespace, and then up to two bytes that may start a part, are held
     back until the choice is made; they hold no frame, so every frame comes out of the
@@ -45,6 +80,7 @@ class AutoDecoder:
         self.source = source
         self.strict = strict
         self.decoder: FrameDecoder | None = None
+        self.framing: Framing | None = None
         self._held = b""
 
     def feed(self, chunk: bytes, t: float = math.nan) -> list[Frame]:
@@ -53,23 +89,11 @@ class AutoDecoder:
             if not chunk:
                 return []
             head = self._held + chunk
-            prefixed = False if is_eventstream(head[:1]) else looks_prefixed(head)
-            if prefixed is None:
+            framing = detect(head)
+            if framing is None:
                 self._held = head
                 return []
-            if is_eventstream(head[:1]):
-                dec = self._choose(EventStreamDecoder)
-            elif prefixed:
-                dec = self._choose(PrefixedDecoder)
-            else:
-                ndjson = looks_like_ndjson(head)
-                if ndjson is None:
-                    self._held = head
-                    return []
-                if not ndjson:
-                    dec = self._choose(SSEDecoder)
-                else:
-                    dec = self._choose(JSONArrayDecoder if opens_array(head) else NDJSONDecoder)
+            dec = self._choose(framing)
             chunk, self._held = head, b""
         return dec.feed(chunk, t)
 
@@ -77,14 +101,15 @@ class AutoDecoder:
         dec = self.decoder
         if dec is None:  # empty, whitespace alone, or a part cut in its first bytes:
             started = self._held.lstrip(b"\xef\xbb\xbf \t\r\n")  # what is wrong with it
-            dec = self._choose(PrefixedDecoder if len(started) > 1 else SSEDecoder)
+            dec = self._choose(FRAMINGS["prefixed" if len(started) > 1 else "sse"])
             if self._held:
                 out = dec.feed(self._held)
                 return out + dec.close()
         return dec.close()
 
-    def _choose(self, framing: type[FrameDecoder]) -> FrameDecoder:
-        self.decoder = framing(self.source, strict=self.strict)
+    def _choose(self, framing: Framing) -> FrameDecoder:
+        self.framing = framing
+        self.decoder = framing.decoder(self.source, strict=self.strict)
         return self.decoder
 
 

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import struct
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import NamedTuple
 from zlib import crc32
 
 from ..errors import CaptureError
 from .frame import Frame, FrameDecoder
+from .spec import Framing, Served, Transport, Values, Written, as_text, cut, same_size
 
 PRELUDE = 12
 """Bytes before the headers: total length, headers length, prelude CRC."""
@@ -375,3 +376,77 @@ def describe(raw: bytes) -> str:
     lines.append(text)
     return "\n".join(lines)
 
+
+
+# -- writing, re-framing, serving ---------------------------------------------------------
+def messages(frames: Sequence[Written]) -> list[bytes]:
+    """Each frame an ``event`` message (its event the ``:event-type``), one write each."""
+    return [event_message(f.event or "", f.text) for f in frames]
+
+
+def event_type(raw: bytes) -> str:
+    """An encoded headers section's event name (its ``:event-type`` or ``:exception-type``);
+    empty when it names none or cannot be read."""
+    try:
+        headers = parse_headers(raw)
+    except (ValueError, IndexError):
+        return ""
+    name = headers.get(":event-type", headers.get(":exception-type", ""))
+    return name if isinstance(name, str) else ""
+
+
+def rewrite(body: bytes, source: str, values: Values) -> bytes:
+    """Headers and payload redacted in place, each message's CRC recomputed (a CRC that was
+    wrong stays wrong by the same difference)."""
+    out = bytearray(body)
+    at = 0
+    while at + PRELUDE <= len(body):
+        total, hlen, head_crc = _PRELUDE.unpack_from(body, at)
+        if (total < PRELUDE + 4 or hlen > total - PRELUDE - 4 or at + total > len(body)
+                or crc32(body[at : at + 8]) != head_crc):
+            break  # decoding stops here too: the rest is a damaged tail
+        heads = at + PRELUDE
+        payload = heads + hlen
+        end = at + total - 4
+        text = as_text(body[payload:end])
+        redacted = values.data(text, event_type(body[heads:payload]))
+        message = bytearray(encode_message(values.headers(body[heads:payload]),
+                                           same_size(redacted, end - payload)))
+        stored = struct.unpack_from(">I", body, end)[0]
+        wrong = crc32(body[at:end]) ^ stored  # 0 unless the capture's CRC was wrong
+        struct.pack_into(">I", message, total - 4, crc32(message[:-4]) ^ wrong)
+        out[at : at + total] = message
+        at += total
+    if at == 0:
+        raise CaptureError(source, 0, "not an AWS event-stream: no complete message (cut in "
+                                      "its first message?)")
+    if at < len(body):  # a message cut short: its lengths kept, every other byte filler
+        keep = min(len(body), at + PRELUDE)
+        out[keep:] = b"x" * (len(body) - keep)
+    return bytes(out)
+
+
+def _transports(frames: Sequence[Written], served: Served) -> Iterator[Transport]:
+    pieces = messages(frames)
+    body = b"".join(pieces)
+    starts = [0]
+    for p in pieces[:-1]:
+        starts.append(starts[-1] + len(p))
+    inside = []
+    for at, p in zip(starts, pieces, strict=True):
+        hlen = _PRELUDE.unpack_from(p)[1]
+        # in the prelude, after it, in the headers, in the payload, in the message CRC
+        inside += [at + 5, at + PRELUDE, at + PRELUDE + hlen // 2,
+                   at + (PRELUDE + hlen + len(p) - 4) // 2, at + len(p) - 2]
+    yield Transport("message_split", "every message split across reads: in its prelude, after "
+                    "it, in its headers, in its payload and in its CRC", cut(body, inside))
+    yield Transport("messages_coalesced", "two messages and half a third in each read",
+                    cut(body, [a + len(p) // 2 for a, p in zip(starts[2::3], pieces[2::3],
+                                                                strict=True)]))
+
+
+FRAMING = Framing(
+    name="eventstream", media_type="application/vnd.amazon.eventstream",
+    decoder=EventStreamDecoder, detect=is_eventstream, pieces=messages, rewrite=rewrite,
+    transports=_transports, events=True)
+"""AWS event-stream, as Bedrock answers."""

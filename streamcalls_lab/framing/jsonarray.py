@@ -18,8 +18,12 @@ after it is read: without the structure there is no telling where the next eleme
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 
+from ..errors import CaptureError
 from .frame import Frame, FrameDecoder
+from .ndjson import looks_like_ndjson
+from .spec import Framing, Served, Transport, Values, Written, cut, same_size
 
 EVENT = "element"
 """The ``event`` of every frame of a JSON array."""
@@ -172,3 +176,56 @@ class JSONArrayDecoder(FrameDecoder):
         self._buf.clear()
         self._problem(at, at + 1, f"not a streamed JSON array: expected {expected}, found "
                       f"{_shown(byte)}; nothing after it is read")
+
+
+# -- recognising, writing, re-framing, serving ---------------------------------------------
+def looks_like_array(head: bytes) -> bool | None:
+    """Whether a capture starting with ``head`` is a JSON array: its first byte that is not
+    whitespace (after a BOM) is ``[``; None while ``head`` is all whitespace."""
+    text = looks_like_ndjson(head)
+    return None if text is None else text and opens_array(head)
+
+
+SEPARATOR = ",\r\n"
+"""Between elements, as Gemini writes them."""
+
+
+def elements(frames: Sequence[Written], separator: str = SEPARATOR, open_: str = "[",
+             close: str = "]") -> list[bytes]:
+    """The array: each frame an element, one write each (the brackets ride with the first and
+    the last; a separator goes before every element but the first)."""
+    out = [(("" if n else open_) + ("" if n == 0 else separator) + f.text).encode("utf-8")
+           for n, f in enumerate(frames)]
+    if not out:
+        return [(open_ + close).encode("utf-8")]
+    out[-1] += close.encode("utf-8")
+    return out
+
+
+def rewrite(body: bytes, source: str, values: Values) -> bytes:
+    """Each element redacted like an SSE ``data`` payload; brackets, commas and the
+    whitespace between elements kept. An array that cannot be read to its end is
+    refused whole: past its problem no element can be told from the next."""
+    out = bytearray(body)
+    dec = JSONArrayDecoder(source, strict=False)
+    for fr in dec.feed(body) + dec.close():
+        if fr.problem is not None:
+            raise CaptureError(source, fr.offset, f"not a whole JSON array: {fr.problem}")
+        out[fr.offset:fr.end] = same_size(values.data(fr.data, fr.event), fr.end - fr.offset)
+    return bytes(out)
+
+
+def _transports(frames: Sequence[Written], served: Served) -> Iterator[Transport]:
+    body = b"".join(elements(frames))
+    commas = [k for k in range(len(body)) if body[k:k + 1] == b"," and body[k + 1:k + 2] == b"\r"]
+    yield Transport("element_boundaries", "every read cut just before and just after each "
+                    "separating comma", cut(body, [p for k in commas for p in (k, k + 1)]))
+    yield Transport("array_whitespace", "whitespace around the brackets and separators "
+                    "('[\\n', '\\n  ,\\t', '\\n]\\n'), a JSON array all the same",
+                    tuple(elements(frames, "\n  ,\t", "[\n", "\n]\n")))
+
+
+FRAMING = Framing(
+    name="jsonarray", media_type="application/json", decoder=JSONArrayDecoder,
+    detect=looks_like_array, pieces=elements, rewrite=rewrite, transports=_transports)
+"""A streamed JSON array, as Gemini answers without ``?alt=sse``."""

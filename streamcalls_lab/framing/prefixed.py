@@ -15,8 +15,11 @@ with no code before its colon, invalid UTF-8, a NUL byte, and a last line cut sh
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 
 from .frame import Frame, LineDecoder
+from .ndjson import line_cases
+from .spec import Framing, Served, Transport, Values, Written, as_text, same_size
 
 CODES = frozenset("0123456789abcdefghijk")
 """The type codes a part may carry (``0`` text ... ``k`` file; ``1``, ``4`` to ``7``
@@ -85,8 +88,40 @@ class PrefixedDecoder(LineDecoder):
 
 
 # -- writing: the inverse of the decoder ------------------------------------------------
-def prefixed_line(code: str, data: str) -> str:
+def prefixed_line(code: str, data: str, newline: str = "\n") -> str:
     """One part as ``formatDataStreamPart`` writes it: the code, a colon, the JSON, ``\\n``."""
     if "\n" in data or "\r" in data:
         raise ValueError("a type-prefixed line cannot carry a raw line break in its JSON")
-    return f"{code}:{data}\n"
+    return f"{code}:{data}{newline}"
+
+
+def parts(frames: Sequence[Written], newline: str = "\n") -> list[bytes]:
+    """Each frame a part: its event is the part's type code."""
+    return [prefixed_line(f.event or "", f.text, newline).encode("utf-8") for f in frames]
+
+
+def rewrite(body: bytes, source: str, values: Values) -> bytes:
+    """Each line's value redacted like an SSE ``data`` payload; its type code kept (the
+    event). A line that is no part is filler (every reader reports it)."""
+    out = bytearray(body)
+    dec = PrefixedDecoder(source, strict=False)
+    for fr in dec.feed(body) + dec.close():
+        if fr.problem is not None:
+            out[fr.offset:fr.end] = same_size(values.filler(as_text(body[fr.offset:fr.end])),
+                                              fr.end - fr.offset)
+            continue
+        start = fr.offset + len(fr.event) + 1  # after the code and its colon
+        end = start + len(fr.data.encode("utf-8"))
+        out[start:end] = same_size(values.data(fr.data, fr.event), end - start)
+    return bytes(out)
+
+
+def _transports(frames: Sequence[Written], served: Served) -> Iterator[Transport]:
+    return line_cases(frames, parts)
+
+
+FRAMING = Framing(
+    name="prefixed", media_type="text/plain; charset=utf-8", decoder=PrefixedDecoder,
+    detect=looks_prefixed, pieces=parts, rewrite=rewrite, transports=_transports, events=True)
+"""Type-prefixed lines, as the AI SDK 4 data stream sends them (``text/plain``, with the
+header ``x-vercel-ai-data-stream: v1``)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate, repeat
 from operator import add, itemgetter
 from typing import Any, Literal
@@ -24,6 +24,7 @@ from typing import Any, Literal
 from ..errors import CaptureError
 from .containers import container_signature, wrong_container
 from .frame import Frame, FrameDecoder, _frame
+from .spec import Framing, Served, Transport, Values, Written, as_text, crlf_cases, same_size
 
 _EOL = re.compile(rb"\r\n|\r|\n")
 _BOM = b"\xef\xbb\xbf"
@@ -414,3 +415,152 @@ def sse_body(frames: Iterable[str]) -> bytes:
     return "".join(frames).encode("utf-8")
 
 
+
+
+# -- the registry's declaration: writing frames, re-framing, serving ----------------------
+def frames(written: Sequence[Written], *, newline: Newline = "\n", events: bool = True,
+           ids: bool = False) -> list[bytes]:
+    """Each frame as its own SSE block (one server write each): ``events=False`` leaves out
+    the ``event:`` lines, ``ids`` gives every event an ``id:`` and a keep-alive after it."""
+    out = []
+    for n, f in enumerate(written):
+        block = sse_frame(f.text, f.event if events else None, id=str(n) if ids else None,
+                          newline=newline)
+        if ids:
+            block += sse_frame(None, comment="keep-alive", newline=newline)
+        out.append(block.encode("utf-8"))
+    return out
+
+
+def _comments(written: Sequence[Written], keepalive: Written | None) -> tuple[bytes, ...]:
+    """A keep-alive comment block first, the format's own keep-alive event (Anthropic's
+    ``ping``) after the first frame, comment lines inside events, comment blocks between."""
+    first = written[0]
+    out = [sse_frame(None, comment="keep-alive"), sse_frame(first.text, first.event)]
+    if keepalive is not None:
+        out.append(sse_frame(keepalive.text, keepalive.event))
+    for n, f in enumerate(written[1:]):
+        out.append(sse_frame(f.text, f.event, comment="" if n % 2 else "still here"))
+        if n % 3 == 0:
+            out.append(sse_frame(None, comment="ping"))
+    return tuple(b.encode("utf-8") for b in out)
+
+
+def _retry(written: Sequence[Written]) -> tuple[bytes, ...]:
+    """A block holding only ``retry:`` first (it dispatches nothing), one inside an event."""
+    first = written[0]
+    out = [sse_frame(None, retry=3000), sse_frame(first.text, first.event)]
+    out += [sse_frame(f.text, f.event, retry=1000 if n == 0 else None)
+            for n, f in enumerate(written[1:])]
+    return tuple(b.encode("utf-8") for b in out)
+
+
+def _transports(written: Sequence[Written], served: Served) -> Iterator[Transport]:
+    yield from crlf_cases(written, lambda w, nl: frames(w, newline=nl))  # type: ignore[arg-type]
+    yield Transport("cr", "CR line ends", (b"".join(frames(written, newline="\r")),))
+    yield Transport("comments", "comment lines and pings between and inside events",
+                    _comments(written, served.keepalive))
+    yield Transport("retry_field", "a block holding only 'retry: 3000' before the first event",
+                    _retry(written))
+    yield Transport("ids_and_keepalive", "'id: N' on every event, a ': keep-alive' comment "
+                    "block after each", tuple(frames(written, ids=True)))
+    if any(f.event for f in written):  # the harness serves it where the format allows
+        yield Transport("no_event_lines", "no 'event:' lines: every event's type only in its "
+                        "data (a valid stream: the SSE event type is then 'message')",
+                        (b"".join(frames(written, events=False)),))
+
+
+_LINE = re.compile(rb"([^\r\n]*)(\r\n|\r|\n)")
+
+
+def _field_lines(body: bytes) -> Iterator[tuple[int, int, int, int]]:
+    """Each line of an SSE body as (start, end, end of field name, start of value); a
+    leading BOM is not part of the first line."""
+    pos = 3 if body.startswith(_BOM) else 0
+    n = len(body)
+    while pos < n:
+        m = _LINE.match(body, pos)
+        start, end = (m.start(1), m.end(1)) if m else (pos, n)
+        if end > start:
+            colon = body.find(b":", start, end)
+            if colon < 0:
+                yield start, end, end, end
+            else:
+                value = colon + 1 + (body[colon + 1 : colon + 2] == b" ")
+                yield start, end, colon, min(value, end)
+        pos = m.end() if m else n
+
+
+def data_spans(body: bytes, start: int, end: int, tail: bool = False) -> list[tuple[int, int]]:
+    """Byte spans of the values of the ``data`` lines in ``body[start:end]``.
+
+    ``tail``: also the last line when no line end closes it (a truncated capture).
+    """
+    lines, pos = [], start
+    if start == 0 and body.startswith(_BOM):
+        pos = start = 3  # the BOM is not part of the first field name
+    for m in _LINE.finditer(body, start, end):
+        lines.append((m.start(1), m.end(1)))
+        pos = m.end()
+    if tail and pos < end:
+        lines.append((pos, end))
+    spans = []
+    for a, b in lines:
+        line = body[a:b]
+        if line == b"data":
+            spans.append((b, b))
+        elif line.startswith(b"data:"):
+            v = a + 5 + (body[a + 5 : a + 6] == b" ")
+            spans.append((v, b))
+    return spans
+
+
+def rewrite(body: bytes, source: str, values: Values) -> bytes:
+    """Every frame's data redacted where its ``data:`` lines stand, then every other line:
+    a data line no frame dispatched, a comment, an ``id``, a ``retry`` that is no number,
+    and a line that is no field (filler: every reader ignores it)."""
+    out = bytearray(body)
+    dec = SSEDecoder(strict=False)
+    done: set[int] = set()  # starts of the data lines redacted frame by frame
+    whole = 0
+    for fr in dec.feed(body) + dec.close():
+        if fr.problem is not None or fr.end <= fr.offset:
+            continue
+        whole += 1
+        spans = data_spans(body, fr.offset, fr.end)
+        pieces = values.data(fr.data, fr.event).split("\n")
+        if len(pieces) == len(spans):
+            for (a, b), piece in zip(spans, pieces, strict=True):
+                out[a:b] = same_size(piece, b - a)
+                done.add(a)
+    if not whole:
+        raise CaptureError(source, 0, "not an event stream: no complete SSE frame (JSON, HAR, "
+                                      "binary, or a stream cut in its first frame)")
+    for start, end, field_end, value in _field_lines(body):
+        name = body[start:field_end]
+        text = as_text(body[value:end])
+        if name == b"data":
+            if value not in done:
+                out[value:end] = same_size(values.data(text, "message"), end - value)
+        elif name == b"":
+            out[value:end] = same_size(values.comment(text), end - value)
+        elif name == b"id":
+            out[value:end] = same_size(values.ident(text), end - value)
+        elif name == b"retry":
+            if not body[value:end].isdigit():
+                out[value:end] = same_size(values.filler(text), end - value)
+        elif name != b"event":  # not a field: every reader ignores it, so it is filler
+            out[start:end] = same_size(values.filler(as_text(body[start:end])), end - start)
+    return bytes(out)
+
+
+def _always(head: bytes) -> bool:
+    """SSE is what a capture is when it is no other framing (the chain's last)."""
+    return True
+
+
+FRAMING = Framing(
+    name="sse", media_type="text/event-stream",
+    served_type="text/event-stream; charset=utf-8", decoder=SSEDecoder,
+    detect=_always, pieces=frames, rewrite=rewrite, transports=_transports, events=True)
+"""Server-sent events, what most APIs stream."""

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator
 from copy import deepcopy
 from itertools import pairwise
 from typing import Any
 
 from ..events import Ev, array, fragment_row, index, maybe_text, obj, text
-from ..turns import Script, Text, WireFrame, json_object, raw, raw_json
+from ..turns import Call, Script, Text, WireFrame, json_object, raw, raw_json
 from .as_written import exact_span, object_after, object_text
 from .as_written import value_span as _span
 from .recognise import ByKeys
@@ -253,7 +254,9 @@ def whole(payload: Any, data: str) -> Answer | None:
 def write(turn: Script) -> list[WireFrame]:
     """A turn as ``streamGenerateContent`` streams it: one ``GenerateContentResponse`` per
     text fragment, each call whole in a chunk of its own (``args`` the object as given),
-    then a chunk whose candidate says ``finishReason`` with the usage."""
+    then a chunk whose candidate says ``finishReason`` with the usage. With
+    ``turn.streamed_args`` each call streams as Vertex AI sends it with
+    ``streamFunctionCallArguments`` (:func:`_streamed_call`)."""
     frames: list[WireFrame] = []
     version = {"modelVersion": turn.model}
 
@@ -267,7 +270,9 @@ def write(turn: Script) -> list[WireFrame]:
             for piece in seg.fragments:
                 frames.append(WireFrame(chunk([{"text": piece}]), None, "text", n, piece))
             continue
-        if seg.args:
+        if turn.streamed_args and seg.args:  # a call with no arguments has none to stream
+            frames += _streamed_call(seg, n, calls, chunk)
+        elif seg.args:
             args = json_object(seg.args, FORMAT.name)
             payload = chunk([{"functionCall": {"id": seg.call_id, "name": seg.tool,
                                                "args": raw(0)}}])
@@ -285,6 +290,61 @@ def write(turn: Script) -> list[WireFrame]:
                                                "totalTokenCount": 2}, **version},
                             None, "end"))
     return frames
+
+
+def _streamed_call(seg: Call, n: int, block: int, chunk: Callable[..., dict[str, Any]]
+                   ) -> list[WireFrame]:
+    """One call as Vertex AI streams it with ``streamFunctionCallArguments``: a part naming
+    it with ``willContinue: true``, a part per ``partialArgs`` piece (each leaf by its
+    ``jsonPath``, a string value in two ``stringValue`` pieces that append), then a part
+    without ``willContinue`` that ends it. The reader assembles the arguments as compact
+    JSON, so only compact arguments can be written this way (else ``ValueError``)."""
+    args = json.loads(seg.args) if seg.args else {}
+    if not isinstance(args, dict) or (seg.args and json.dumps(
+            args, separators=(",", ":"), ensure_ascii=False) != seg.args):
+        raise ValueError(f"{FORMAT.name}: streamed arguments are assembled as compact JSON; "
+                         f"{seg.args!r} is not a compact JSON object")
+    pieces = [piece for path, value in _leaves(args, "$") for piece in _pieces(path, value)]
+    frames = [WireFrame(chunk([{"functionCall": {"id": seg.call_id, "name": seg.tool,
+                                                 "willContinue": True}}]),
+                        None, "call_start", n, None, block)]
+    for piece, text_ in pieces:
+        frames.append(WireFrame(chunk([{"functionCall": {"partialArgs": [piece],
+                                                         "willContinue": True}}]),
+                                None, "args", n, text_, block))
+    frames.append(WireFrame(chunk([{"functionCall": {}}]), None, "call_stop", n, None, block))
+    return frames
+
+
+def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """Every leaf of an argument value with its JSON Path (RFC 9535 name selectors); an
+    empty object or list inside has no leaf, so no piece can make it (``ValueError``)."""
+    items = (value.items() if isinstance(value, dict) else enumerate(value)
+             if isinstance(value, list) else None)
+    if items is None:
+        yield path, value
+        return
+    if not value and path != "$":
+        raise ValueError(f"{FORMAT.name}: an empty container at {path} has no partialArgs "
+                         "piece")
+    for key, child in items:
+        step = f"[{key}]" if isinstance(key, int) else (
+            f".{key}" if re.fullmatch(r"[A-Za-z_][\w]*", key) else
+            "['" + key.replace("\\", "\\\\").replace("'", "\\'") + "']")
+        yield from _leaves(child, path + step)
+
+
+def _pieces(path: str, value: Any) -> list[tuple[dict[str, Any], str]]:
+    """The ``partialArgs`` pieces of one leaf, each with the text it adds."""
+    if isinstance(value, str):
+        half = len(value) // 2
+        parts = [value[:half], value[half:]] if half else [value]
+        return [({"jsonPath": path, "stringValue": part, **({"willContinue": True} if k < len(
+            parts) - 1 else {})}, part) for k, part in enumerate(parts)]
+    if value is None:
+        return [({"jsonPath": path, "nullValue": None}, "null")]
+    key = "boolValue" if isinstance(value, bool) else "numberValue"
+    return [({"jsonPath": path, key: value}, json.dumps(value))]
 
 
 FORMAT = WireFormat(
@@ -313,5 +373,6 @@ FORMAT = WireFormat(
     write=write,
     quirks=dict.fromkeys(("empty_arguments", "call_in_text", "line_separator_in_data")),
     calls_whole=True,
+    streams_args=True,
     whole=whole,
 )

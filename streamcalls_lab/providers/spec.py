@@ -155,6 +155,9 @@ class WireFormat:
     and payload: never foreign to it when a misread is judged (``providers.misread``)."""
     calls_whole: bool = False
     """Each call arrives whole in one frame (Gemini, Ollama): no fragments to cut between."""
+    streams_args: bool = False
+    """Its writer can also stream a call's arguments as value pieces
+    (``turns.Script.streamed_args``: Vertex AI's ``partialArgs``)."""
     path: str | None = None
     """The HTTP path a client posts to (the torture harness and ``serve`` answer any)."""
     whole: Callable[[Any, str], Answer | None] | None = None

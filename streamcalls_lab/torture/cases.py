@@ -3,18 +3,18 @@ expected.
 
 The argument documents are :mod:`streamcalls_lab.check`'s, and every turn is written by its
 format's own writer (:mod:`streamcalls_lab.turns`), so a case is the same stream a correct
-provider sends. What only a real transport shows (read boundaries, chunked framing, gzip, line
-ends, comments, ``retry:`` and ``id:`` fields) is made here by framing those frames with the
-one SSE writer (:func:`~streamcalls_lab.framing.sse.sse_frame`) in other ways; the
-stream-level cases (interleaved calls, index reuse, a cut, no terminal event) are the
-writer's own options.
+provider sends, framed by the format's own framing (``framing.FRAMINGS``). What only a real
+transport shows is made here for every framing (read boundaries, chunked framing, gzip) and
+by each framing's own ``transports`` (SSE's line ends, comments, ``retry:`` and ``id:``
+fields; NDJSON's blank and long lines; event-stream messages split across reads; a JSON
+array's element boundaries); the stream-level cases (interleaved calls, index reuse, a cut,
+no terminal event) are the writer's own options, served where the format can carry them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any
 
 from .. import turns
@@ -32,16 +32,22 @@ from ..check import (
     producer_families,
 )
 from ..events import DONE
-from ..framing.sse import Newline, sse_frame
+from ..framing import FRAMINGS, Framing, Served
+from ..framing.spec import cut as _cut
 from ..providers import FORMATS
 from ..turns import Call, Script, Segment, Text, WireFrame
 
 SUITES = ("quick", "full")
-SERVED_FORMATS = (*TURN_FORMATS, "ai-sdk-ui")
-"""The formats the harness serves: the provider formats the check suite writes, and the AI
-SDK UI message stream an agent server sends on to the browser (``useChat``,
-``readUIMessageStream``). A client is run only on the formats it is given (by default the
-provider formats)."""
+def served_formats() -> tuple[str, ...]:
+    """Every registered format with a writer and a path, as the registry stands now."""
+    return tuple(name for name, f in FORMATS.items() if f.write is not None and f.path)
+
+
+SERVED_FORMATS = served_formats()
+"""The formats the harness serves: every registered format with a writer and a path (the
+provider formats the check suite writes, the AI SDK UI message stream an agent server sends
+on to the browser, and every other). A client is run only on the formats it is given (by
+default the provider formats)."""
 CallTuple = tuple[str, str, Any]
 """(call_id, tool, args): args is the exact string, or the parsed value when compared so."""
 PATHS = {fmt: FORMATS[fmt].path or "/" for fmt in SERVED_FORMATS}
@@ -83,18 +89,14 @@ class WireCase:
         return sum(map(len, self.sent)) + len(self.reads)
 
 
-def _framed(frames: Sequence[WireFrame], *, newline: Newline = "\n", events: bool = True,
-            ids: bool = False) -> list[bytes]:
-    """Each frame as its own SSE block (one server write each): ``events=False`` leaves out
-    the ``event:`` lines, ``ids`` gives every event an ``id:`` and a keep-alive after it."""
-    out = []
-    for n, f in enumerate(frames):
-        block = sse_frame(f.text, f.event if events else None, id=str(n) if ids else None,
-                          newline=newline)
-        if ids:
-            block += sse_frame(None, comment="keep-alive", newline=newline)
-        out.append(block.encode("utf-8"))
-    return out
+def framing(fmt: str) -> Framing:
+    """The framing ``fmt`` is served in."""
+    return FRAMINGS[FORMATS[fmt].framing]
+
+
+def _framed(fmt: str, frames: Sequence[WireFrame]) -> list[bytes]:
+    """Each frame framed as ``fmt`` frames it, one server write each."""
+    return framing(fmt).pieces(frames)
 
 
 def _written(fmt: str, turn: Script) -> tuple[list[WireFrame], tuple[CallTuple, ...]]:
@@ -111,7 +113,7 @@ def _event_case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = 
     mixed = "".join(f.fragment or "" for f in frames if f.role == "args") if (
         turn.interleave) else ""
     return WireCase(family, fmt, example + (" then the stream ends" if cut else ""), expected,
-                    tuple(c.args for c in turn.calls), (b"".join(_framed(frames)),),
+                    tuple(c.args for c in turn.calls), (b"".join(_framed(fmt, frames)),),
                     ends_early=cut, escape_cut=escape_cut, mixed=mixed, quirks=turn.quirks)
 
 
@@ -128,9 +130,24 @@ _QUICK_SPLIT = {"spaces": DOCUMENTS["spaces"].index(" request"),
                 "top_level_number": 2}
 
 
+def _carries(fmt: str, args: str) -> bool:
+    """Whether ``fmt`` sends ``args`` as a call's arguments and finishes the call: a format
+    that sends an object cannot send a bare number (its writer refuses), and the AI SDK's
+    streams end such a call with an error instead; such a case would blame a correct client
+    for what the format lacks."""
+    from ..calls import calls
+    from ..loader import load
+
+    try:
+        body = turns.turn_bytes(fmt, turns.script([Call("lookup", "call_1", (args,))]))
+    except ValueError:
+        return False
+    return bool(calls(load(body, strict=False))["complete"].all())
+
+
 def _document_cases(fmt: str, full: bool) -> Iterator[WireCase]:
     for name, doc in DOCUMENTS.items():
-        if not full and name not in _QUICK_SPLIT:
+        if (not full and name not in _QUICK_SPLIT) or not _carries(fmt, doc):
             continue
         ks = _split_points(doc, _QUICK_SPLIT.get(name, len(doc) // 2), 2) if full else [
             _QUICK_SPLIT[name]]
@@ -144,6 +161,15 @@ def _stream_cases(fmt: str, full: bool) -> Iterator[WireCase]:
     for k in (8, 3, 12) if full else (8,):
         yield _event_case("two_calls_one_tool", fmt, [
             Call("get_weather", f"call_{n}", (d[:k], d[k:])) for n, d in enumerate((a, b), 1)])
+    if FORMATS[fmt].streams_args:  # Vertex AI's streamFunctionCallArguments: value pieces
+        rome = TWO_CALLS[1].replace(" ", "")  # the writer splits values, not the text
+        yield _event_case("streamed_args", fmt, [
+            Call("get_weather", f"call_{n}", (d,)) for n, d in enumerate((STREAMED, rome), 1)],
+            streamed_args=True, shown="two calls, their arguments streamed as value pieces "
+            f"by JSON Path: {STREAMED} and {rome}")
+    if FORMATS[fmt].calls_whole:  # no stream can end inside a call, or interleave two
+        yield from _no_terminal(fmt, a)
+        return
     for k in (len(TRUNCATED), 9, 1) if full else (len(TRUNCATED),):
         yield _event_case("truncated", fmt, [Call("lookup", "call_1", (TRUNCATED[:k],))],
                           cut=True)
@@ -157,12 +183,22 @@ def _stream_cases(fmt: str, full: bool) -> Iterator[WireCase]:
     yield _event_case("interleaved", fmt, pair, interleave=True,
                       shown="two calls announced, then their fragments alternating: "
                       f"{list(weather.fragments)!r} with {list(clock.fragments)!r}")
-    frames, expected = _written(fmt, turns.script(pair))
+    yield from _no_terminal(fmt, a)
+
+
+STREAMED = '{"city":"São Paulo","days":[1,2],"metric":true,"note":null,"at":{"lat":-23.5}}'
+"""Compact arguments (what a streamed call is assembled as) with a leaf of every kind."""
+
+
+def _no_terminal(fmt: str, a: str) -> Iterator[WireCase]:
+    weather = Call("get_weather", "call_1", ('{"ci', 'ty": "Pa', 'ris"}'))
+    clock = Call("get_time", "call_2", ('{"tz"', ': "Europe/', 'Rome"}'))
+    frames, expected = _written(fmt, turns.script([weather, clock]))
     last = frames[-1]
     name = "[DONE]" if last.payload is DONE else str(last.event or last.payload.get("type"))
     yield WireCase("no_terminal", fmt, "every call finished, then the stream ends without "
                    + name, expected, (weather.args, clock.args),
-                   (b"".join(_framed(frames[:-1])),), ends_early=True)
+                   (b"".join(_framed(fmt, frames[:-1])),), ends_early=True)
 
 
 NOT_SERVED = {("ai-sdk-ui", "empty_arguments"): (
@@ -195,38 +231,11 @@ def _inside_characters(body: bytes) -> list[int]:
             and body[k - 1] & 0xC0 != 0x80]
 
 
-def _cut(body: bytes, points: Iterable[int]) -> tuple[bytes, ...]:
-    edges = [0, *sorted(set(points)), len(body)]
-    return tuple(body[i:j] for i, j in pairwise(edges) if j > i)
-
-
-def _comments(fmt: str, frames: Sequence[WireFrame]) -> list[bytes]:
-    """A keep-alive comment block first, the format's own keep-alive event (Anthropic's
-    ``ping``) after the first frame, comment lines inside events, comment blocks between."""
-    keepalive = FORMATS[fmt].keepalive
-    out = [sse_frame(None, comment="keep-alive"), sse_frame(frames[0].text, frames[0].event)]
-    if keepalive is not None:
-        out.append(sse_frame(keepalive.text, keepalive.event))
-    for n, f in enumerate(frames[1:]):
-        out.append(sse_frame(f.text, f.event, comment="" if n % 2 else "still here"))
-        if n % 3 == 0:
-            out.append(sse_frame(None, comment="ping"))
-    return [b.encode("utf-8") for b in out]
-
-
-def _retry(frames: Sequence[WireFrame]) -> list[bytes]:
-    """A block holding only ``retry:`` first (it dispatches nothing), one inside an event."""
-    out = [sse_frame(None, retry=3000), sse_frame(frames[0].text, frames[0].event)]
-    out += [sse_frame(f.text, f.event, retry=1000 if n == 0 else None)
-            for n, f in enumerate(frames[1:])]
-    return [b.encode("utf-8") for b in out]
-
-
 def _transport_cases(fmt: str, full: bool) -> Iterator[WireCase]:
     turn = turns.script([Text(BYTES_TEXT), Call("lookup", "call_1", BYTES_ARGS)])
     frames, want = _written(fmt, turn)
     sent = tuple(c.args for c in turn.calls)
-    body = b"".join(_framed(frames))
+    body = b"".join(_framed(fmt, frames))
 
     def case(family: str, example: str, reads: Iterable[bytes], **kw: Any) -> WireCase:
         return WireCase(family, fmt, example, want, sent, tuple(reads), **kw)
@@ -238,28 +247,31 @@ def _transport_cases(fmt: str, full: bool) -> Iterator[WireCase]:
         for k in inside[:: max(1, len(inside) // 3)][:3]:
             yield case("utf8_read_split", f"reads cut at byte {k}: {body[k - 6:k]!r} | "
                        f"{body[k:k + 6]!r}", _cut(body, [k]))
-    crlf = b"".join(_framed(frames, newline="\r\n"))
-    between = [k for k in range(1, len(crlf)) if crlf[k - 1:k + 1] == b"\r\n"]
-    yield case("cr_lf_read_split", "CRLF line ends, every read cut between \\r and \\n",
-               _cut(crlf, between))
     yield case("one_byte_reads", f"{len(body)} bytes in reads of 1 byte",
                _cut(body, range(1, len(body))))
     yield case("odd_chunks", "HTTP chunks of 1, 3, 5 … 17 bytes, written 5 bytes at a time "
                "(chunk headers cut across reads)", (body,), chunk_sizes=(1, 3, 5, 7, 9, 11,
                                                                            13, 15, 17))
-    yield case("gzip", "content-encoding: gzip, flushed after every event", _framed(frames),
-               gzip=True)
-    yield case("comments", "comment lines and pings between and inside events",
-               _comments(fmt, frames))
-    yield case("retry_field", "a block holding only 'retry: 3000' before the first event",
-               _retry(frames))
-    yield case("ids_and_keepalive", "'id: N' on every event, a ': keep-alive' comment block "
-               "after each", _framed(frames, ids=True))
-    yield case("no_event_lines", "no 'event:' lines: every event's type only in its data "
-               "(a valid stream: the SSE event type is then 'message')",
-               (b"".join(_framed(frames, events=False)),))
-    yield case("crlf", "CRLF line ends", (crlf,))
-    yield case("cr", "CR line ends", (b"".join(_framed(frames, newline="\r")),))
+    yield case("gzip", "content-encoding: gzip, flushed after every event",
+               _framed(fmt, frames), gzip=True)
+    served = Served(keepalive=FORMATS[fmt].keepalive)
+    for t in framing(fmt).transports(frames, served):
+        if t.family in _NEEDS_READING and not _reads_as_sent(t.reads, want):
+            continue  # the format names its events only there: a correct client needs them
+        yield case(t.family, t.example, t.reads)
+
+
+_NEEDS_READING = frozenset({"no_event_lines"})
+"""Transport families that drop something a format may need (its event names): served only
+where the kit's own reader still reads the calls sent."""
+
+
+def _reads_as_sent(reads: Sequence[bytes], want: tuple[CallTuple, ...]) -> bool:
+    from ..calls import calls
+    from ..loader import load
+
+    table = calls(load(b"".join(reads), strict=False))
+    return set(want) <= {(r.call_id, r.tool, r.args) for r in table.itertuples()}
 
 
 def cases(formats: Sequence[str] = TURN_FORMATS, suite: str = "quick",
@@ -268,26 +280,31 @@ def cases(formats: Sequence[str] = TURN_FORMATS, suite: str = "quick",
     ``families`` keeps only those."""
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r}: one of {', '.join(SUITES)}")
-    unknown = [f for f in formats if f not in SERVED_FORMATS]
+    served = served_formats()
+    unknown = [f for f in formats if f not in served]
     if unknown:
-        raise ValueError(f"unknown format {unknown[0]!r}: one of {', '.join(SERVED_FORMATS)}")
+        raise ValueError(f"unknown format {unknown[0]!r}: one of {', '.join(served)}")
     full = suite == "full"
     out = [c for fmt in formats for make in (_document_cases, _stream_cases,
                                                _producer_cases, _transport_cases)
            for c in make(fmt, full)]
     if families is None:
         return out
-    # a producer family is served only in the formats that can carry its quirk; every
-    # other family is in every format
-    anywhere = {c.family for c in out} | {q for f in SERVED_FORMATS
-                                           for q in served_families(f)}
+    # a family is unknown only when no served format has it (a producer family is served
+    # only where its format can carry the quirk, a framing's transports only in its formats)
+    anywhere = {c.family for c in out}
+    if set(families) - anywhere:
+        anywhere |= {c.family for f in served if f not in formats
+                     for make in (_document_cases, _stream_cases, _producer_cases,
+                                  _transport_cases) for c in make(f, full)}
     unknown = sorted(set(families) - anywhere)
     if unknown:
         raise ValueError(f"unknown family {unknown[0]!r}")
     kept = [c for c in out if c.family in families]
     if not kept:
         raise ValueError(f"no case of {', '.join(sorted(families))} in {', '.join(formats)}: "
-                         "a producer family is served only where its format can carry the quirk")
+                         "a producer family is served only where its format can carry the quirk, a "
+                         "framing's transport family only in its formats")
     return kept
 
 

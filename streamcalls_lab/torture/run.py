@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ..faults import SPECS, json_value
+from ..providers import FORMATS
 from ..traffic.server import LoopbackServer, StreamHandler, chunk
-from .cases import PATHS, WireCase
+from .cases import WireCase, framing
 from .processes import OUTPUT_LIMIT, Capped, Client, capped_lines
 
 GZIP, IDENTITY = "gzip", "identity"
@@ -116,7 +117,8 @@ class _Handler(StreamHandler):
         server.encoding = GZIP if gzip else IDENTITY
         writes, gap = server.writes[server.encoding]
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.start_stream(200, "text/event-stream; charset=utf-8",
+        own = framing(server.case.format)
+        self.start_stream(200, own.served_type or own.media_type,
                           *([("content-encoding", GZIP)] if gzip else []))
         try:
             for data in writes:
@@ -161,7 +163,8 @@ _CASE_VARIABLES = ("STREAMCALLS_BASE_URL", "STREAMCALLS_FORMAT", "STREAMCALLS_PA
 
 def case_env(base_url: str, fmt: str) -> dict[str, str]:
     """The variables that say where one case is: what a loop line's ``env`` holds."""
-    return dict(zip(_CASE_VARIABLES, (base_url, fmt, PATHS[fmt], base_url + "/v1", base_url),
+    path = FORMATS[fmt].path or "/"
+    return dict(zip(_CASE_VARIABLES, (base_url, fmt, path, base_url + "/v1", base_url),
                     strict=True))
 
 

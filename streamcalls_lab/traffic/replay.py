@@ -21,8 +21,7 @@ from typing import TypedDict, Unpack
 
 from .. import timing
 from ..errors import CaptureError
-from ..framing import AutoDecoder, EventStreamDecoder, JSONArrayDecoder, NDJSONDecoder, SSEDecoder
-from ..framing.prefixed import PrefixedDecoder
+from ..framing import FRAMINGS, AutoDecoder
 from ..sources import Source, resolve
 
 Clock = Callable[[], float]
@@ -32,13 +31,8 @@ EVENT_STREAM = "text/event-stream"
 AWS_EVENT_STREAM = "application/vnd.amazon.eventstream"  # what Bedrock sends
 NDJSON = "application/x-ndjson"  # what Ollama sends
 JSON = "application/json"  # what Gemini streams a JSON array under
-DATA_STREAM = "text/plain; charset=utf-8"  # the AI SDK 4 data stream (type-prefixed lines)
-MEDIA_TYPES: dict[type, str] = {
-    SSEDecoder: EVENT_STREAM, EventStreamDecoder: AWS_EVENT_STREAM, NDJSONDecoder: NDJSON,
-    JSONArrayDecoder: JSON,  # Gemini without ?alt=sse: application/json, streamed
-    PrefixedDecoder: DATA_STREAM,
-}
-"""The content type each framing is sent under."""
+MEDIA_TYPES: dict[type, str] = {f.decoder: f.media_type for f in FRAMINGS.values()}
+"""The content type each framing is sent under, by its decoder (``Framing.media_type``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +95,8 @@ def content_type(chunks: Sequence[Read]) -> str:
             break
     else:
         dec.close()  # empty or all whitespace: read as SSE
-    return MEDIA_TYPES[type(dec.decoder)]
+    assert dec.framing is not None  # feed or close chose one
+    return dec.framing.media_type
 
 
 def due_times(chunks: Sequence[Read], speed: float = 1.0) -> list[float]:
