@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 
 from . import columns
-from .accumulate import Accumulator, present
+from .accumulate import Accumulator, CallBuffer, present
 from .deepjson import is_json
 from .loader import gc_paused, load
+from .providers import FORMATS
 from .sources import Source
 
 CALL_COLUMNS = (
@@ -17,7 +18,7 @@ CALL_COLUMNS = (
 )
 TEXT_INPUT = "custom_tool_call_input"
 """In an event's name: the call's input is free text (a Responses custom tool), not JSON."""
-_FED = ["kind", "block", "choice", "call_id", "tool", "fragment", "wire_chars", "final"]
+_FED = ["kind", "block", "choice", "call_id", "tool", "fragment", "wire_chars", "final", "event"]
 
 
 # The kinds that change a call; text and other rows never do, so they are not fed.
@@ -74,6 +75,18 @@ def _accumulate(deltas: pd.DataFrame) -> tuple[dict[tuple[str, str], Accumulator
     return accs, texts
 
 
+def _missing(buf: CallBuffer, provider: str) -> list[str]:
+    """What a finished call lacks that a call must have to be made: a name, and an id where
+    the format's calls carry one (``WireFormat.call_ids_sent``)."""
+    if not buf.complete:
+        return []
+    fmt = FORMATS.get(provider)
+    lacks = [] if buf.tool else ["no tool name"]
+    if not buf.call_id and (fmt is None or fmt.call_ids_sent):
+        lacks.append("no call id")
+    return [f"finished with {' and '.join(lacks)}: not a call that can be made"] if lacks else []
+
+
 def _table(accs: dict[tuple[str, str], Accumulator], texts: set[int]) -> pd.DataFrame:
     cols: dict[str, list[object]] = {c: [] for c in CALL_COLUMNS}
     for (turn, provider), acc in accs.items():
@@ -92,7 +105,7 @@ def _table(accs: dict[tuple[str, str], Accumulator], texts: set[int]) -> pd.Data
             cols["complete"].append(buf.complete)
             cols["valid_json"].append(_valid(args))
             cols["final_matches"].append(None if buf.final is None else buf.final == args)
-            cols["problem"].append("; ".join(buf.problems) or None)
+            cols["problem"].append("; ".join(buf.problems + _missing(buf, provider)) or None)
             cols["args_format"].append("text" if id(buf) in texts else "json")
     return pd.DataFrame({
         "turn": columns.strings(cols["turn"]),

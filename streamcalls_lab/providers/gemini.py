@@ -313,5 +313,6 @@ FORMAT = WireFormat(
     write=write,
     quirks=dict.fromkeys(("empty_arguments", "call_in_text", "line_separator_in_data")),
     calls_whole=True,
+    call_ids_sent=False,  # the Gemini API sends functionCall.id only sometimes (Vertex: never)
     whole=whole,
 )
