@@ -44,6 +44,7 @@ from ..turns import (
     with_gaps,
 )
 from ._identity import Identities
+from ._written import args_in_announcement
 from .as_written import wire_length, wire_lengths
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
@@ -499,20 +500,8 @@ def _late_identity(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
     return frames
 
 
-def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """Each call's first fragment sent on the chunk that announces it (llama.cpp#22722)."""
-    out: list[WireFrame] = []
-    start: dict[int | None, WireFrame] = {}
-    for f in frames:
-        if f.role == "call_start":
-            start[f.segment] = f
-        elif f.role == "args" and f.segment in start:
-            head = start.pop(f.segment)
-            _set_fragment(head, f.fragment or "")
-            head.fragment = f.fragment
-            continue
-        out.append(f)
-    return out
+# Each call's first fragment sent on the chunk that announces it (llama.cpp#22722).
+_args_in_announcement = args_in_announcement(_set_fragment)
 
 
 def _empty_arguments(frames: list[WireFrame], turn: Script) -> list[WireFrame]:

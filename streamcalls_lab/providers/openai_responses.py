@@ -40,6 +40,7 @@ from ..turns import (
     shared,
 )
 from ._identity import Identities
+from ._written import args_in_announcement
 from .as_written import wire_length
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
@@ -371,20 +372,12 @@ def _blank_identity(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
     return frames
 
 
-def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """Each call's first fragment sent as the item's ``arguments`` in ``output_item.added``."""
-    out: list[WireFrame] = []
-    start: dict[int | None, WireFrame] = {}
-    for f in frames:
-        if f.role == "call_start":
-            start[f.segment] = f
-        elif f.role == "args" and f.segment in start:
-            head = start.pop(f.segment)
-            head.payload["item"] = {**head.payload["item"], "arguments": f.fragment}
-            head.fragment = f.fragment
-            continue
-        out.append(f)
-    return out
+def _put_item_arguments(head: WireFrame, fragment: str) -> None:
+    head.payload["item"] = {**head.payload["item"], "arguments": fragment}
+
+
+# Each call's first fragment sent as the item's ``arguments`` in ``output_item.added``.
+_args_in_announcement = args_in_announcement(_put_item_arguments)
 
 
 def _args_only_in_done(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
