@@ -212,6 +212,8 @@ class Accumulator:
                     # every key a fragment has copied onto the call, "" and null too
                     old.call_id = call.get("id", old.call_id)
                     old.tool = fn.get("name", old.tool)
+                elif old is not None and not old.tool and fn.get("name"):
+                    old.tool = fn["name"]  # a name first sent after the id is the call's
                 if fn.get("arguments") and not (started
                                                 and self.bug == "announcement_args_dropped"):
                     self.fragment(call["index"], fn["arguments"], call.get("id"))

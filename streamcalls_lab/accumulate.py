@@ -129,6 +129,22 @@ class Snapshot:
     """Events fed so far."""
 
 
+def take_identity(buf: CallBuffer, event: Mapping[str, Any]) -> None:
+    """An event's id and name for ``buf``'s call: each fills what is still missing; one that
+    differs from what the call has is kept out and named in its problems."""
+    for part, said in (("call_id", "id"), ("tool", "name")):
+        value = _get(event, part)
+        if not value:
+            continue  # empty or null: no id, no name (blank_identity)
+        had = getattr(buf, part)
+        if not had:
+            setattr(buf, part, value)
+        elif value != had:
+            buf.problems.append(f"identity_changed: {said} {had!r} then {value!r} "
+                                f"on {_get(event, 'event') or 'a later event'} (the call "
+                                "keeps the first)")
+
+
 def _buffer(event: Mapping[str, Any]) -> CallBuffer:
     """A new, empty buffer for the call an event names."""
     return CallBuffer(_get(event, "block"), _get(event, "call_id"), _get(event, "tool"),
@@ -258,8 +274,10 @@ class Accumulator:
         return buf
 
     def identify(self, buf: CallBuffer, event: Mapping[str, Any]) -> None:
-        """Nothing: an id or name a fragment repeats (or sends blank) names nothing new;
-        the announcement named the call."""
+        """An id or name a fragment sends: the first non-empty value is the call's, wherever
+        it comes (a name after the id); one repeated or blank names nothing new; a
+        different one changes nothing and is a problem."""
+        take_identity(buf, event)
 
     def add_fragment(self, buf: CallBuffer, fragment: str) -> None:
         """Append the fragment exactly as sent: no trim, no decode, no parse."""
@@ -288,6 +306,7 @@ class Accumulator:
             targets = [buf] if buf is not None else []
         final = _get(event, "final")
         for buf in targets:
+            take_identity(buf, event)  # a done event repeats (or first gives) the identity
             buf.complete = True
             if final is not None:
                 buf.final = final

@@ -6,9 +6,11 @@ import numpy as np
 import pandas as pd
 
 from . import columns
-from .accumulate import Accumulator, present
+from .accumulate import Accumulator, CallBuffer, present
 from .deepjson import is_json
+from .events import IDENTITY_CHANGED
 from .loader import gc_paused, load
+from .providers import FORMATS
 from .sources import Source
 
 CALL_COLUMNS = (
@@ -17,7 +19,8 @@ CALL_COLUMNS = (
 )
 TEXT_INPUT = "custom_tool_call_input"
 """In an event's name: the call's input is free text (a Responses custom tool), not JSON."""
-_FED = ["kind", "block", "choice", "call_id", "tool", "fragment", "wire_chars", "final"]
+_FED = ["kind", "block", "choice", "call_id", "tool", "fragment", "wire_chars", "final", "event",
+        "problem"]
 
 
 # The kinds that change a call; text and other rows never do, so they are not fed.
@@ -53,7 +56,9 @@ def calls(source_or_deltas: Source | pd.DataFrame, **load_options: object) -> pd
 def _accumulate(deltas: pd.DataFrame) -> tuple[dict[tuple[str, str], Accumulator], set[int]]:
     """The accumulators, and the ``id`` of each call whose input is free text."""
     kinds = deltas["kind"].tolist()
-    wanted = [i for i, kind in enumerate(kinds) if kind in _CALL_KINDS]
+    said = deltas["problem"].tolist() if "problem" in deltas else [None] * len(kinds)
+    wanted = [i for i, kind in enumerate(kinds) if kind in _CALL_KINDS
+              or (kind == "error" and _changed(said[i]))]
     rows = deltas.take(wanted)
     turns, providers = rows["turn"].tolist(), rows["provider"].tolist()
     texts: set[int] = set()
@@ -68,10 +73,41 @@ def _accumulate(deltas: pd.DataFrame) -> tuple[dict[tuple[str, str], Accumulator
         if acc is None:
             acc = accs[(turn, provider)] = Accumulator()
         event = dict(zip(_FED, values, strict=True))
+        if event["kind"] == "error":  # a reader's identity_changed row
+            _note_change(acc, event)
+            continue
         acc.feed(event)
         if TEXT_INPUT in name and acc.calls:
             texts.add(id(acc.by_key.get(acc.key(event), acc.calls[-1])))
     return accs, texts
+
+
+def _changed(problem: object) -> bool:
+    return isinstance(problem, str) and problem.startswith(IDENTITY_CHANGED)
+
+
+def _note_change(acc: Accumulator, row: dict[str, object]) -> None:
+    """A reader's row saying the identity of the call it names changed, on an event that
+    gave the call no row of its own (Realtime's ``response.done`` repeating its items): the
+    call's problem, unless a row of that event already told the accumulator so."""
+    buf = acc.by_key.get(acc.key(row))
+    if buf is None:
+        return
+    on = f" on {row['event']}"
+    if not any(_changed(p) and on in p for p in buf.problems):
+        buf.problems.append(str(row["problem"]))
+
+
+def _missing(buf: CallBuffer, provider: str) -> list[str]:
+    """What a finished call lacks that a call must have to be made: a name, and an id where
+    the format's calls carry one (``WireFormat.call_ids_sent``)."""
+    if not buf.complete:
+        return []
+    fmt = FORMATS.get(provider)
+    lacks = [] if buf.tool else ["no tool name"]
+    if not buf.call_id and (fmt is None or fmt.call_ids_sent):
+        lacks.append("no call id")
+    return [f"finished with {' and '.join(lacks)}: not a call that can be made"] if lacks else []
 
 
 def _table(accs: dict[tuple[str, str], Accumulator], texts: set[int]) -> pd.DataFrame:
@@ -92,7 +128,7 @@ def _table(accs: dict[tuple[str, str], Accumulator], texts: set[int]) -> pd.Data
             cols["complete"].append(buf.complete)
             cols["valid_json"].append(_valid(args))
             cols["final_matches"].append(None if buf.final is None else buf.final == args)
-            cols["problem"].append("; ".join(buf.problems) or None)
+            cols["problem"].append("; ".join(buf.problems + _missing(buf, provider)) or None)
             cols["args_format"].append("text" if id(buf) in texts else "json")
     return pd.DataFrame({
         "turn": columns.strings(cols["turn"]),

@@ -16,7 +16,7 @@ import orjson
 
 from . import deepjson
 from .errors import CaptureError
-from .events import DONE, DONE_ROWS, PAYLOAD_ERRORS, Ev, error_message, is_done
+from .events import DONE, DONE_ROWS, PAYLOAD_ERRORS, Ev, conflict, error_message, is_done
 from .framing import AutoDecoder
 from .framing.frame import Frame
 from .providers import READERS, sniff
@@ -157,6 +157,8 @@ class EventDecoder:
         except PAYLOAD_ERRORS as e:
             self._unexpected(fr, n, e)
             return
+        if self.strict and (problem := conflict(evs)) is not None:
+            raise CaptureError(self.source, fr.offset, problem)
         self._emit(fr, n, evs)
         self._watch.see(fr, n, fr.event, payload, fr.data, evs)  # type: ignore[union-attr]
 

@@ -62,6 +62,20 @@ class Ev(NamedTuple):
         return cls(event, "error", problem=f"{PROVIDER_ERROR} {said}")
 
 
+IDENTITY_CHANGED = "identity_changed"
+"""How a row that says a call's id or name changed begins (``providers._identity``)."""
+
+
+def conflict(evs: list[Ev] | tuple[Ev, ...]) -> str | None:
+    """The problem of a frame's rows that strict mode raises on (a call's identity changed:
+    always the frame's last row), or None. Cheap: most frames end with no error."""
+    if evs and evs[-1].kind == "error":
+        problem = evs[-1].problem
+        if problem is not None and problem.startswith(IDENTITY_CHANGED):
+            return problem
+    return None
+
+
 _new = tuple.__new__
 
 

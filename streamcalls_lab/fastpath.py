@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import msgspec
 import orjson
 
-from .events import DONE_RAW, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, is_done
+from .events import DONE_RAW, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, conflict, is_done
 from .framing.sse import split_whole
 from .providers import READERS, Reader, sniff
 from .providers.misread import foreigner, holds_call, suspect
@@ -149,6 +149,8 @@ def _rows(fmt: Reader, events: list[str], raws: list[bytes],
             got = rows[i] = normalize(events[i], payload, raw.decode())
         except _COLD_ERRORS:
             return None  # the decoder says why, in strict or lenient mode
+        if conflict(got) is not None:
+            return None  # (likewise: strict mode raises on it)
         if foreign(events[i], payload, got):
             foreigners += 1
             calls = calls or holds_call(raw, payload)

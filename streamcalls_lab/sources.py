@@ -220,9 +220,68 @@ def resolve(source: Source, name: str | None = None, *, require: bool = False) -
     if hasattr(source, "read"):
         label = name or getattr(source, "name", None) or "<stream>"
         return [Capture(str(label), _read_all(source))]
-    if isinstance(source, Iterable):
-        return [Capture(name or "<chunks>", source)]
-    raise TypeError(f"not a capture source: {type(source).__name__}")
+    if isinstance(source, Iterable) and not isinstance(source, (dict, set, frozenset)):
+        if type(source) is list and all(type(c) is bytes for c in source):
+            return [Capture(name or "<chunks>", source)]  # (one body: the fast path reads it)
+        items = iter(source)
+        first = next(items, _NOTHING)
+        if isinstance(first, (str, PathLike)):  # ``sorted(folder.glob("*.sse"))``
+            return _paths([first, *items], require)
+        return [Capture(name or "<chunks>", _chunks(first, items))]
+    raise TypeError(f"{WHAT_LOAD_TAKES}, not {type(source).__name__}")
+
+
+_NOTHING = object()
+WHAT_LOAD_TAKES = ("a capture source is a path (file, folder or glob), a list of paths, bytes, "
+                   "a binary file object or an iterable of byte chunks")
+"""The one line every wrong argument to a reading function is answered with."""
+
+
+def _paths(paths: list[object], require: bool) -> list[Capture]:
+    """A list of paths, each read as it would be alone (a folder's captures, a glob's), in the
+    order given; turns named by path relative to the folder the paths share, as a folder's
+    are, so two ``turn.sse`` in different folders keep different names."""
+    bad = next((p for p in paths if not isinstance(p, (str, PathLike))), None)
+    if bad is not None:
+        raise TypeError(f"{WHAT_LOAD_TAKES}: a list of paths holds {type(bad).__name__} "
+                        f"{str(bad)[:60]!r}")
+    texts = [os.fspath(p) for p in paths]  # type: ignore[call-overload]
+    parents = [os.path.dirname(os.path.abspath(t)) if not os.path.isdir(t)
+               else os.path.abspath(t) for t in texts]
+    root = os.path.commonpath(parents)
+    caps: list[Capture] = []
+    for text in texts:
+        rel = os.path.relpath(os.path.abspath(text), root)
+        if os.path.isdir(text) or _is_glob(text) or not os.path.lexists(text):
+            found = resolve(text, require=require)
+            prefix = "" if rel == os.curdir or _is_glob(text) else rel.replace(os.sep, "/") + "/"
+            caps += [_renamed(c, prefix + c.name) for c in found]
+        else:
+            path = Path(text)
+            stem = rel.removesuffix(path.suffix) if path.suffix else rel
+            caps += resolve(path, stem.replace(os.sep, "/"))
+    return caps
+
+
+def _renamed(cap: Capture, name: str) -> Capture:
+    cap.name = name
+    return cap
+
+
+def _chunks(first: object, rest: Iterator[object]) -> Iterator[bytes | tuple[float, bytes]]:
+    """The chunks of an iterable source, each checked as it is read: anything but bytes (or
+    a timed ``(t, bytes)`` read) is a one-line error naming what is taken."""
+    if first is _NOTHING:
+        return
+    for chunk in chain((first,), rest):
+        if isinstance(chunk, (bytes, bytearray, memoryview)):
+            yield bytes(chunk)
+        elif (isinstance(chunk, tuple) and len(chunk) == 2
+              and isinstance(chunk[1], (bytes, bytearray))):
+            yield chunk  # type: ignore[misc]
+        else:
+            raise TypeError(f"{WHAT_LOAD_TAKES}: a chunk is {type(chunk).__name__}, "
+                            "not bytes")
 
 
 def _exists(text: str) -> bool:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
+import pytest
 
 import streamcalls_lab as scl
 
@@ -103,3 +106,69 @@ def test_many_turns_keep_their_own_calls() -> None:
 def test_a_turn_with_no_calls_gives_an_empty_typed_table() -> None:
     table = scl.calls(anthropic(START))
     assert len(table) == 0 and str(table.args.dtype) == "str"
+
+
+# -- identity that arrives late or changes (issue #29) -------------------------------------
+def _chat(*entries: dict | None, finish: str = "tool_calls") -> bytes:
+    chunks = [{"object": "chat.completion.chunk", "choices": [
+        {"index": 0, "delta": {"tool_calls": [e]} if e else {}, "finish_reason": None}]}
+        for e in entries]
+    chunks.append({"object": "chat.completion.chunk",
+                   "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) \
+        + b"data: [DONE]\n\n"
+
+
+def test_a_chat_name_that_arrives_after_the_id_is_the_calls() -> None:
+    body = _chat({"index": 0, "id": "call_1", "type": "function", "function": {"arguments": ""}},
+                 {"index": 0, "function": {"name": "get_weather", "arguments": '{"q":'}},
+                 {"index": 0, "function": {"arguments": "1}"}})
+    table = scl.calls(body)
+    assert table[["call_id", "tool", "args"]].values.tolist() == [
+        ["call_1", "get_weather", '{"q":1}']]
+    assert table.problem.isna().all()
+    assert list(scl.anomalies(scl.load(body)).anomaly) == ["late_identity"]
+
+
+def test_a_chat_call_that_never_gets_a_name_is_a_problem() -> None:
+    body = _chat({"index": 0, "id": "call_1", "type": "function", "function": {"arguments": "{}"}})
+    assert "no tool name" in scl.calls(body).problem[0]
+
+
+def test_a_chat_name_that_changes_keeps_the_first_and_is_named() -> None:
+    body = _chat({"index": 0, "id": "call_1", "function": {"name": "a", "arguments": "{"}},
+                 {"index": 0, "function": {"name": "b", "arguments": "}"}})
+    with pytest.raises(scl.CaptureError, match=r"name 'a' then 'b'"):
+        scl.load(body)
+    table = scl.calls(body, strict=False)
+    assert table.tool.tolist() == ["a"] and "'a' then 'b'" in table.problem[0]
+
+
+def _responses(done_call_id: str) -> bytes:
+    item = {"type": "function_call", "id": "fc_1", "call_id": "call_A", "name": "f",
+            "arguments": ""}
+    events = [
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+        {"type": "response.function_call_arguments.delta", "output_index": 0,
+         "item_id": "fc_1", "delta": "{}"},
+        {"type": "response.output_item.done", "output_index": 0,
+         "item": {**item, "call_id": done_call_id, "arguments": "{}"}},
+        {"type": "response.completed", "response": {"status": "completed"}}]
+    return b"".join(b"event: " + e["type"].encode() + b"\ndata: " + json.dumps(e).encode()
+                    + b"\n\n" for e in events)
+
+
+def test_a_responses_done_event_that_names_another_call_id_is_never_resolved_silently() -> None:
+    assert scl.calls(_responses("call_A")).problem.isna().all()
+    body = _responses("call_B")
+    with pytest.raises(scl.CaptureError) as e:
+        scl.load(body)
+    assert "'call_A' then 'call_B'" in str(e.value) and e.value.offset == body.index(
+        b"event: response.output_item.done")
+    rows = scl.load(body, strict=False)
+    assert rows.loc[rows.kind == "block_stop", "call_id"].tolist() == ["call_B"]  # kept beside
+    table = scl.calls(rows)
+    assert table.call_id.tolist() == ["call_A"] and "'call_A' then 'call_B'" in table.problem[0]
+    found = scl.anomalies(rows)
+    assert found.anomaly.tolist() == ["identity_changed"]
+    assert "first at byte 0" in found.detail[0] and str(e.value.offset) in found.detail[0]

@@ -219,3 +219,31 @@ def test_a_new_fault_is_other_until_its_spec_is_registered_then_its_own_class() 
     finally:
         faults.unregister("name_upper_cased")
     assert "name_upper_cased" not in CLASSES and "name_upper_cased" not in FAULTS
+
+
+# -- identity that arrives late or changes (issue #29): producer families -----------------
+def test_late_and_changed_identity_are_families_the_correct_handler_passes() -> None:
+    families = {(c.format, c.family) for c in event_cases()}
+    assert ("openai-chat", "late_identity") in families
+    assert ("openai-responses", "identity_changed") in families
+
+
+def test_a_handler_that_ignores_a_late_name_fails_the_late_identity_family() -> None:
+    class AnnouncementOnly(Accumulator):
+        def identify(self, buf: Any, event: Any) -> None:
+            pass  # only the announcement names a call (what the kit did before #29)
+
+    report = check_handler(AnnouncementOnly)
+    assert set(report["family"]) == {"late_identity"}
+
+
+def test_a_handler_that_takes_the_last_value_fails_the_identity_changed_family() -> None:
+    class LastWins(Accumulator):
+        def stop(self, event: Any) -> None:
+            buf = self.by_key.get(self.key(event))
+            if buf is not None and event.get("call_id"):
+                buf.call_id = event["call_id"]  # the done event's id replaces the first
+            super().stop(event)
+
+    report = check_handler(LastWins)
+    assert set(report["family"]) == {"identity_changed"}

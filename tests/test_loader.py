@@ -122,6 +122,41 @@ def test_iterable_of_chunks_source() -> None:
     pd.testing.assert_frame_equal(scl.load(iter(chunks), name="x"), scl.load(GOOD, name="x"))
 
 
+def test_a_list_of_paths_reads_as_its_folder_does(tmp_path) -> None:
+    for name in ("b.sse", "a.sse", "notes.txt"):
+        (tmp_path / name).write_bytes(GOOD)
+    listed = sorted(tmp_path.glob("*.sse"))
+    pd.testing.assert_frame_equal(scl.load(listed), scl.load(tmp_path))
+    pd.testing.assert_frame_equal(scl.load(tuple(map(str, listed))), scl.load(tmp_path))
+    pd.testing.assert_frame_equal(scl.load(tmp_path.glob("*.sse")).sort_values(
+        ["turn", "seq"], ignore_index=True), scl.load(tmp_path))  # a generator of paths
+
+
+def test_a_list_of_paths_keeps_apart_files_of_one_name(tmp_path) -> None:
+    for folder in ("x", "y"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "turn.sse").write_bytes(GOOD)
+    got = scl.load([tmp_path / "x" / "turn.sse", tmp_path / "y" / "turn.sse",
+                    tmp_path / "x"])
+    assert list(got.turn.unique()) == ["x/turn", "y/turn"] and got.turn.eq("x/turn").sum() \
+        == 2 * got.turn.eq("y/turn").sum()
+
+
+def test_a_list_of_paths_names_a_missing_one(tmp_path) -> None:
+    (tmp_path / "a.sse").write_bytes(GOOD)
+    with pytest.raises(FileNotFoundError, match=r"nope\.sse"):
+        scl.load([tmp_path / "a.sse", tmp_path / "nope.sse"])
+
+
+@pytest.mark.parametrize("bad", [42, None, {"a": 1}, [b"data: {}\n\n", 3], ["a.sse", 3],
+                                 (x for x in [1.5])])
+def test_any_other_argument_is_one_line_naming_what_load_takes(bad) -> None:
+    with pytest.raises(TypeError) as e:
+        scl.load(bad)
+    assert "a path (file, folder or glob), a list of paths, bytes" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
 def test_missing_path_is_a_clear_error() -> None:
     with pytest.raises(FileNotFoundError, match=r"no capture at 'nowhere\.sse'"):
         scl.load("nowhere.sse")

@@ -228,6 +228,16 @@ def _index_reuse(turn: TurnEvidence) -> Iterator[Finding]:
                                "(a new call: a new id)")
 
 
+def _identity_changed(turn: TurnEvidence) -> Iterator[Finding]:
+    for note in turn.notes:
+        if note.quirk == "identity_changed":
+            first = next((c.at for c in turn.calls if c.choice == note.choice
+                          and c.call_id == note.call_id), None)
+            where = f"first at byte {first}, " if first is not None else ""
+            yield turn.finding("identity_changed", note.choice, note.call_id, note.at,
+                               f"{note.detail} ({where}the other at byte {note.at})")
+
+
 # -- writing the content quirks (format-neutral: what is said, not how) --------------------
 def _segments(turn: Script, change: Callable[[int, Segment], list[Segment]]) -> Script:
     out: list[Segment] = []
@@ -364,6 +374,17 @@ QUIRKS: dict[str, Quirk] = {q.name: q for q in (
           ("ollama/ollama#15457", "langchain-ai/langchain#34807"),
           "a new id at a used index starts a new call", _index_reuse,
           worsens=("key_by_name",)),
+    Quirk("late_identity", "a call's id or name first sent after its announcement (the name "
+          "with the first argument fragment)", ("vercel/ai#14722", "pipecat-ai/pipecat PR #5023",
+                                                "jjang-ai/vmlx PR #244"),
+          "the first non-empty id, name and type sent for a call before its stop are its own, "
+          "wherever they come", _noted("late_identity")),
+    Quirk("identity_changed", "a second, different id or name for one call (a done event "
+          "that disagrees with the announcement)", ("streamcalls-lab#29",),
+          "the call keeps the first value; the other is kept beside it on its row, which is "
+          "a problem row (strict: a CaptureError naming both)", _identity_changed),
+    # (nothing destroyed: the first value is the call's by rule, so a correct client hands
+    # the call on as announced, and the suite and torture serve it as a family)
 )}
 """Every producer quirk, in the order the docs and reports list them."""
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..events import Ev, fragment_row, maybe_text, stated, text
 from ..turns import Role, Script, Text, WireFrame
+from ._identity import Identities
 from .as_written import wire_length
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
@@ -53,6 +54,7 @@ class AGUI:
     def __init__(self) -> None:
         self._blocks: dict[str, int] = {}  # toolCallId -> block, in order of first appearance
         self._chunked: str | None = None  # the call TOOL_CALL_CHUNKs are filling
+        self._who = Identities()  # each call's name, by block (its id is its key)
 
     def _block(self, call_id: str) -> int:
         return self._blocks.setdefault(call_id, len(self._blocks))
@@ -66,6 +68,8 @@ class AGUI:
         out = [] if kind in _PASSING else self._end_chunked(kind)
         if row.kind in ("call_start", "args_delta", "block_stop"):
             row = row._replace(block=self._block(text(row.call_id, "toolCallId")))
+            if row.kind == "call_start":
+                self._who.announce(row.block, row.call_id, row.tool)
         return [*out, row]
 
     def _end_chunked(self, kind: str) -> list[Ev]:
@@ -83,13 +87,19 @@ class AGUI:
             raise TypeError("TOOL_CALL_CHUNK: the first chunk of a call should carry "
                             "toolCallId and toolCallName")
         out = self._end_chunked(kind) if another else []
+        changed = None
         if self._chunked is None:
             self._chunked = call_id
             out.append(Ev(kind, "call_start", self._block(call_id), call_id, tool))
-        if frag is not None:
+            self._who.announce(self._blocks[call_id], call_id, tool)
+        elif tool:  # a later chunk that repeats the name: the same one, or a change
+            block = self._blocks[self._chunked]
+            changed = self._who.see(kind, block, call_id, tool, block)
+        if frag is not None:  # (the name rides on the row only where it differs)
             out.append(fragment_row(kind, "args_delta", self._blocks[self._chunked], frag,
-                                    wire_length(data, "delta", frag), None, call_id))
-        return out
+                                    wire_length(data, "delta", frag), None, call_id,
+                                    None if changed is None else tool))
+        return out if changed is None else [*out, changed]
 
 
 def _row(kind: str, payload: dict[str, Any], data: str) -> Ev:

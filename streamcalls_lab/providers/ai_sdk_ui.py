@@ -26,6 +26,7 @@ from typing import Any
 
 from ..events import DONE, Ev, fragment_row, maybe_text, stated, text
 from ..turns import Role, Script, Text, WireFrame
+from ._identity import Identities
 from .as_written import value_text, wire_length
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
@@ -63,6 +64,7 @@ class AISDKUIStream:
         self._blocks: dict[str, int] = {}  # toolCallId -> block, in order of first appearance
         self._filled: set[str] = set()  # calls a non-empty fragment has arrived for
         self._plain: set[str] = set()  # calls announced with inputEncoding "text"
+        self._who = Identities()  # each call's name, by block (its id is its key)
 
     def _block(self, call_id: str) -> int:
         return self._blocks.setdefault(call_id, len(self._blocks))
@@ -89,7 +91,9 @@ class AISDKUIStream:
                 self._plain.add(call_id)
             else:
                 self._plain.discard(call_id)
-            return [Ev(kind, "call_start", self._block(call_id), call_id, tool)]
+            block = self._block(call_id)
+            self._who.announce(block, call_id, tool)
+            return [Ev(kind, "call_start", block, call_id, tool)]
         if kind in _ENDS:
             return self._end(kind, payload, data)
         if kind == "text-start":
@@ -110,6 +114,7 @@ class AISDKUIStream:
         out = []
         if call_id not in self._blocks:
             out.append(Ev(kind, "call_start", self._block(call_id), call_id, tool))
+            self._who.announce(self._blocks[call_id], call_id, tool)
         block = self._blocks[call_id]
         given = payload.get("input")
         if call_id not in self._filled and given is not None:
@@ -122,7 +127,7 @@ class AISDKUIStream:
                 wire = len(frag)
             out.append(fragment_row(kind, "args_delta", block, frag, wire, None, call_id))
         out.append(Ev(kind, "block_stop", block, call_id, tool))
-        return out
+        return self._who.check(out, kind, block, call_id, tool)  # the end repeats the name
 
 
 # -- writing a turn ------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from ..turns import (
     shared,
     with_gaps,
 )
+from ._written import args_in_announcement
 from .as_written import wire_length
 from .recognise import ByType
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
@@ -175,20 +176,8 @@ def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFra
     return frames
 
 
-def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """Each call's first fragment sent as the ``arguments`` of ``tool-call-start``."""
-    out: list[WireFrame] = []
-    start: dict[int | None, WireFrame] = {}
-    for f in frames:
-        if f.role == "call_start":
-            start[f.segment] = f
-        elif f.role == "args" and f.segment in start:
-            head = start.pop(f.segment)
-            _set_fragment(head, f.fragment or "")
-            head.fragment = f.fragment
-            continue
-        out.append(f)
-    return out
+# Each call's first fragment sent as the ``arguments`` of ``tool-call-start``.
+_args_in_announcement = args_in_announcement(_set_fragment)
 
 
 QUIRKS: dict[str, Transform | None] = {

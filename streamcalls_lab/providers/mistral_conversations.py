@@ -22,6 +22,7 @@ from typing import Any
 
 from ..events import Ev, fragment_row, maybe_text, obj, text
 from ..turns import Role, Script, Text, WireFrame
+from ._identity import Identities
 from .as_written import wire_length
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
@@ -47,10 +48,12 @@ class MistralConversations:
         self._blocks: dict[str, int] = {}  # a call's tool_call_id (a tool's id) -> block
         self._open: list[str] = []  # announced, not yet ended, in order
         self._calls = 0
+        self._who = Identities()  # each call's name, by block (its id is its key)
 
-    def _announce(self, key: str) -> int:
+    def _announce(self, key: str, tool: str) -> int:
         self._open.append(key)
         self._blocks[key] = self._calls
+        self._who.announce(self._calls, key, tool)
         self._calls += 1
         return self._calls - 1
 
@@ -66,9 +69,12 @@ class MistralConversations:
                                   text(payload["name"], "name"), payload, data)
         if kind == _DONE:
             key = text(payload["id"], "id")
+            tool = maybe_text(payload.get("name"), "name")  # (repeated: the same tool)
             if key in self._open:
                 self._open.remove(key)
-                return [Ev(kind, "block_stop", self._blocks[key], key)]
+                block = self._blocks[key]
+                return self._who.check([Ev(kind, "block_stop", block, key, tool)], kind,
+                                       block, key, tool)
             return [Ev(kind, "other", call_id=key)]
         if kind == "message.output.delta":
             content = payload["content"]
@@ -96,13 +102,18 @@ class MistralConversations:
         frag = maybe_text(payload.get("arguments"), "arguments")
         out = []
         if key not in self._open:
-            out.append(Ev(kind, "call_start", self._announce(key), key, tool))
+            out.append(Ev(kind, "call_start", self._announce(key, tool), key, tool))
             if not frag:
                 return out
-        if frag is not None:
+            changed = None
+        else:  # every delta repeats the name: another one is no new call, and no rename
+            changed = self._who.see(kind, self._blocks[key], key, tool, self._blocks[key])
+        if frag is not None:  # (the name rides on the row only where it differs)
             out.append(fragment_row(kind, "args_delta", self._blocks[key], frag,
-                                    wire_length(data, "arguments", frag), None, key))
-        return out or [Ev(kind, "other", self._blocks[key], key)]
+                                    wire_length(data, "arguments", frag), None, key,
+                                    None if changed is None else tool))
+        out = out or [Ev(kind, "other", self._blocks[key], key)]
+        return out if changed is None else [*out, changed]
 
 
 # -- writing a turn ------------------------------------------------------------------------

@@ -149,6 +149,7 @@ FORMAT = WireFormat(
     write=write,
     quirks=dict.fromkeys(("call_in_text", "line_separator_in_data")),
     calls_whole=True,
+    call_ids_sent=False,  # Ollama added tool_calls[].id late; older servers send none
     whole=whole,
     streaming=Streaming("stream"),
 )

@@ -40,6 +40,7 @@ from ..events import (
     text,
 )
 from ..turns import Role, Script, Text, WireFrame
+from ._identity import Identities
 from .as_written import wire_lengths
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
@@ -77,6 +78,11 @@ def _unread(kind: str, typ: str) -> list[Ev]:
                                       "does not know: its input is not read")]
 
 
+def tool_of(typ: str, inner: dict[str, Any]) -> str | None:
+    """A call's tool: a function's name, else its type (``code_interpreter``)."""
+    return maybe_text(inner.get("name"), "function.name") if typ == "function" else typ
+
+
 def _named(event: str, payload: dict[str, Any]) -> str:
     """The event's name: the SSE event's, or, where a proxy dropped it, one read from the
     payload's ``object`` and ``status`` (a created object is taken as it)."""
@@ -111,6 +117,7 @@ class OpenAIAssistants:
         self._ids: dict[int, str | None] = {}  # block -> call id
         self._tools: dict[int, str | None] = {}  # block -> tool name
         self._open: list[tuple[str, int]] = []  # announced, not yet ended, in order
+        self._who = Identities()  # each call's id and name as sent so far, by block
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         payload = obj(payload, "an Assistants event")
@@ -152,6 +159,7 @@ class OpenAIAssistants:
         calls = array(details.get("tool_calls") or [], "step_details.tool_calls")
         seen: dict[str, int] = {}  # an input key -> how many of its strings came before
         out: list[Ev] = []
+        changes: list[Ev] = []  # after every other row (strict mode reads the last)
         for tc in calls:
             tc = obj(tc, "tool_calls[]")
             at = index(tc["index"], "tool_calls[].index")
@@ -175,13 +183,31 @@ class OpenAIAssistants:
                 out += _unread(kind, typ)
                 if frag:
                     out.append(fragment_row(kind, "args_delta", block, frag, wire))
-            elif frag is not None:
-                out.append(fragment_row(kind, "args_delta", block, frag, wire))
-        return out or [Ev(kind, "other")]
+            else:  # a later entry at the index: an id or name it sends is late or a change
+                changed = self._see(kind, block, cid, tool if typ == "function" else None)
+                late = self._who.late("a later step delta")
+                if frag is not None:
+                    row = fragment_row(kind, "args_delta", block, frag, wire,
+                                       None, *(() if changed is None else (cid, tool)))
+                    out.append(row if late is None else row._replace(quirk=late))
+                elif late is not None:
+                    out.append(Ev(kind, "other", block, cid, tool, quirk=late))
+                changes += [] if changed is None else [changed]
+        return out + changes or [Ev(kind, "other")]
+
+    def _see(self, kind: str, block: int, cid: str | None, tool: str | None) -> Ev | None:
+        """An id or name sent again for the call at ``block``: the tracker's row if it
+        changed; a late one becomes the call's."""
+        if not (cid or tool):
+            return None
+        changed = self._who.see(kind, block, cid, tool, block)
+        self._ids[block], self._tools[block] = self._who.known(block)
+        return changed
 
     def _announce(self, call: tuple[str, int], cid: str | None, tool: str | None) -> int:
         block = self._blocks[call] = len(self._blocks)
         self._ids[block], self._tools[block] = cid, tool
+        self._who.announce(block, cid, tool)
         self._open.append(call)
         return block
 
@@ -196,6 +222,7 @@ class OpenAIAssistants:
         finals: dict[tuple[str, int], str | None] = {}
         lengths: dict[str, list[int]] = {}
         counted: dict[str, int] = {}
+        changes: list[Ev] = []  # after every other row (strict mode reads the last)
         for at_step, at, tc in whole:
             typ = text(tc["type"], "tool_calls[].type")
             cid = maybe_text(tc.get("id"), "tool_calls[].id")
@@ -213,13 +240,14 @@ class OpenAIAssistants:
             if call is None or call not in self._blocks:
                 if call is None:
                     call = (f"\x00{cid}", len(self._blocks))  # named by its id alone
-                tool = (maybe_text(inner.get("name"), "function.name") if typ == "function"
-                        else typ)
+                tool = tool_of(typ, inner)
                 block = self._announce(call, cid, tool)
                 out.append(Ev(kind, "call_start", block, cid, tool))
                 out += _unread(kind, typ)
                 if args:
                     out.append(fragment_row(kind, "args_delta", block, args, wire))
+            elif (row := self._see(kind, self._blocks[call], cid, tool_of(typ, inner))):
+                changes.append(row)  # the repeated call names another id or name
             finals[call] = args
         ended = [c for c in self._open if step is None or c[0] == step]
         if ended:  # one pass, not a list.remove per call: linear in calls per step
@@ -228,7 +256,7 @@ class OpenAIAssistants:
             block = self._blocks[call]
             out.append(Ev(kind, "block_stop", block, self._ids[block], self._tools[block],
                           final=finals.get(call)))
-        return out
+        return out + changes
 
     def _text(self, kind: str, payload: dict[str, Any], data: str) -> list[Ev]:
         parts = array(obj(payload["delta"], "delta").get("content") or [], "delta.content")

@@ -43,6 +43,8 @@ from ..turns import (
     shared,
     with_gaps,
 )
+from ._identity import Identities
+from ._written import args_in_announcement
 from .as_written import wire_length, wire_lengths
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
@@ -121,7 +123,7 @@ class OpenAIChat:
         # Per (choice, index): with n > 1 each choice is a message of its own, whose
         # tool_calls count their indexes from 0 again.
         self._ids: dict[tuple[int, int], str | None] = {}  # call announced at each key
-        self._names: dict[tuple[int, int], str | None] = {}
+        self._who = Identities()  # the id and name each call has by now
         self._open: list[tuple[int, int]] = []
 
     @staticmethod
@@ -137,6 +139,7 @@ class OpenAIChat:
             msg = err.get("message") if isinstance(err, dict) else err
             return [Ev.provider_error(name, msg)]
         out: list[Ev] = []
+        changed: list[Ev] = []  # identity that changed: after the chunk's rows
         arg_lengths: list[int] | None = None
         nargs = 0  # argument strings seen in this chunk
         bare = None if payload.get("choices") else _no_choices(
@@ -197,7 +200,7 @@ class OpenAIChat:
                     new = bool(cid) and cid != known
                 if new:
                     self._ids[key] = cid
-                    self._names[key] = tool
+                    self._who.announce(key, cid, tool)
                     if key not in self._open:
                         self._open.append(key)
                     out.append(Ev(name, "call_start", index, cid, tool, choice=k,
@@ -208,14 +211,19 @@ class OpenAIChat:
                                              "the fragment that announces the call"))
                 else:
                     quirk = _blank(tc, fn, "a follow-on fragment") or _repeated(
-                        cid, tool, known, self._names.get(key))
+                        cid, tool, known, self._who.known(key)[1])
+                    # a late id or name is the call's; a different one is not
+                    if (cid or tool) and (
+                            row := self._who.see(name, key, cid, tool, index, k)) is not None:
+                        changed.append(row)
+                    quirk = quirk or self._who.late("a follow-on fragment")
                     row = fragment_row(name, "args_delta", index, args,
                                        None if args is None else wire, k, cid, tool)
                     out.append(row if quirk is None else row._replace(quirk=quirk))
             finish = choice.get("finish_reason")
             if finish:
                 out.extend(self._stop_all(name, k, stated(finish)))
-        return out or [Ev(name, "other", quirk=bare)]
+        return out + changed if out else [Ev(name, "other", quirk=bare)]
 
     def _stop_all(self, name: str, choice: int, reason: str | None) -> list[Ev]:
         """finish_reason ends the choice's message: one row for it, then one per call.
@@ -475,20 +483,25 @@ def _repeated_identity(frames: list[WireFrame], turn: Script) -> list[WireFrame]
     return frames
 
 
-def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """Each call's first fragment sent on the chunk that announces it (llama.cpp#22722)."""
-    out: list[WireFrame] = []
-    start: dict[int | None, WireFrame] = {}
+def _late_identity(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """Each call announced with its id and an empty ``function``; its name comes with its
+    first argument fragment (a producer that streams the name as a token like the rest)."""
+    calls = [s for s in turn.segments if isinstance(s, Call)]
+    named: set[int] = set()
     for f in frames:
         if f.role == "call_start":
-            start[f.segment] = f
-        elif f.role == "args" and f.segment in start:
-            head = start.pop(f.segment)
-            _set_fragment(head, f.fragment or "")
-            head.fragment = f.fragment
-            continue
-        out.append(f)
-    return out
+            entry = _entry(f)
+            entry["function"] = {k: v for k, v in entry["function"].items() if k != "name"}
+    for k, f in _follow_ons(frames, turn):
+        if k not in named:
+            named.add(k)
+            entry = _entry(f)
+            entry["function"] = {"name": calls[k].tool, **entry["function"]}
+    return frames
+
+
+# Each call's first fragment sent on the chunk that announces it (llama.cpp#22722).
+_args_in_announcement = args_in_announcement(_set_fragment)
 
 
 def _empty_arguments(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
@@ -555,6 +568,7 @@ def _whole_calls_in_one_chunk(frames: list[WireFrame], turn: Script) -> list[Wir
 QUIRKS: dict[str, Transform | None] = {
     "blank_identity": _blank_identity,
     "repeated_identity": _repeated_identity,
+    "late_identity": _late_identity,
     "args_in_announcement": _args_in_announcement,
     "empty_arguments": _empty_arguments,
     "stop_reason_mismatch": _stop_reason_mismatch,

@@ -41,6 +41,7 @@ import orjson
 
 from ..events import Ev, fragment_row, maybe_text, obj, stated_status, text
 from ..turns import Role, Script, Text, WireFrame
+from ._identity import Identities
 from .as_written import wire_length, wire_lengths
 from .recognise import ByKeys
 from .spec import Envelope, Fields, WireFormat
@@ -91,6 +92,7 @@ class OpenAIRealtime:
     def __init__(self) -> None:
         self._blocks: dict[str, int] = {}  # item id -> block, in order of first appearance
         self._calls = 0
+        self._who = Identities()  # each call's id and name, by block
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
@@ -116,24 +118,30 @@ class OpenAIRealtime:
         if kind in _ARGS:
             item = text(payload["item_id"], "item_id")
             frag = text(payload["delta"], "delta")
-            return [fragment_row(kind, "args_delta", self._block(item), frag,
-                                 wire_length(data, "delta", frag), None,
-                                 maybe_text(payload.get("call_id"), "call_id"))]
+            call_id = maybe_text(payload.get("call_id"), "call_id")
+            block = self._block(item)
+            row = fragment_row(kind, "args_delta", block, frag,
+                               wire_length(data, "delta", frag), None, call_id)
+            changed = self._who.see(kind, block, call_id, None, block) if call_id else None
+            late = self._who.late(kind)
+            row = row if late is None else row._replace(quirk=late)
+            return [row] if changed is None else [row, changed]
         if kind in _TEXT:
             frag = text(payload["delta"], "delta")
             return [fragment_row(kind, "text_delta", None, frag, wire_length(data, "delta", frag))]
         if kind in _DONE:
-            item = text(payload["item_id"], "item_id")
-            return [Ev(kind, "args_done", self._block(item),
-                       maybe_text(payload.get("call_id"), "call_id"),
-                       maybe_text(payload.get("name"), "name"),
-                       final=text(payload["arguments"], "arguments"))]
+            block = self._block(text(payload["item_id"], "item_id"))
+            call_id = maybe_text(payload.get("call_id"), "call_id")
+            tool = maybe_text(payload.get("name"), "name")
+            out = [Ev(kind, "args_done", block, call_id, tool,
+                      final=text(payload["arguments"], "arguments"))]
+            return self._who.check(out, kind, block, call_id, tool)
         if kind in ("response.output_item.added", "response.output_item.done"):
             return self._item(kind, obj(payload["item"], "item"), data)
         if kind == "response.done":
             why = stated_status(payload.get("response"), ("status_details", "reason"))
-            return [*self._unseen(kind, payload.get("response"), data),
-                    Ev(kind, "turn_stop", reason=why)]
+            out, changed = self._unseen(kind, payload.get("response"), data)
+            return [*out, Ev(kind, "turn_stop", reason=why), *changed]
         if kind == "error":
             err = obj(payload["error"], "error")
             return [Ev.provider_error(kind, err.get("message"), err.get("code"))]
@@ -151,21 +159,25 @@ class OpenAIRealtime:
         tool = maybe_text(item.get("name"), "item.name")
         args = maybe_text(item.get("arguments"), "item.arguments")
         if kind.endswith("done"):
-            return [Ev(kind, "block_stop", self._block(item_id), call_id, tool, final=args)]
+            block = self._block(item_id)
+            return self._who.check([Ev(kind, "block_stop", block, call_id, tool, final=args)],
+                                   kind, block, call_id, tool)
         out = [Ev(kind, "call_start", self._block(item_id, new=True), call_id, tool)]
+        self._who.announce(self._blocks[item_id], call_id, tool)
         if args:
             out.append(fragment_row(kind, "args_delta", self._blocks[item_id], args,
                                     wire_length(data, "arguments", args)))
         return out
 
 
-    def _unseen(self, kind: str, response: Any, data: str) -> list[Ev]:
+    def _unseen(self, kind: str, response: Any, data: str) -> tuple[list[Ev], list[Ev]]:
         """The call items of a finished response that no event announced, each announced,
         given its whole ``arguments`` as one fragment and ended (every field checked first:
-        a problem ends nothing)."""
+        a problem ends nothing); and a row for each announced call whose id or name the
+        response names otherwise."""
         output = response.get("output") if isinstance(response, dict) else None
         if not isinstance(output, list):
-            return []
+            return [], []
         found = []
         for item in output:
             field = _CALLS.get(item.get("type")) if isinstance(item, dict) else None
@@ -175,8 +187,11 @@ class OpenAIRealtime:
             found.append((item_id, maybe_text(item.get(field), f"item.{field}"),
                           maybe_text(item.get("name"), "item.name"),
                           maybe_text(item.get("arguments"), "item.arguments")))
+        changed = [row for item_id, call_id, tool, _ in found if item_id in self._blocks
+                   and (row := self._who.see(kind, self._blocks[item_id], call_id, tool,
+                                             self._blocks[item_id])) is not None]
         if not any(item_id not in self._blocks for item_id, *_ in found):
-            return []
+            return [], changed
         wires = iter(wire_lengths(data, "arguments"))  # each call item's, in order
         out = []
         for item_id, call_id, tool, args in found:
@@ -184,11 +199,12 @@ class OpenAIRealtime:
             if item_id in self._blocks:
                 continue
             block = self._block(item_id, new=True)
+            self._who.announce(block, call_id, tool)
             out.append(Ev(kind, "call_start", block, call_id, tool))
             if args:
                 out.append(fragment_row(kind, "args_delta", block, args, wire, None, call_id))
             out.append(Ev(kind, "block_stop", block, call_id, tool, final=args))
-        return out
+        return out, changed
 
 
 def stated_time(data: str) -> float | None:

@@ -39,6 +39,8 @@ from ..turns import (
     WireFrame,
     shared,
 )
+from ._identity import Identities
+from ._written import args_in_announcement
 from .as_written import wire_length
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
@@ -114,6 +116,7 @@ class OpenAIResponses:
 
     def __init__(self) -> None:
         self._items: dict[str, int] = {}  # item id -> output_index, for events naming only the id
+        self._who = Identities()  # each call's id and name, by output_index
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
@@ -140,8 +143,9 @@ class OpenAIResponses:
             return [row]
         field = _DONE.get(kind)
         if field is not None:
-            return [Ev(kind, "args_done", block, tool=maybe_text(payload.get("name"), "name"),
-                       final=text(payload[field], field))]
+            tool = maybe_text(payload.get("name"), "name")
+            out = [Ev(kind, "args_done", block, tool=tool, final=text(payload[field], field))]
+            return self._who.check(out, kind, block, None, tool)
         if kind == "response.output_item.added":
             item = payload["item"]
             if isinstance(item.get("id"), str) and block is not None:
@@ -151,6 +155,7 @@ class OpenAIResponses:
                 input_field, call_id, tool = call
                 blank = [f for f, v in (("call_id", call_id), ("name", tool))
                          if v is not None and not v]
+                self._who.announce(block, call_id, tool)
                 out = [Ev(kind, "call_start", block, call_id, tool, quirk=(
                     f"blank_identity: {' and '.join(blank)} empty on the announcement"
                     if blank else None))]
@@ -170,7 +175,8 @@ class OpenAIResponses:
             if call is not None:
                 input_field, call_id, tool = call
                 final = maybe_text(item.get(input_field), f"item.{input_field}")
-                return [Ev(kind, "block_stop", block, call_id, tool, final=final)]
+                out = [Ev(kind, "block_stop", block, call_id, tool, final=final)]
+                return self._who.check(out, kind, block, call_id, tool)
             return [Ev(kind, "block_stop", block)]
         if kind in _TURN_STOPS:
             why = stated_status(payload.get("response"), ("incomplete_details", "reason"))
@@ -366,20 +372,12 @@ def _blank_identity(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
     return frames
 
 
-def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """Each call's first fragment sent as the item's ``arguments`` in ``output_item.added``."""
-    out: list[WireFrame] = []
-    start: dict[int | None, WireFrame] = {}
-    for f in frames:
-        if f.role == "call_start":
-            start[f.segment] = f
-        elif f.role == "args" and f.segment in start:
-            head = start.pop(f.segment)
-            head.payload["item"] = {**head.payload["item"], "arguments": f.fragment}
-            head.fragment = f.fragment
-            continue
-        out.append(f)
-    return out
+def _put_item_arguments(head: WireFrame, fragment: str) -> None:
+    head.payload["item"] = {**head.payload["item"], "arguments": fragment}
+
+
+# Each call's first fragment sent as the item's ``arguments`` in ``output_item.added``.
+_args_in_announcement = args_in_announcement(_put_item_arguments)
 
 
 def _args_only_in_done(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
@@ -388,8 +386,20 @@ def _args_only_in_done(frames: list[WireFrame], turn: Script) -> list[WireFrame]
     return [f for f in frames if f.role != "args"]
 
 
+def _identity_changed(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+    """The first call's ``output_item.done`` names another ``call_id`` than its
+    ``output_item.added`` did (a gateway that mints ids per event)."""
+    for f in frames:
+        item = f.payload.get("item") if isinstance(f.payload, dict) else None
+        if f.role == "call_stop" and isinstance(item, dict) and item.get("call_id"):
+            f.payload["item"] = {**item, "call_id": item["call_id"] + "_re"}
+            break
+    return frames
+
+
 QUIRKS: dict[str, Transform | None] = {
     "blank_identity": _blank_identity,
+    "identity_changed": _identity_changed,
     "args_in_announcement": _args_in_announcement,
     "empty_arguments": None,
     "args_only_in_done": _args_only_in_done,

@@ -184,6 +184,9 @@ class WireFormat:
     call_ids: tuple[str, int] = ("call_", 24)
     """How the format's call ids look: a prefix and that many base-62 characters (the
     generator draws its ids so)."""
+    call_ids_sent: bool = True
+    """Its calls carry an id (False: its servers send none, or not always: Gemini, Ollama);
+    ``calls()`` names a finished call without one a problem only where this is True."""
     aliases: tuple[str, ...] = field(default=())
     """Other names the format goes by (a gateway's, an SDK's)."""
     stated_time: Callable[[str], float | None] | None = None

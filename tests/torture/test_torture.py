@@ -103,8 +103,8 @@ def _dechunk(stream: bytes) -> bytes:
 # -- the cases themselves ------------------------------------------------------------------
 @pytest.mark.parametrize("suite", ["quick", "full"])
 def test_every_case_decodes_with_the_kits_own_loader_to_the_calls_expected(suite: str) -> None:
-    for case in cases(suite=suite):
-        table = scl.calls(scl.load(case.body))
+    for case in cases(suite=suite):  # (a changed id is a strict error: read on leniently)
+        table = scl.calls(scl.load(case.body, strict="identity_changed" not in case.quirks))
         decoded = {(r.call_id, r.tool, r.args) for r in table.itertuples()}
         assert set(case.expected) <= decoded, (case.family, case.format)
 
