@@ -42,6 +42,21 @@ CLIENT = textwrap.dedent('''
 ''') % {"q": QKEY, "b": BKEY, "k": KEY, "args": "".join(ARGS)}
 
 
+OFFLINE = """
+import socket, pytest
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    real = socket.socket.connect
+    def loopback_only(self, address):
+        host = address[0] if isinstance(address, tuple) else address
+        if host not in ("127.0.0.1", "::1", "localhost"):
+            raise OSError("network unreachable (test)")
+        return real(self, address)
+    monkeypatch.setattr(socket.socket, "connect", loopback_only)
+"""
+
+
 @pytest.fixture
 def upstream():
     with SSEServer(TURN, speed=float("inf")) as server:
@@ -49,7 +64,7 @@ def upstream():
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", PLUGIN, "-p", "no:cacheprovider", *args)
+    return pytester.runpytest("-p", PLUGIN, "-p", "no:cacheprovider", *args)
 
 
 def test_record_then_replay_offline(pytester, upstream):
@@ -70,14 +85,151 @@ def test_record_then_replay_offline(pytester, upstream):
                 assert form.encode() not in data, (f.name, secret)
     # replay: the upstream gone and every non-loopback connect refused
     upstream.close()
-    pytester.makeconftest('''
-        import socket, pytest
-        _real = socket.socket.connect
-        def _loopback_only(self, address):
-            host = address[0] if isinstance(address, tuple) else address
-            if host not in ("127.0.0.1", "::1", "localhost"):
-                raise OSError("network unreachable (test)")
-            return _real(self, address)
-        socket.socket.connect = _loopback_only
-    ''')
+    pytester.makeconftest(OFFLINE)
     run(pytester).assert_outcomes(passed=1)
+
+
+def _record(pytester, upstream, name="test_rec") -> Path:
+    pytester.makepyfile(**{name: CLIENT})
+    run(pytester, "--streamcalls-record-mode=once",
+        f"--streamcalls-upstream={upstream.base_url}").assert_outcomes(passed=1)
+    return pytester.path / "cassettes" / name / "test_turn"
+
+
+def test_none_mode_without_cassette_fails_naming_it(pytester):
+    pytester.makepyfile(test_rec=CLIENT)
+    result = run(pytester)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*no streamcalls cassette at*test_turn*record-mode=once*"])
+
+
+def test_a_request_no_recording_matches_fails_naming_it(pytester, upstream):
+    _record(pytester, upstream)
+    pytester.makepyfile(test_rec=CLIENT.replace("?key=", "/other?key="))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*POST /v1/chat/completions/other?key=*matches no recording*"
+                                 "nothing was sent to the network*"])
+    assert len(upstream.requests) == 1  # only the recording run reached it
+
+
+def test_modes_all_and_new_episodes(pytester, upstream):
+    folder = _record(pytester, upstream)
+    run(pytester, "--streamcalls-record-mode=once",
+        f"--streamcalls-upstream={upstream.base_url}").assert_outcomes(passed=1)
+    assert len(upstream.requests) == 1  # once: a cassette there is replayed
+    run(pytester, "--streamcalls-record-mode=all",
+        f"--streamcalls-upstream={upstream.base_url}").assert_outcomes(passed=1)
+    assert len(upstream.requests) == 2 and len(list(folder.glob("*.sse"))) == 1
+    pytester.makepyfile(test_rec=CLIENT.replace(
+        "body = ask(streamcalls_cassette.base_url)",
+        "ask(streamcalls_cassette.base_url)\n        body = ask(streamcalls_cassette.base_url, "
+        "'/v1/responses')"))
+    run(pytester, "--streamcalls-record-mode=new_episodes",
+        f"--streamcalls-upstream={upstream.base_url}").assert_outcomes(passed=1)
+    assert len(upstream.requests) == 3  # only the new request went upstream
+    assert len(list(folder.glob("*.sse"))) == 2
+    run(pytester).assert_outcomes(passed=1)  # both replayed now
+
+
+def test_corrupt_cassettes_name_file_and_byte(pytester, upstream):
+    folder = _record(pytester, upstream)
+    meta = next(folder.glob("*.meta.json"))
+    good = meta.read_bytes()
+    meta.write_bytes(good[:40] + b"}{" + good[40:])
+    result = run(pytester)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*{meta.name}: byte 40: not JSON*"])
+    meta.write_bytes(good)
+    sse = next(folder.glob("*.sse"))
+    timing = sse.with_name(sse.name + ".timing.tsv")
+    timing.unlink()  # a hand edit changes the length; the reads no longer add up
+    body = sse.read_bytes()
+    at = body.index(b"data: ", 10)
+    sse.write_bytes(body[:at] + b'data: {"choices": [{"delta": {"tool_calls": [}\n\n'
+                    + body[at:])
+    result = run(pytester)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*{sse.name}: byte *"])
+
+
+def test_a_cut_recording_is_replayed_cut(pytester):
+    cut = TURN[: TURN.index(b"finish_reason\":\"tool_calls")]
+    cut = cut[: cut.rindex(b"\n\n") + 2]
+    folder = pytester.path / "cassettes" / "test_cut" / "test_turn"
+    folder.mkdir(parents=True)
+    (folder / "a.sse").write_bytes(cut)
+    (folder / "a.sse.meta.json").write_text(json.dumps({
+        "method": "POST", "path": "/v1/chat/completions?key=" + "x" * len(QKEY),
+        "cut_off": "upstream: IncompleteRead"}))
+    pytester.makepyfile(test_cut=CLIENT.replace("return resp.read()", """try:
+                return resp.read()
+            except Exception as e:
+                pytest.broken = type(e).__name__
+                raise""").replace("def test_turn", "def test_turn_x").replace(
+        "table = calls(body)", "").replace(
+        "body = ask(streamcalls_cassette.base_url)",
+        "with pytest.raises(Exception) as e:\n            ask(streamcalls_cassette.base_url)"
+        "\n        assert 'IncompleteRead' in repr(e.value)").replace(
+        "assert list(table", "#"))
+    (folder.parent / "test_turn_x").mkdir()
+    for f in folder.iterdir():
+        (folder.parent / "test_turn_x" / f.name).write_bytes(f.read_bytes())
+    run(pytester).assert_outcomes(passed=1)
+
+
+VCR = {"interactions": [{
+    "request": {"method": "POST", "uri": "https://api.example.com/v1/chat/completions?key="
+                + QKEY, "body": None, "headers": {"Authorization": ["Bearer " + KEY]}},
+    "response": {"status": {"code": 200, "message": "OK"},
+                 "headers": {"Content-Type": ["text/event-stream"]},
+                 "body": {"string": TURN.decode()}}}], "version": 1}
+
+
+def test_a_vcr_cassette_is_replayed_and_recut(pytester):
+    (pytester.path / "old.json").write_text(json.dumps(VCR))
+    pytester.makepyfile(test_vcr=CLIENT.replace(
+        "def test_turn(", "@pytest.mark.streamcalls(cassette='old.json')\n"
+        "@pytest.mark.streamcalls_recut(producers=False)\ndef test_turn(streamcalls_variant, "))
+    result = run(pytester, "-v")
+    result.stdout.fnmatch_lines(["*test_turn?as-recorded? PASSED*",
+                                 "*test_turn?boundary1-moved-to-char*PASSED*",
+                                 "*test_turn?cut-inside-escape-*n-at-char*",
+                                 "*test_turn?reads-cut-inside-every-multibyte-char? PASSED*",
+                                 "*test_turn?one-byte-per-read? PASSED*",
+                                 "*test_turn?cut-mid-arguments-before-stop? FAILED*"])
+
+
+def test_xdist_workers_each_their_own_port(pytester, upstream):
+    _record(pytester, upstream)
+    pytester.makepyfile(test_rec=CLIENT.replace(
+        "def test_turn(", "@pytest.mark.streamcalls_recut\ndef test_turn(streamcalls_variant, "
+    ).replace("assert list(table", "print(streamcalls_cassette.base_url)\n"
+              "        if streamcalls_variant.ends_early: return\n        assert list(table"))
+    result = pytester.runpytest_subprocess("-p", PLUGIN, "-p", "no:cacheprovider", "-n", "2",
+                                           "-q")
+    result.assert_outcomes(passed=len(_ids(pytester)))
+
+
+def _ids(pytester) -> list[str]:
+    from streamcalls_lab.pytest_plugin.cassette import read
+    from streamcalls_lab.pytest_plugin.variants import producers, recuts
+    rec = read(pytester.path / "cassettes" / "test_rec" / "test_turn")[0]
+    return [v.id for v in recuts(rec) + producers(rec)]
+
+
+def test_assert_calls_names_the_bug_class_and_fix():
+    from streamcalls_lab.pytest_plugin import StreamcallsFailure, assert_calls
+    from streamcalls_lab.pytest_plugin.cassette import Recording
+    from streamcalls_lab.pytest_plugin.variants import recuts
+    from streamcalls_lab.traffic.replay import reads
+    rec = Recording("POST", "/", tuple(reads(TURN)), "t.sse")
+    escape = next(v for v in recuts(rec) if v.escape_cut)
+    want = escape.expected[0]
+    assert_calls([dict(zip(("call_id", "tool", "args"), want, strict=True))], escape)
+    with pytest.raises(StreamcallsFailure) as e:
+        assert_calls([{"call_id": want[0], "tool": want[1], "args": want[2].strip()[:-1]}],
+                     escape)
+    text = str(e.value)
+    assert "bug class:" in text and "fix:" in text and "expected:" in text and "got:" in text
+    assert escape.id in text
