@@ -15,7 +15,7 @@ from streamcalls_lab.traffic.serve import SSEServer
 
 pytest_plugins = ["pytester"]
 
-PLUGIN = "streamcalls_lab.pytest_plugin"
+PLUGIN = "streamcalls_lab_pytest"
 KEY = "sk-live-PLANTED0123456789abcdef"
 QKEY = "AIzaPLANTEDquery0123456789"
 BKEY = "bodysecretPLANTED987654321"
@@ -228,3 +228,22 @@ def test_assert_calls_names_the_bug_class_and_fix():
     text = str(e.value)
     assert "bug class:" in text and "fix:" in text and "expected:" in text and "got:" in text
     assert escape.id in text
+
+
+def test_the_entry_point_imports_nothing_heavy(pytester):
+    """pytest loads an installed entry point in every run: a suite that never uses the
+    plugin must not pay for the kit (pandas, the specs), yet the plugin is there."""
+    pytester.makepyfile(test_plain=textwrap.dedent("""
+        import sys
+
+        def test_nothing_heavy(request):
+            assert request.config.getoption("streamcalls_record_mode") == "none"
+            heavy = sorted(m for m in sys.modules
+                           if m.split(".")[0] in ("pandas", "numpy", "streamcalls_lab"))
+            assert heavy == []
+    """))
+    result = pytester.runpytest_subprocess("-p", PLUGIN, "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=1)
+    result = pytester.runpytest_subprocess("-p", PLUGIN, "-p", "no:cacheprovider", "--co",
+                                           "-q")
+    result.stdout.fnmatch_lines(["*test_nothing_heavy*"])

@@ -47,6 +47,14 @@ class Variant:
     escape_cut: bool = False
     reads_cut: bool = False
     quirks: frozenset[str] = field(default_factory=frozenset)
+    prose: str = ""
+    """The turn's text a correct client shows (all of it: text is never held back)."""
+    recording: int = 0
+    """Which recording of the cassette (in recorded order) this case re-serves."""
+
+    def of(self, recording: int) -> Variant:
+        """This case for the cassette's ``recording``-th exchange, its id saying so."""
+        return replace(self, id=f"exchange{recording + 1}-{self.id}", recording=recording)
 
     def applied(self, rec: Recording) -> Recording:
         if self.reads is None:
@@ -66,6 +74,15 @@ def _sent(table: pd.DataFrame) -> tuple[Sent, ...]:
 def _expected(table: pd.DataFrame) -> tuple[Seen, ...]:
     done = table[table["complete"].astype(bool)]
     return tuple((r.call_id, r.tool, r.args) for r in done.itertuples())
+
+
+def prose(body: bytes) -> str:
+    """A streamed body's text, its fragments joined."""
+    from ..loader import load
+
+    rows = load(body)
+    return "".join(str(f) for f in rows.loc[rows["kind"] == "text_delta", "fragment"]
+                   if isinstance(f, str))
 
 
 def _spread(items: Sequence, n: int) -> list:
@@ -100,7 +117,8 @@ def recuts(rec: Recording, *, max_moves: int = MAX_MOVES) -> list[Variant]:
                    ends_early=rec.cut_off is not None)
     out = [base]
     if rec.cut_off is not None or not len(table):
-        return out  # a cut recording is replayed as cut; a turn with no call has no splits
+        # a cut recording is replayed as cut; a turn with no call has no splits
+        return [replace(base, prose=prose(body))]
     # the longest call: where boundaries and escapes are
     call = int(table["chars"].astype(int).to_numpy().argmax())
     args = str(table["args"].iloc[call])
@@ -129,39 +147,65 @@ def recuts(rec: Recording, *, max_moves: int = MAX_MOVES) -> list[Variant]:
     out.append(Variant("one-byte-per-read", f"the {len(body)} bytes in reads of one byte",
                        tuple(body[i:i + 1] for i in range(len(body))), sent, expected,
                        reads_cut=True))
+    text = prose(body)  # a re-cut moves where the prose is split, never what it says
+    out = [replace(v, prose=text) for v in out]
     if len(args) > 1:
         cut = truncate(body, call=call)
         out.append(Variant("cut-mid-arguments-before-stop",
                            f"the stream cut after a whole frame inside call {call}'s arguments, "
                            "no stop event after it", (cut,), sent, _expected(_table(cut)),
-                           ends_early=True))
+                           ends_early=True, prose=prose(cut)))
+    return out
+
+
+def _segments(body: bytes, table: pd.DataFrame) -> list[turns.Segment]:
+    """The turn as the kit's writer scripts it: its prose (in the fragments it came in) and
+    its calls (each call's arguments in two fragments, cut as the kit's producer cases cut),
+    in the order they began."""
+    from ..loader import load
+
+    k = PRODUCER_SPLITS[1]
+    calls_in_order = [turns.Call(str(r.tool), str(r.call_id), (r.args[:k], r.args[k:]))
+                      for r in table.itertuples()]
+    out: list[turns.Segment] = []
+    prose: list[str] = []
+    taken = 0
+    for kind, fragment in load(body)[["kind", "fragment"]].itertuples(index=False):
+        if kind == "text_delta" and isinstance(fragment, str) and fragment:
+            prose.append(fragment)
+        elif kind == "call_start" and taken < len(calls_in_order):
+            if prose:
+                out.append(turns.Text(tuple(prose)))
+                prose = []
+            out.append(calls_in_order[taken])
+            taken += 1
+    out += calls_in_order[taken:]  # a call its format announces without a start event
+    if prose:
+        out.append(turns.Text(tuple(prose)))
     return out
 
 
 def producers(rec: Recording) -> list[Variant]:
-    """The turn's calls as a server with each producer quirk its format can carry sends
-    them (each call's arguments in two fragments, cut as the kit's producer cases cut)."""
+    """The turn (its prose and its calls) as a server with each producer quirk its format can
+    carry sends it (see :func:`_segments`)."""
     table = _table(rec.body)
     if not len(table) or rec.cut_off is not None:
         return []
     fmt = str(table["provider"].iloc[0])
     if fmt not in TURN_FORMATS:
         return []
-    k = PRODUCER_SPLITS[1]
-    segments = [turns.Call(str(r.tool), str(r.call_id), (r.args[:k], r.args[k:]))
-                for r in table.itertuples()]
+    segments = _segments(rec.body, table)
     out = []
     for quirk in producer_families(fmt):
         turn = turns.script(segments, quirks=frozenset({quirk}))
         frames = turns.write(fmt, turn)
         body = turns.body(fmt, frames)
         want = turns.expected_calls(frames, turn)
-        whole = turns.expected_calls(frames, turns.script(segments, quirks=frozenset({quirk})))
         out.append(Variant(f"producer-{quirk}", f"the turn's calls from a server that "
                            f"{QUIRKS[quirk].summary[0].lower()}{QUIRKS[quirk].summary[1:]}",
                            tuple(r.data for r in reads(body)),
                            tuple(Sent(c["call_id"], c["tool"], c["args"], c["block"],
-                                      c.get("choice")) for c in whole),
+                                      c.get("choice")) for c in want),
                            tuple((c["call_id"], c["tool"], c["args"]) for c in want),
-                           quirks=frozenset({quirk})))
+                           quirks=frozenset({quirk}), prose=prose(body)))
     return out
