@@ -6,7 +6,7 @@ with the kit's ``serve`` on loopback as its upstream, serving one turn the kit's
 character, then two calls whose arguments hold escapes and non-ASCII text. The cassettes are
 what the recording proxy saved of those exchanges, as they would be from a real provider.
 
-    python scripts/make_pytest_cassettes.py
+    python scripts/make_pytest_cassettes.py [test_x.py::test_y ...]   # all, or those
 """
 
 from __future__ import annotations
@@ -39,8 +39,10 @@ TESTS = {  # test node → the wire format its client speaks
 }
 
 
-def main() -> None:
+def main(only: list[str]) -> None:
     for node, fmt in TESTS.items():
+        if only and node not in only:
+            continue
         module, test = node.split("::")
         shutil.rmtree(EXAMPLE / "cassettes" / module.removesuffix(".py") / test,
                       ignore_errors=True)  # a fresh cassette: its one case is as-recorded
@@ -52,4 +54,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
