@@ -22,6 +22,11 @@ KNOWN: dict[str, dict[str, str]] = {
         "producer-repeated_identity": "name_concatenated",
         "producer-index_gap": "index_as_position",
         "producer-index_reuse": "merged_calls",
+        # a follow-on fragment's "type": null replaces the call's type, and
+        # _accumulate_chunk asserts it is "function" (xintaofei/deepseek-acp#4)
+        "producer-blank_identity": "blank_identity_copied",
+        # "arguments": null comes out of arguments.done as None (pydantic/pydantic-ai#1654)
+        "producer-empty_arguments": "null_arguments",
     },
     # langchain-core merge_dicts joins every string but an id; its aggregated message parses
     # a cut call's partial JSON into a valid-looking tool call

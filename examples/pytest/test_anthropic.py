@@ -3,6 +3,8 @@ and the ``messages.stream`` helper (parsed ``input`` at each block's stop)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from anthropic import Anthropic
 
@@ -16,15 +18,19 @@ def client(cassette) -> Anthropic:
 
 @pytest.mark.streamcalls_recut
 def test_messages_iteration(streamcalls_cassette, streamcalls_variant, judge):
-    """``messages.create(stream=True)``: a tool_use block's ``partial_json`` joined, handed on
-    at its ``content_block_stop``."""
+    """``messages.create(stream=True)``: a tool_use block's ``input`` at its start (when a
+    server sends it there) and its ``partial_json`` joined, handed on at its
+    ``content_block_stop``."""
     blocks: dict[int, dict] = {}
     calls, text, error = [], [], None
     try:
         for event in client(streamcalls_cassette).messages.create(**ASK, stream=True):
             if event.type == "content_block_start" and event.content_block.type == "tool_use":
+                given = event.content_block.input  # arguments sent whole with the start
                 blocks[event.index] = {"call_id": event.content_block.id,
-                                       "tool": event.content_block.name, "args": ""}
+                                       "tool": event.content_block.name,
+                                       "args": json.dumps(given, ensure_ascii=False)
+                                       if given else ""}
             elif event.type == "content_block_delta":
                 if event.delta.type == "text_delta":
                     text.append(event.delta.text)

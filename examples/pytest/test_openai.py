@@ -16,24 +16,31 @@ def client(cassette) -> OpenAI:
 @pytest.mark.streamcalls_recut
 def test_chat_iteration(streamcalls_cassette, streamcalls_variant, judge):
     """``create(stream=True)`` with an accumulator keyed by index that keeps the first id and
-    name it sees and hands calls on only at ``finish_reason``."""
-    calls: dict[int, dict] = {}
+    name it sees, starts a new call when an index comes back under another id, skips chunks
+    and choices with nothing in them, and hands calls on only at ``finish_reason``."""
+    calls: list[dict] = []
+    at: dict[int, dict] = {}
     done, text, error = False, [], None
     try:
         for chunk in client(streamcalls_cassette).chat.completions.create(
                 model="gpt-example", messages=MESSAGES, stream=True):
             for choice in chunk.choices:
+                done = done or choice.finish_reason is not None
+                if choice.delta is None:  # a content filter's or usage's choice
+                    continue
                 text.append(choice.delta.content or "")
                 for d in choice.delta.tool_calls or []:
-                    call = calls.setdefault(d.index, {"call_id": "", "tool": "", "args": ""})
+                    call = at.get(d.index)
+                    if call is None or (d.id and call["call_id"] and d.id != call["call_id"]):
+                        call = at[d.index] = {"call_id": "", "tool": "", "args": ""}
+                        calls.append(call)
                     call["call_id"] = call["call_id"] or d.id or ""
                     if d.function is not None:
                         call["tool"] = call["tool"] or d.function.name or ""
                         call["args"] += d.function.arguments or ""
-                done = done or choice.finish_reason is not None
     except Exception as e:  # judged: a crash is a bug class too
         error = e
-    judge("openai-chat-iteration", calls.values() if done else [], "".join(text), error=error)
+    judge("openai-chat-iteration", calls if done else [], "".join(text), error=error)
 
 
 @pytest.mark.streamcalls_recut
@@ -58,9 +65,10 @@ def test_chat_stream_helper(streamcalls_cassette, streamcalls_variant, judge):
 
 @pytest.mark.streamcalls_recut
 def test_responses_iteration(streamcalls_cassette, streamcalls_variant, judge):
-    """``responses.create(stream=True)``: a call is its ``output_item.added`` item, the
-    argument deltas after it, handed on at its ``output_item.done``."""
-    open_items: dict[str, dict] = {}
+    """``responses.create(stream=True)``: a call is its ``output_item.added`` item and the
+    argument deltas at its ``output_index`` (an ``item_id`` may be blank behind a bridge),
+    handed on at its ``output_item.done``."""
+    open_items: dict[int, dict] = {}
     calls, text, error = [], [], None
     try:
         for event in client(streamcalls_cassette).responses.create(
@@ -69,16 +77,18 @@ def test_responses_iteration(streamcalls_cassette, streamcalls_variant, judge):
                 text.append(event.delta)
             elif event.type == "response.output_item.added" and event.item.type == \
                     "function_call":
-                open_items[event.item.id] = {"call_id": event.item.call_id,
-                                             "tool": event.item.name,
-                                             "args": event.item.arguments or ""}
+                open_items[event.output_index] = {"call_id": event.item.call_id,
+                                                  "tool": event.item.name,
+                                                  "args": event.item.arguments or ""}
             elif event.type == "response.function_call_arguments.delta":
-                open_items[event.item_id]["args"] += event.delta
+                open_items[event.output_index]["args"] += event.delta
             elif event.type == "response.output_item.done" and event.item.type == \
                     "function_call":
-                call = open_items.pop(event.item.id)
+                call = open_items.pop(event.output_index)
                 # the done item holds the whole arguments: they win over the deltas
-                calls.append({**call, "args": event.item.arguments})
+                calls.append({**call, "call_id": call["call_id"] or event.item.call_id,
+                              "tool": call["tool"] or event.item.name,
+                              "args": event.item.arguments})
     except Exception as e:
         error = e
     judge("openai-responses-iteration", calls, "".join(text), error=error)
