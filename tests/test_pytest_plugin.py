@@ -317,3 +317,54 @@ def test_the_example_suite_replays_against_the_real_sdks():
     summary = done.stdout.strip().splitlines()[-1]
     assert " passed" in summary and "failed" not in summary and "error" not in summary
     assert int(summary.split(" passed")[0].split()[-1]) >= 6 * 10  # every case ran
+
+
+def test_producer_variants_keep_the_turns_prose():
+    from streamcalls_lab.pytest_plugin.cassette import Recording
+    from streamcalls_lab.pytest_plugin.variants import producers, prose, recuts
+    from streamcalls_lab.traffic.replay import reads
+    rec = Recording("POST", "/", tuple(reads(TURN)), "t.sse")
+    made = producers(rec)
+    assert made and all(v.id.startswith("producer-") for v in made)
+    for v in made + recuts(rec):
+        served = prose(b"".join(v.reads))
+        assert served == v.prose, v.id
+        if "line_separator" not in v.id and not v.ends_early:  # that quirk adds U+2028
+            assert served == "Let me check", v.id
+
+
+TWICE = textwrap.dedent('''
+    import urllib.request
+    import pytest
+
+    @pytest.mark.streamcalls_recut(producers=False)
+    def test_two(streamcalls_cassette, streamcalls_variant):
+        def ask():
+            req = urllib.request.Request(streamcalls_cassette.base_url + "/v1/chat/completions",
+                                         data=b"{}", method="POST")
+            with urllib.request.urlopen(req) as resp:
+                return resp.read()
+        first, second = ask(), ask()
+        assert first == %(one)r
+        cut = streamcalls_variant.id == "exchange2-cut-mid-arguments-before-stop"
+        assert (second == %(two)r) != cut
+''')
+
+
+def test_every_recording_of_a_cassette_is_recut(pytester):
+    two = check.turn_bytes("openai-chat", [turns.Call("get_time", "call_2",
+                                                      ('{"tz": "Eu', 'rope/Zürich"}'))])
+    folder = pytester.path / "cassettes" / "test_two" / "test_two"
+    folder.mkdir(parents=True)
+    for name, body in (("a", TURN), ("b", two)):
+        (folder / f"{name}.sse").write_bytes(body)
+        (folder / f"{name}.sse.meta.json").write_text(json.dumps({
+            "method": "POST", "path": "/v1/chat/completions"}))
+    pytester.makepyfile(test_two=TWICE % {"one": TURN, "two": two})
+    result = run(pytester, "-v", "-k", "exchange2")
+    result.stdout.fnmatch_lines(["*test_two?exchange2-as-recorded? PASSED*",
+                                 "*test_two?exchange2-one-byte-per-read? PASSED*",
+                                 "*test_two?exchange2-cut-mid-arguments-before-stop? PASSED*"])
+    from streamcalls_lab.pytest_plugin.cassette import read
+    from streamcalls_lab.pytest_plugin.variants import recuts
+    result.assert_outcomes(passed=len(recuts(read(folder)[1])))
