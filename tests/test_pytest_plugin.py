@@ -327,7 +327,7 @@ def test_producer_variants_keep_the_turns_prose():
     made = producers(rec)
     assert made and all(v.id.startswith("producer-") for v in made)
     for v in made + recuts(rec):
-        served = prose(b"".join(v.reads))
+        served = prose(TURN if v.reads is None else b"".join(v.reads))
         assert served == v.prose, v.id
         if "line_separator" not in v.id and not v.ends_early:  # that quirk adds U+2028
             assert served == "Let me check", v.id
