@@ -374,7 +374,6 @@ FORMAT = WireFormat(
     quirks=dict.fromkeys(("empty_arguments", "call_in_text", "line_separator_in_data")),
     calls_whole=True,
     streams_args=True,
-
     call_ids_sent=False,  # the Gemini API sends functionCall.id only sometimes (Vertex: never)
     whole=whole,
 )
