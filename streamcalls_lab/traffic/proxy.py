@@ -666,9 +666,14 @@ class _Handler(StrictHandler):
             meta["request_to_first_byte"] = wait
         if note:
             meta["not_saved"] = note
-        # the request the stream answered (its tools and messages), without its credentials
-        why = provenance.write_request(capture, body, secrets) if self.whole_body else \
-            "the request body was too long to hold (it was forwarded as it came)"
+        # the request the stream answered (its tools and messages), without its credentials;
+        # beside a saved capture only
+        if note:
+            why = None
+        elif self.whole_body:
+            why = provenance.write_request(capture, body, secrets)
+        else:
+            why = "the request body was too long to hold (it was forwarded as it came)"
         if why:
             meta["request_not_kept"] = why
         try:
