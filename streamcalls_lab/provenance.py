@@ -229,6 +229,52 @@ def write(path: Path, meta: Mapping[str, Any], secrets: Iterable[str] = ()) -> P
     return out
 
 
+REQUEST_SUFFIX = ".request.json"
+"""``turn.sse.request.json``: the JSON request body (tools, messages, model) the stream
+answered, credentials taken out; written by the proxy beside each capture."""
+MAX_REQUEST_BYTES = 8 << 20
+"""A larger request body is not kept (its size is noted in the provenance instead)."""
+
+
+def request_sidecar(path: Path) -> Path:
+    return path.with_name(path.name + REQUEST_SUFFIX)
+
+
+def _blank_secret_keys(value: Any) -> Any:
+    """``value`` with every value under a secret-named key replaced by :data:`REDACTED`."""
+    if isinstance(value, dict):
+        return {k: REDACTED if isinstance(k, str) and is_secret_name(k) and v not in ("", None)
+                else _blank_secret_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_blank_secret_keys(v) for v in value]
+    return value
+
+
+def write_request(path: Path, body: bytes, secrets: Iterable[str] = ()) -> str | None:
+    """Keep the JSON request ``body`` beside the capture ``path``, credentials taken out:
+    values under secret-named keys blanked, then every spelling of every known secret
+    (:func:`.echoes.scrub`), then one last search of what would be written; anything left
+    and nothing is written. Returns None when written, else why not (for the provenance)."""
+    secrets = list(secrets)
+    if not body:
+        return "the request had no body"
+    if len(body) > MAX_REQUEST_BYTES:
+        return f"the request body ({len(body):,} bytes) is larger than {MAX_REQUEST_BYTES:,}"
+    try:
+        payload = json.loads(body)
+    except (ValueError, RecursionError):
+        return "the request body is not JSON"
+    text = json.dumps(_blank_secret_keys(payload), indent=1, ensure_ascii=False) + "\n"
+    data, _ = echoes.scrub(text.encode("utf-8", "surrogatepass"), secrets)
+    if echoes.find(data, secrets) is not None:
+        return "the request body still held a credential after scrubbing"
+    side = request_sidecar(path)
+    tmp = side.with_name(side.name + ".partial")
+    tmp.write_bytes(data)
+    tmp.replace(side)
+    return None
+
+
 def read(path: Path) -> dict[str, Any] | None:
     """The provenance recorded beside ``path``, or None."""
     side = sidecar(path)

@@ -20,6 +20,7 @@ from . import deepjson
 from .accumulate import present
 from .calls import calls as _calls
 from .prefixes import strict_parses
+from .sources import Source
 
 FRAGMENT_KINDS = ("args_delta", "text_delta")
 CALL_PROBLEMS = ("missing_stop", "merged_calls", "done_mismatch", "unannounced", "error")
@@ -335,6 +336,49 @@ def first_argument_times(deltas: pd.DataFrame) -> pd.DataFrame:
     out = start.join(first).join(stop).reset_index()
     out["wait"] = out["t_first_arg"] - out["t_start"]
     return out
+
+
+CHUNK_KINDS = ("text_delta", "call_start", "args_delta")
+"""What counts as a chunk for time to first chunk: generated text, and every part of a tool
+call (an announcement included), as OpenTelemetry's GenAI conventions count it
+(open-telemetry/semantic-conventions#3483); a service notice (``message_start``,
+``response.created``) and an empty delta do not."""
+
+
+def time_to_first_chunk(deltas: pd.DataFrame, source: Source | None = None) -> pd.DataFrame:
+    """Per turn: when its first chunk came (:data:`CHUNK_KINDS`), as OpenTelemetry names it.
+
+    ``t_first_chunk`` counts from the turn's first byte (NaN without a timing sidecar).
+    ``request_to_first_byte`` is how long after the request was sent that first byte came:
+    the proxy and ``record`` write it in the provenance sidecar, read here from ``source``'s
+    captures (NaN where nothing recorded it). ``time_to_first_chunk`` is their sum, from
+    when the request was sent: ``gen_ai.response.time_to_first_chunk``, in seconds (NaN
+    unless both are known). A turn with no chunk at all has NaN for both.
+    """
+    turns = pd.Index(deltas["turn"].unique(), dtype="str", name="turn")
+    content = deltas["kind"].isin(CHUNK_KINDS) & (
+        deltas["kind"].eq("call_start") | (deltas["chars"].fillna(0) > 0))
+    first = deltas[content].groupby("turn", sort=False)["t"].min()
+    waits = request_waits(source) if source is not None else pd.Series(dtype="float64")
+    out = pd.DataFrame({"t_first_chunk": first.reindex(turns).astype("float64"),
+                        "request_to_first_byte": waits.reindex(turns).astype("float64")})
+    out["time_to_first_chunk"] = out["t_first_chunk"] + out["request_to_first_byte"]
+    return out.reset_index()
+
+
+def request_waits(source: Source) -> pd.Series:
+    """Per turn of ``source``: seconds from the request being sent to the body's first byte,
+    as the provenance sidecar records it (``request_to_first_byte``), NaN where it does not."""
+    from . import provenance
+    from .sources import resolve
+
+    waits = {}
+    for cap in resolve(source):
+        meta = provenance.read(cap.path) if cap.path is not None else None
+        value = meta.get("request_to_first_byte") if meta else None
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+        waits[cap.name] = float(value) if ok else float("nan")
+    return pd.Series(waits, dtype="float64", name="request_to_first_byte")
 
 
 def _json_values(text: str) -> int:

@@ -530,6 +530,8 @@ class _Handler(StrictHandler):
         sent = proxy.upstream_headers(method, list(self.headers.items()), length)
         safe_path = provenance.scrub_url("http://x" + target, secrets).removeprefix("http://x")
         watch = _Watch(self.connection)
+        self.sent_at = proxy.clock()  # time to first chunk counts from here (OpenTelemetry's)
+        self.whole_body = rest is None
         try:
             conn, resp = proxy.send(method, target, sent, body, rest, watch)
         except http1.BadMessage as e:  # the rest of a long body broke its framing
@@ -595,6 +597,7 @@ class _Handler(StrictHandler):
         cut: str | None = None
         left = False  # the client is gone: the body is still read, to its end or the watch's
         last: bytes = b""  # a sized body's final read: sent once the capture is on disk
+        first_at: float | None = None
         while has_body:
             try:
                 raw = resp.read1(READ_SIZE)
@@ -621,6 +624,8 @@ class _Handler(StrictHandler):
                     self.wfile.write(chunk(raw) if chunked else raw)
                 except OSError:  # the capture goes on: the watch shuts a body that never ends
                     left = True
+            if first_at is None:
+                first_at = now
             if saved is not None:
                 saved.feed(raw, now)
             if last:
@@ -631,8 +636,9 @@ class _Handler(StrictHandler):
         exchange = Exchange(method, safe_path, resp.status, None, 0, 0, cut)
         if saved is not None:
             where, exchange = saved.close(exchange)
+            wait = None if first_at is None else round(first_at - self.sent_at, 6)
             self._write_meta(proxy, where, resp, method, target, safe_path, body, sent,
-                             secrets, exchange.cut_off, exchange.note)
+                             secrets, exchange.cut_off, exchange.note, wait)
             saved.commit()
         proxy.done(exchange)
         if cut is not None:
@@ -650,14 +656,26 @@ class _Handler(StrictHandler):
     def _write_meta(self, proxy: RecordingProxy, capture: Path, resp: http.client.HTTPResponse,
                     method: str, target: str, safe_path: str, body: bytes,
                     sent: list[tuple[str, str]], secrets: list[str], cut: str | None,
-                    note: str | None) -> None:
+                    note: str | None, wait: float | None) -> None:
         up = proxy.upstream
         meta = provenance.exchange(
             "proxy", f"{up.scheme}://{up.netloc}{proxy.prefix}{target}", method, resp.status,
             sent, resp.getheaders(), secrets, cut_off=cut, path=safe_path,
             model=model_of(target, body))
+        if wait is not None:
+            meta["request_to_first_byte"] = wait
         if note:
             meta["not_saved"] = note
+        # the request the stream answered (its tools and messages), without its credentials;
+        # beside a saved capture only
+        if note:
+            why = None
+        elif self.whole_body:
+            why = provenance.write_request(capture, body, secrets)
+        else:
+            why = "the request body was too long to hold (it was forwarded as it came)"
+        if why:
+            meta["request_not_kept"] = why
         try:
             provenance.write(capture, meta, secrets)
         except ValueError:  # a credential turned up in the model name, say

@@ -188,6 +188,7 @@ def record(
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
     try:
         try:
+            sent_at = clock()  # time to first chunk counts from here (OpenTelemetry's)
             conn.request("POST", target, body=data, headers=send)
             resp = conn.getresponse()
         except (OSError, http.client.HTTPException, ValueError) as e:
@@ -204,7 +205,7 @@ def record(
                 raw = b""
             raise RecordError(f"{safe_url} answered HTTP {resp.status} "
                               f"({_error_type(raw, secrets)}); nothing saved")
-        return _save(resp, out, safe_url, send, secrets, clock)
+        return _save(resp, out, safe_url, send, secrets, clock, sent_at, data)
     finally:
         conn.close()
 
@@ -216,6 +217,8 @@ def _save(
     sent: Mapping[str, str],
     secrets: list[str],
     clock: Clock,
+    sent_at: float,
+    body: bytes,
 ) -> Recording:
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -223,6 +226,7 @@ def _save(
     except BodyNotSaved as e:
         raise RecordError(f"{safe_url}: {e}; nothing saved") from None
     cut: str | None = None
+    first_at: float | None = None
     try:
         while rec.cut is None:
             try:
@@ -232,7 +236,9 @@ def _save(
                 break
             if not chunk:
                 break
-            rec.feed(chunk, clock())
+            now = clock()
+            first_at = now if first_at is None else first_at
+            rec.feed(chunk, now)
         side = rec.finish()
     except BodyNotSaved as e:  # the body echoed the key: the file is already gone
         raise RecordError(f"{safe_url}: {e}; nothing saved") from None
@@ -245,6 +251,11 @@ def _save(
                           "byte; nothing saved")
     meta = provenance.exchange("record", safe_url, "POST", resp.status, sent,
                                resp.getheaders(), secrets, cut_off=cut)
+    if first_at is not None:
+        meta["request_to_first_byte"] = round(first_at - sent_at, 6)
+    why = provenance.write_request(out, body, secrets)
+    if why:
+        meta["request_not_kept"] = why
     meta_path = provenance.write(out, meta, secrets)
     rec.commit()  # last: a capture under its own name is a whole one
     if cut:

@@ -58,8 +58,8 @@ def _assert_no_key_on_disk(root: Path) -> None:
 
 
 def _captures(root: Path, suffix: str = ".sse") -> list[Path]:
-    return [p for p in _written(root)
-            if p.suffix == suffix and not p.name.endswith(provenance.SUFFIX)]
+    return [p for p in _written(root) if p.suffix == suffix
+            and not p.name.endswith((provenance.SUFFIX, provenance.REQUEST_SUFFIX))]
 
 
 def _meta(capture: Path) -> dict[str, Any]:

@@ -170,6 +170,6 @@ def test_cli_records_a_real_capture_and_no_written_file_or_output_holds_the_key(
     assert out.read_bytes() == original.read_bytes()
     assert server.requests[0].headers["authorization"] == provenance.fingerprint(f"Bearer {KEY}")
     assert sorted(p.name for p in out.parent.iterdir()) == [
-        "turn.sse", "turn.sse.meta.json", "turn.sse.timing.tsv"]
+        "turn.sse", "turn.sse.meta.json", "turn.sse.request.json", "turn.sse.timing.tsv"]
     assert _files_containing(tmp_path, KEY) == []
     assert KEY not in done.stdout + done.stderr
