@@ -34,6 +34,33 @@ PLACES = (("sent before this one", "before"), ("interleaved with it", "interleav
 MAX_EVERY = 40
 MAX_READ = 64
 
+CONTROLS = ("preset", "provider", "args", "split", "boundary", "every", "read_size", "cut_off",
+            "earlier", "place", "before", "after", "quirks")
+"""Every control the view has, by attribute name, in the order a panel shows them."""
+ALWAYS = ("provider", "args", "split", "boundary")
+"""What every section's panel holds: the format, the text and where it is cut."""
+# The controls a Setup field needs once a setup sets it away from a plain turn's value.
+_FIELD_CONTROLS = {"every": ("every",), "read_size": ("read_size",), "cut_off": ("cut_off",),
+                   "earlier": ("earlier", "place"), "interleave": ("place",),
+                   "two_choices": ("place",), "before": ("before",), "after": ("after",),
+                   "quirks": ("quirks",)}
+
+
+def needed(setup: Setup | str, also: Sequence[str] = ()) -> tuple[str, ...]:
+    """The controls a setup's idea needs (a preset name or a setup): :data:`ALWAYS`, each
+    setting the setup changes from a plain turn of the same text, and ``also``."""
+    setup = breaker.PRESETS[setup] if isinstance(setup, str) else setup
+    unknown = set(also) - set(CONTROLS)
+    if unknown:
+        raise ValueError(f"no such control: {', '.join(sorted(unknown))} (the controls: "
+                         f"{', '.join(CONTROLS)})")
+    plain = Setup(args=setup.args)
+    used = {*ALWAYS, *also}
+    for name, controls in _FIELD_CONTROLS.items():
+        if getattr(setup, name) != getattr(plain, name):
+            used.update(controls)
+    return tuple(c for c in CONTROLS if c in used)
+
 
 def _label(diff: CallDiff) -> str:
     tool = f" · {escape(diff.tool)}" if diff.tool is not None else ""
@@ -151,7 +178,11 @@ class BreakerView(r.View):
     """Move a split through a document, edit it, pick the format; see every handler's result.
 
     ``preset`` is a ``FAULTS`` name (its :data:`~streamcalls_lab.breaker.PRESETS` setup,
-    and its row shaded) or a :class:`Setup`; ``show`` limits the faults shown. The controls
+    and its row shaded) or a :class:`Setup`; ``show`` limits the faults shown. ``controls``
+    names the controls shown (:data:`CONTROLS`): by default all of them, stacked above the
+    result, when ``show`` is None, else only those the preset needs (:func:`needed`, plus
+    ``also`` and the preset picker when several faults are shown) in a panel beside the
+    result, so both fit one screen. Hidden controls keep the preset's values. The controls
     hold one movable split plus an even spacing, so a setup's extra ``cuts`` are not kept,
     and a split at 0 means no split.
 
@@ -163,8 +194,15 @@ class BreakerView(r.View):
     """
 
     def __init__(self, preset: str | Setup = "trim",
-                 show: Sequence[str] | None = None, delay: float = DELAY) -> None:
+                 show: Sequence[str] | None = None, delay: float = DELAY, *,
+                 controls: Sequence[str] | None = None, also: Sequence[str] = ()) -> None:
         self.show = None if show is None else list(show)
+        if controls is None and show is not None:
+            controls = needed(preset, also)
+            if len(self.show or ()) > 1:
+                controls = ("preset", *controls)
+        self.controls = CONTROLS if controls is None else tuple(
+            c for c in CONTROLS if c in {*controls, *also})
         self.focus: str | None = None
         self.result: Result | None = None
         self.delay = delay
@@ -222,12 +260,30 @@ class BreakerView(r.View):
     def _layout(self) -> w.Box:
         hint = w.HTML('<span style="color:#555">0 means: no such cut, or one read for the '
                       "whole body</span>")
+        if self.controls != CONTROLS:
+            return self._panel(hint)
         return w.VBox([
             w.HBox([self.preset, self.reset_button, self.provider]), self.args, self.split,
             self.boundary, w.HBox([self.every, self.read_size, hint]), self.cut_off,
             self.earlier, self.place, self.before, self.after, self.quirks, self.status,
             self.output,
         ])
+
+    def _panel(self, hint: w.HTML) -> w.Box:
+        """The section's controls in a column beside the result (1280 px: both in view)."""
+        shown = [getattr(self, c) for c in self.controls]
+        if {"every", "read_size"} & set(self.controls):
+            shown.append(hint)
+        for control in shown:
+            control.layout.width = "98%"
+            control.layout.min_width = "0"
+        self.provider.style = {"description_width": "9em", "button_width": "7em"}
+        panel = w.VBox([*shown, self.reset_button],
+                       layout=w.Layout(width="38%", min_width="20em", flex="0 0 auto"))
+        panel.add_class("scl-breaker-controls")
+        result = w.VBox([self.status, self.output], layout=w.Layout(flex="1 1 0",
+                                                                    min_width="0"))
+        return w.HBox([panel, result], layout=w.Layout(align_items="flex-start", width="100%"))
 
     # -- from widgets to the model and back ---------------------------------------------
     def setup(self) -> Setup:
