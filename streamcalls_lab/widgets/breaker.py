@@ -17,6 +17,7 @@ import ipywidgets as w
 from .. import breaker
 from ..breaker import Bubble, CallDiff, Outcome, Result, Setup
 from ..check import TURN_FORMATS, producer_families
+from ..course.chapter import in_order, server_side
 from ..display import SafeHTML, escape
 from ..faults import FAULTS
 from . import render as r
@@ -182,7 +183,9 @@ class BreakerView(r.View):
     names the controls shown (:data:`CONTROLS`): by default all of them, stacked above the
     result, when ``show`` is None, else only those the preset needs (:func:`needed`, plus
     ``also`` and the preset picker when several faults are shown) in a panel beside the
-    result, so both fit one screen. Hidden controls keep the preset's values. The controls
+    result, so both fit one screen. With ``show`` None the rows are the chapter's faults
+    first, the server-side ones only once the **servers** toggle is on (a server-side
+    preset turns it on). Hidden controls keep the preset's values. The controls
     hold one movable split plus an even spacing, so a setup's extra ``cuts`` are not kept,
     and a split at 0 means no split.
 
@@ -241,6 +244,10 @@ class BreakerView(r.View):
         self.after = w.Text(description="prose after", style=style, layout=wide)
         self.quirks = w.SelectMultiple(options=SERVER_QUIRKS, value=(), rows=4,
                                        description="server quirks", style=style)
+        self.servers = w.ToggleButton(False, description="servers",
+                                      tooltip="also show the faults only a server's quirk "
+                                              "exposes (notebook 8)")
+        self.servers.observe(lambda _: self._reshow(), "value")
         self.status = w.HTML()
         self.output = w.HTML()
         for control in (self.every, self.read_size, self.cut_off, self.earlier, self.place,
@@ -263,7 +270,8 @@ class BreakerView(r.View):
         if self.controls != CONTROLS:
             return self._panel(hint)
         return w.VBox([
-            w.HBox([self.preset, self.reset_button, self.provider]), self.args, self.split,
+            w.HBox([self.preset, self.reset_button, self.provider, self.servers]), self.args,
+            self.split,
             self.boundary, w.HBox([self.every, self.read_size, hint]), self.cut_off,
             self.earlier, self.place, self.before, self.after, self.quirks, self.status,
             self.output,
@@ -307,6 +315,8 @@ class BreakerView(r.View):
         self._holding = True
         try:
             self.focus = name if name in breaker.PRESETS else self.focus
+            if server_side(name):
+                self.servers.value = True
             self._tool = setup.tool
             self._earlier_tool = setup.earlier_tool
             self._only = setup.only
@@ -379,9 +389,19 @@ class BreakerView(r.View):
         result = self.result
         return result if result is not None and result.setup == self.setup() else None
 
+    def shown(self) -> list[str]:
+        """The fault rows shown: ``show``, or the chapter's first and the server-side ones
+        while the servers toggle is on."""
+        return list(self.show) if self.show is not None else in_order(
+            servers=self.servers.value)
+
     def html(self, result: Result) -> SafeHTML:
         """What the output shows of a result."""
-        return render(result, self.show, self.focus)
+        return render(result, self.shown(), self.focus)
+
+    def _reshow(self) -> None:
+        if self.result is not None and not self._holding:
+            self.output.value = self.html(self.result).html
 
     def static(self) -> SafeHTML:
         """The current result as escaped HTML, for where no kernel runs."""
@@ -454,18 +474,43 @@ class BreakerView(r.View):
 
 
 def overview(presets: Mapping[str, Setup] | None = None,
-             provider: str | None = None) -> SafeHTML:
+             provider: str | None = None, servers: bool = False) -> SafeHTML:
     """A static table: for each preset, which faults give a wrong result and why (in
-    ``provider`` where the preset's turn can be written in it)."""
+    ``provider`` where the preset's turn can be written in it). Rows and columns put the
+    chapter's faults first; the server-side ones are left out unless ``servers``."""
+    presets = breaker.PRESETS if presets is None else presets
+    names = in_order(FAULTS, servers)
     rows = []
-    for name, setup in (breaker.PRESETS if presets is None else presets).items():
+    for name in in_order(presets, servers):
+        setup = presets[name]
         if provider in setup.formats():
             setup = replace(setup, provider=provider)
         result = breaker.run(setup)
         cells = [f"<b>{escape(name)}</b>", r.code(setup.args)]
+        outcomes = [result.faults[n] for n in names]
         cells += [f'<span class="scl-bad" title="{escape(o.reason)}">✗</span>'
                   if o.broken else '<span class="scl-ok">✓</span>'
-                  for o in result.faults.values()]
+                  for o in outcomes]
         rows.append(r.row(cells, "scl-overview"))
-    return SafeHTML(r.view(r.table(["preset", "arguments", *FAULTS], rows, "scl-overview"),
+    return SafeHTML(r.view(r.table(["preset", "arguments", *names], rows, "scl-overview"),
                            "scl-breaker-overview"))
+
+
+class Overview(r.View):
+    """:func:`overview` with a **servers** toggle that adds the server-side faults."""
+
+    def __init__(self, provider: str | None = None) -> None:
+        self.provider = provider
+        self.servers = w.ToggleButton(False, description="servers",
+                                      tooltip="also show the faults only a server's quirk "
+                                              "exposes (notebook 8)")
+        self.output = w.HTML()
+        self.servers.observe(lambda _: self.refresh(), "value")
+        self.widget = w.VBox([self.servers, self.output])
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.output.value = self.static().html
+
+    def static(self) -> SafeHTML:
+        return overview(provider=self.provider, servers=self.servers.value)
