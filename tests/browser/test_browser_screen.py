@@ -56,12 +56,12 @@ def test_each_section_of_03_has_its_controls_beside_its_result(
     from playwright.sync_api import expect
 
     page = screen[N03]
-    panels = page.locator(".scl-breaker-controls")
-    expect(panels.first).to_be_visible(timeout=15_000)
-    assert panels.count() >= 10  # a panel per section, the playground keeps its stack
-    for i in range(panels.count()):
-        panel = panels.nth(i)
-        view = page.locator(".scl-breaker-view").filter(has=panel).first
+    views = page.locator(".scl-breaker-view:has(.scl-breaker-controls)")
+    expect(views.first).to_be_visible(timeout=15_000)
+    assert views.count() >= 10  # a panel per section, the playground keeps its stack
+    for i in range(views.count()):
+        view = views.nth(i)
+        panel = view.locator(".scl-breaker-controls").first
         view.evaluate(TOP)
         result = view.locator(".scl-results").first
         expect(result).to_be_visible(timeout=15_000)
