@@ -204,7 +204,7 @@ class BreakerView(r.View):
             controls = needed(preset, also)
             if len(self.show or ()) > 1:
                 controls = ("preset", *controls)
-        self.controls = CONTROLS if controls is None else tuple(
+        self.control_names = CONTROLS if controls is None else tuple(
             c for c in CONTROLS if c in {*controls, *also})
         self.focus: str | None = None
         self.result: Result | None = None
@@ -267,7 +267,7 @@ class BreakerView(r.View):
     def _layout(self) -> w.Box:
         hint = w.HTML('<span style="color:#555">0 means: no such cut, or one read for the '
                       "whole body</span>")
-        if self.controls != CONTROLS:
+        if self.control_names != CONTROLS:
             return self._panel(hint)
         return w.VBox([
             w.HBox([self.preset, self.reset_button, self.provider, self.servers]), self.args,
@@ -279,8 +279,8 @@ class BreakerView(r.View):
 
     def _panel(self, hint: w.HTML) -> w.Box:
         """The section's controls in a column beside the result (1280 px: both in view)."""
-        shown = [getattr(self, c) for c in self.controls]
-        if {"every", "read_size"} & set(self.controls):
+        shown = [getattr(self, c) for c in self.control_names]
+        if {"every", "read_size"} & set(self.control_names):
             shown.append(hint)
         for control in shown:
             control.layout.width = "98%"
@@ -289,6 +289,8 @@ class BreakerView(r.View):
         panel = w.VBox([*shown, self.reset_button],
                        layout=w.Layout(width="38%", min_width="20em", flex="0 0 auto"))
         panel.add_class("scl-breaker-controls")
+        # a tall result (the Markdown bubble's) scrolls inside its box, beside the controls
+        self.output.layout = w.Layout(max_height="70vh", overflow="auto")
         result = w.VBox([self.status, self.output], layout=w.Layout(flex="1 1 0",
                                                                     min_width="0"))
         return w.HBox([panel, result], layout=w.Layout(align_items="flex-start", width="100%"))

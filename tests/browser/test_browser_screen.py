@@ -63,8 +63,8 @@ def test_each_section_of_03_has_its_controls_beside_its_result(
         view = views.nth(i)
         panel = view.locator(".scl-breaker-controls").first
         view.evaluate(TOP)
-        result = view.locator(".scl-results").first
-        expect(result).to_be_visible(timeout=15_000)
+        expect(view.locator(".scl-results").first).to_be_visible(timeout=15_000)
+        result = view.locator(".scl-breaker-output").first
         page.wait_for_timeout(200)
         assert in_view(panel), f"section {i}: its controls are not all on screen"
         assert in_view(result), f"section {i}: its result is not all on screen"

@@ -151,7 +151,7 @@ def test_the_playground_keeps_every_control_stacked_above_the_result() -> None:
     from streamcalls_lab.widgets.breaker import CONTROLS
 
     view = BreakerView("trim", delay=0)
-    assert view.controls == CONTROLS
+    assert view.control_names == CONTROLS
     assert view.widget.children[-1] is view.output  # the result under the controls
 
 
@@ -169,7 +169,7 @@ def test_a_section_panel_holds_what_its_preset_sets_and_keeps_the_rest(name: str
     for control, value in wanted.items():
         assert (getattr(view, control) in shown) == bool(value), (name, control)
     assert all(getattr(view, c) in shown for c in ALWAYS)
-    assert len(view.controls) < len(CONTROLS)
+    assert len(view.control_names) < len(CONTROLS)
     assert view.setup() == setup  # the hidden controls still hold the preset's values
 
 
