@@ -417,3 +417,51 @@ def caught(folder: str | os_PathLike, *, sample: int | None = None,
                     f"{number(max_bytes // 1024)} KiB")
     out.attrs.update(captures=total, ran=ran, how=how)
     return out
+
+
+# -- what the five properties do not cover --------------------------------------------------
+def needs(fault: str) -> str:
+    """What a fixture must hold for ``fault`` to show, read from the turn the breaker shows it
+    on (its preset): the quirk a server must send, the second call, the cut, the reads, the
+    place a boundary must fall. The property of :data:`PROPERTIES` it is, where one is."""
+    from . import breaker  # which imports this module
+
+    s = breaker.PRESETS[fault]
+    parts = []
+    if s.quirks:
+        parts.append(f"a server that sends {', '.join(s.quirks)} (no property: notebook 8)")
+    if s.earlier is not None:
+        parts.append(
+            "two choices (n = 2) each calling at index 0 (no property)" if s.two_choices
+            else "two calls whose fragments interleave (no property)" if s.interleave
+            else "two calls to the same tool in one turn (two_calls is not enough: "
+                 "their names must match)" if (s.earlier_tool or s.tool) == s.tool
+            else "two calls in one turn (two_calls)")
+    if s.cut_off:
+        parts.append("a turn cut off right after a call's last fragment (cut_off cuts "
+                     "mid-arguments: no property)" if s.end() == len(s.args)
+                     else "a turn cut off in the middle of a call's arguments (cut_off)")
+    if s.read_size:
+        parts.append("socket reads that end inside a multi-byte character (no property: "
+                     "replay in small reads)")
+    if not parts and s.split:
+        where = dict((at, label) for label, at in breaker.landmarks(s.args)).get(s.split)
+        if where:
+            parts.append(f"a fragment boundary {where.split(' (')[0]}"
+                         + (" (escape_split)" if "escape" in where else " (no property)"))
+    return "; ".join(parts) or "any call (every capture with one catches it)"
+
+
+def adds(base: pd.DataFrame, more: pd.DataFrame) -> pd.DataFrame:
+    """For each capture of ``more`` (a :func:`caught` table), the faults it catches that no
+    capture of ``base`` does; those adding most first, none left out. Columns ``turn``,
+    ``provider``, ``adds`` (the faults, comma-separated) and ``n``."""
+    from .faults import FAULTS
+
+    missed = [f for f in FAULTS if f in base and not base[f].any()]
+    rows = [{"turn": r["turn"], "provider": r["provider"],
+             "adds": ", ".join(f for f in missed if f in more and bool(r[f])),
+             "n": sum(bool(r[f]) for f in missed if f in more)}
+            for _, r in more.iterrows()]
+    out = pd.DataFrame(rows, columns=["turn", "provider", "adds", "n"]).astype({"n": "int64"})
+    return out.sort_values("n", ascending=False, kind="stable").reset_index(drop=True)

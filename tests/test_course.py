@@ -97,9 +97,28 @@ def test_an_unknown_exercise_is_named_with_the_known_ones() -> None:
         check("no-such/exercise", 1)
 
 
-def test_a_reveal_without_a_prediction_asks_for_one() -> None:
-    shown = repr(reveal("How many?", None, 3, "three calls"))
-    assert "No prediction yet" in shown and "3" in shown
+def test_a_reveal_without_a_prediction_asks_for_one_and_hides_the_answer() -> None:
+    shown = reveal("How many?", None, 317, "three hundred and seventeen calls")
+    assert "No prediction yet" in repr(shown) and "317" not in repr(shown)
+    bundle = shown._repr_mimebundle_()
+    assert "317" not in str(bundle) and "seventeen" not in str(bundle)  # not even in the page
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_the_show_button_reveals_the_answer_on_click_only() -> None:
+    import ipywidgets as w
+
+    box = reveal("How many?", None, 317, "three hundred and seventeen calls").widget()
+    assert isinstance(box, w.VBox)
+    asked, button, answer = box.children
+    assert answer.value == "" and "317" not in asked.value
+    button.click()
+    assert "317" in answer.value and "seventeen" in answer.value
+
+
+def test_a_reveal_with_a_prediction_says_the_answer() -> None:
+    shown = repr(reveal("How many?", 3, 317, "many"))
+    assert "You predicted 3; not quite" in shown and "317" in shown
 
 
 def test_a_reveal_compares_the_prediction_with_the_data() -> None:

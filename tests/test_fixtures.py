@@ -252,3 +252,30 @@ def test_caught_on_a_sample_says_it_is_a_sample_spread_across_formats() -> None:
     found = fixtures.caught(DATA, sample=3)
     assert found.attrs["ran"] == 3 and found.attrs["how"].startswith("a sample of 3 of ")
     assert found["provider"].nunique() == 3  # one of each bundled format, not the first three
+
+
+# -- what the five properties miss ---------------------------------------------------------------
+def test_needs_names_what_each_fault_s_own_turn_holds_beyond_the_five() -> None:
+    assert "same tool" in fixtures.needs("key_by_name")
+    assert "interleave" in fixtures.needs("key_by_last")
+    assert "right after a call's last fragment" in fixtures.needs("parse_to_finish")
+    assert "middle of a call's arguments (cut_off)" in fixtures.needs("eof_as_stop")
+    assert "(escape_split)" in fixtures.needs("decode_each")
+    assert "before a space inside a string" in fixtures.needs("trim")
+    assert "multi-byte character" in fixtures.needs("decode_chunks")
+    assert "stop_reason_mismatch" in fixtures.needs("finish_gate")
+    assert all(fixtures.needs(f) for f in scl.FAULTS)
+
+
+def test_adds_counts_only_faults_the_base_set_misses() -> None:
+    faults = list(scl.FAULTS)
+    base = pd.DataFrame([{"turn": "a", "provider": "p", **dict.fromkeys(faults, False)}])
+    base.loc[0, "trim"] = True
+    more = pd.DataFrame([
+        {"turn": "x", "provider": "p", **dict.fromkeys(faults, False), "trim": True},
+        {"turn": "y", "provider": "q", **dict.fromkeys(faults, False), "trim": True,
+         "key_by_name": True, "finish_gate": True},
+    ])
+    out = fixtures.adds(base, more)
+    assert list(out["turn"]) == ["y", "x"] and list(out["n"]) == [2, 0]
+    assert out.loc[0, "adds"] == "key_by_name, finish_gate"

@@ -126,15 +126,53 @@ class Prediction:
     agree: bool
     why: str
 
+    def answer(self) -> str:
+        """What the data says and why, said whether or not a prediction was made."""
+        return f"The data: {self.actual!r}. {self.why}"
+
     def __repr__(self) -> str:
+        # no prediction: the answer stays hidden (Run All must not give it away)
         if self.predicted is None:
-            head = "No prediction yet: set it above, then run this cell."
-        else:
-            head = f"You predicted {self.predicted!r}; {'right' if self.agree else 'not quite'}."
-        return f"{self.question}\n{head}\nThe data: {self.actual!r}. {self.why}"
+            return (f"{self.question}\nNo prediction yet: set it above and run this cell "
+                    "again, or press show to see the answer.")
+        head = f"You predicted {self.predicted!r}; {'right' if self.agree else 'not quite'}."
+        return f"{self.question}\n{head}\n{self.answer()}"
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(repr(self))
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """With no prediction, a **show** button (:meth:`widget`)."""
+        if self.predicted is not None:
+            return {"text/plain": repr(self)}
+        bundle = dict(self.widget()._repr_mimebundle_(**kwargs) or {})
+        bundle["text/plain"] = repr(self)
+        return bundle
+
+    def widget(self) -> Any:
+        """The question and a **show** button: the answer reaches the page (and the saved
+        notebook's widget state) only once it is pressed."""
+        import ipywidgets as w  # here: the checkers run without a front end
+
+        asked = w.HTML()
+        asked.value = _inert(repr(self))
+        shown = w.HTML()
+        button = w.Button(description="show", tooltip="show the answer without predicting")
+        button.add_class("scl-show-answer")
+        shown.add_class("scl-answer")
+
+        def show(_: Any) -> None:
+            shown.value = _inert(self.answer())
+            button.disabled = True
+
+        button.on_click(show)
+        return w.VBox([asked, button, shown])
+
+
+def _inert(text: str) -> str:
+    from ..display import escape
+
+    return f'<pre style="white-space:pre-wrap;margin:0">{escape(text)}</pre>'
 
 
 def reveal(question: str, predicted: Any, actual: Any, why: str,

@@ -6,6 +6,7 @@ answers are what the stepper shows, on whichever capture it is given.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pandas as pd
 
 from .. import corpus
 from ..stepper import Stepper, history
+from .chapter import in_order
 from .checking import Exercise, Verdict, exercise
 
 CUT_OFF = Path("anthropic-messages") / "cut-off-mid-args.sse"
@@ -24,19 +26,26 @@ def _history(stepper: Stepper) -> pd.DataFrame:
         columns=["variant", "first_step", "first_reason", "now"])
 
 
-def first_to_go_wrong(stepper: Stepper) -> tuple[int | None, list[str]]:
-    """The first step at which any variant disagrees with the correct handler, and every
-    variant that does at that step (None and [] when none ever does)."""
+def first_to_go_wrong(stepper: Stepper, among: Iterable[str] | None = None
+                      ) -> tuple[int | None, list[str]]:
+    """The first step at which any variant (of ``among``, default all) disagrees with the
+    correct handler, and every such variant that does at that step (None and [] when none
+    ever does). A prediction asked over some variants is answered over those alone."""
     h = _history(stepper).dropna(subset=["first_step"])
+    if among is not None:
+        h = h[h["variant"].isin(list(among))]
     if h.empty:
         return None, []
     first = int(h["first_step"].min())
     return first, sorted(h.loc[h["first_step"] == first, "variant"])
 
 
-def wrong_then_right(stepper: Stepper) -> list[str]:
-    """The variants that disagree at some step and agree again at the last event."""
+def wrong_then_right(stepper: Stepper, among: Iterable[str] | None = None) -> list[str]:
+    """The variants (of ``among``, default all) that disagree at some step and agree again
+    at the last event."""
     h = _history(stepper)
+    if among is not None:
+        h = h[h["variant"].isin(list(among))]
     return sorted(h.loc[h["first_step"].notna() & (h["now"] == ""), "variant"])
 
 
@@ -108,3 +117,18 @@ def first_divergence_of(stepper: Stepper, variant: str) -> tuple[int, str] | Non
     if variant not in h.index or pd.isna(h.loc[variant, "first_step"]):
         return None
     return int(h.loc[variant, "first_step"]), str(h.loc[variant, "first_reason"])
+
+
+def chapter_first(table: pd.DataFrame, servers: bool = False) -> pd.DataFrame:
+    """A history table (``stepper.history``) with the chapter's variants first; without
+    ``servers`` the server-side ones are left out and named in ``attrs["hidden"]``, those
+    of them that went wrong in ``attrs["hidden_wrong"]``."""
+    names = list(table["variant"])
+    keep = in_order(names, servers)
+    keep += [n for n in names if n not in keep and n not in in_order(names, True)]
+    rows = table.set_index("variant", drop=False)
+    hidden = [n for n in names if n not in keep]
+    out = rows.loc[keep].reset_index(drop=True)
+    out.attrs["hidden"] = hidden
+    out.attrs["hidden_wrong"] = [n for n in hidden if pd.notna(rows.at[n, "first_step"])]
+    return out

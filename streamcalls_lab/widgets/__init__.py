@@ -5,8 +5,8 @@
 - :class:`StepperView` over :class:`streamcalls_lab.Stepper` (notebook 4).
 """
 
-from .breaker import BreakerView, overview
+from .breaker import BreakerView, Overview, overview
 from .stage import StageView
 from .stepper_view import StepperView
 
-__all__ = ["BreakerView", "StageView", "StepperView", "overview"]
+__all__ = ["BreakerView", "Overview", "StageView", "StepperView", "overview"]

@@ -17,6 +17,7 @@ import ipywidgets as w
 from .. import breaker
 from ..breaker import Bubble, CallDiff, Outcome, Result, Setup
 from ..check import TURN_FORMATS, producer_families
+from ..course.chapter import in_order, server_side
 from ..display import SafeHTML, escape
 from ..faults import FAULTS
 from . import render as r
@@ -33,6 +34,33 @@ PLACES = (("sent before this one", "before"), ("interleaved with it", "interleav
 (Chat, Responses), or as the first of two choices (Chat)."""
 MAX_EVERY = 40
 MAX_READ = 64
+
+CONTROLS = ("preset", "provider", "args", "split", "boundary", "every", "read_size", "cut_off",
+            "earlier", "place", "before", "after", "quirks")
+"""Every control the view has, by attribute name, in the order a panel shows them."""
+ALWAYS = ("provider", "args", "split", "boundary")
+"""What every section's panel holds: the format, the text and where it is cut."""
+# The controls a Setup field needs once a setup sets it away from a plain turn's value.
+_FIELD_CONTROLS = {"every": ("every",), "read_size": ("read_size",), "cut_off": ("cut_off",),
+                   "earlier": ("earlier", "place"), "interleave": ("place",),
+                   "two_choices": ("place",), "before": ("before",), "after": ("after",),
+                   "quirks": ("quirks",)}
+
+
+def needed(setup: Setup | str, also: Sequence[str] = ()) -> tuple[str, ...]:
+    """The controls a setup's idea needs (a preset name or a setup): :data:`ALWAYS`, each
+    setting the setup changes from a plain turn of the same text, and ``also``."""
+    setup = breaker.PRESETS[setup] if isinstance(setup, str) else setup
+    unknown = set(also) - set(CONTROLS)
+    if unknown:
+        raise ValueError(f"no such control: {', '.join(sorted(unknown))} (the controls: "
+                         f"{', '.join(CONTROLS)})")
+    plain = Setup(args=setup.args)
+    used = {*ALWAYS, *also}
+    for name, controls in _FIELD_CONTROLS.items():
+        if getattr(setup, name) != getattr(plain, name):
+            used.update(controls)
+    return tuple(c for c in CONTROLS if c in used)
 
 
 def _label(diff: CallDiff) -> str:
@@ -151,7 +179,13 @@ class BreakerView(r.View):
     """Move a split through a document, edit it, pick the format; see every handler's result.
 
     ``preset`` is a ``FAULTS`` name (its :data:`~streamcalls_lab.breaker.PRESETS` setup,
-    and its row shaded) or a :class:`Setup`; ``show`` limits the faults shown. The controls
+    and its row shaded) or a :class:`Setup`; ``show`` limits the faults shown. ``controls``
+    names the controls shown (:data:`CONTROLS`): by default all of them, stacked above the
+    result, when ``show`` is None, else only those the preset needs (:func:`needed`, plus
+    ``also`` and the preset picker when several faults are shown) in a panel beside the
+    result, so both fit one screen. With ``show`` None the rows are the chapter's faults
+    first, the server-side ones only once the **servers** toggle is on (a server-side
+    preset turns it on). Hidden controls keep the preset's values. The controls
     hold one movable split plus an even spacing, so a setup's extra ``cuts`` are not kept,
     and a split at 0 means no split.
 
@@ -163,8 +197,15 @@ class BreakerView(r.View):
     """
 
     def __init__(self, preset: str | Setup = "trim",
-                 show: Sequence[str] | None = None, delay: float = DELAY) -> None:
+                 show: Sequence[str] | None = None, delay: float = DELAY, *,
+                 controls: Sequence[str] | None = None, also: Sequence[str] = ()) -> None:
         self.show = None if show is None else list(show)
+        if controls is None and show is not None:
+            controls = needed(preset, also)
+            if len(self.show or ()) > 1:
+                controls = ("preset", *controls)
+        self.control_names = CONTROLS if controls is None else tuple(
+            c for c in CONTROLS if c in {*controls, *also})
         self.focus: str | None = None
         self.result: Result | None = None
         self.delay = delay
@@ -203,6 +244,10 @@ class BreakerView(r.View):
         self.after = w.Text(description="prose after", style=style, layout=wide)
         self.quirks = w.SelectMultiple(options=SERVER_QUIRKS, value=(), rows=4,
                                        description="server quirks", style=style)
+        self.servers = w.ToggleButton(False, description="servers",
+                                      tooltip="also show the faults only a server's quirk "
+                                              "exposes (notebook 8)")
+        self.servers.observe(lambda _: self._reshow(), "value")
         self.status = w.HTML()
         self.output = w.HTML()
         for control in (self.every, self.read_size, self.cut_off, self.earlier, self.place,
@@ -222,12 +267,33 @@ class BreakerView(r.View):
     def _layout(self) -> w.Box:
         hint = w.HTML('<span style="color:#555">0 means: no such cut, or one read for the '
                       "whole body</span>")
+        if self.control_names != CONTROLS:
+            return self._panel(hint)
         return w.VBox([
-            w.HBox([self.preset, self.reset_button, self.provider]), self.args, self.split,
+            w.HBox([self.preset, self.reset_button, self.provider, self.servers]), self.args,
+            self.split,
             self.boundary, w.HBox([self.every, self.read_size, hint]), self.cut_off,
             self.earlier, self.place, self.before, self.after, self.quirks, self.status,
             self.output,
         ])
+
+    def _panel(self, hint: w.HTML) -> w.Box:
+        """The section's controls in a column beside the result (1280 px: both in view)."""
+        shown = [getattr(self, c) for c in self.control_names]
+        if {"every", "read_size"} & set(self.control_names):
+            shown.append(hint)
+        for control in shown:
+            control.layout.width = "98%"
+            control.layout.min_width = "0"
+        self.provider.style = {"description_width": "9em", "button_width": "7em"}
+        panel = w.VBox([*shown, self.reset_button],
+                       layout=w.Layout(width="38%", min_width="20em", flex="0 0 auto"))
+        panel.add_class("scl-breaker-controls")
+        # a tall result (the Markdown bubble's) scrolls inside its box, beside the controls
+        self.output.layout = w.Layout(max_height="70vh", overflow="auto")
+        result = w.VBox([self.status, self.output], layout=w.Layout(flex="1 1 0",
+                                                                    min_width="0"))
+        return w.HBox([panel, result], layout=w.Layout(align_items="flex-start", width="100%"))
 
     # -- from widgets to the model and back ---------------------------------------------
     def setup(self) -> Setup:
@@ -251,6 +317,8 @@ class BreakerView(r.View):
         self._holding = True
         try:
             self.focus = name if name in breaker.PRESETS else self.focus
+            if server_side(name):
+                self.servers.value = True
             self._tool = setup.tool
             self._earlier_tool = setup.earlier_tool
             self._only = setup.only
@@ -323,9 +391,19 @@ class BreakerView(r.View):
         result = self.result
         return result if result is not None and result.setup == self.setup() else None
 
+    def shown(self) -> list[str]:
+        """The fault rows shown: ``show``, or the chapter's first and the server-side ones
+        while the servers toggle is on."""
+        return list(self.show) if self.show is not None else in_order(
+            servers=self.servers.value)
+
     def html(self, result: Result) -> SafeHTML:
         """What the output shows of a result."""
-        return render(result, self.show, self.focus)
+        return render(result, self.shown(), self.focus)
+
+    def _reshow(self) -> None:
+        if self.result is not None and not self._holding:
+            self.output.value = self.html(self.result).html
 
     def static(self) -> SafeHTML:
         """The current result as escaped HTML, for where no kernel runs."""
@@ -398,18 +476,43 @@ class BreakerView(r.View):
 
 
 def overview(presets: Mapping[str, Setup] | None = None,
-             provider: str | None = None) -> SafeHTML:
+             provider: str | None = None, servers: bool = False) -> SafeHTML:
     """A static table: for each preset, which faults give a wrong result and why (in
-    ``provider`` where the preset's turn can be written in it)."""
+    ``provider`` where the preset's turn can be written in it). Rows and columns put the
+    chapter's faults first; the server-side ones are left out unless ``servers``."""
+    presets = breaker.PRESETS if presets is None else presets
+    names = in_order(FAULTS, servers)
     rows = []
-    for name, setup in (breaker.PRESETS if presets is None else presets).items():
+    for name in in_order(presets, servers):
+        setup = presets[name]
         if provider in setup.formats():
             setup = replace(setup, provider=provider)
         result = breaker.run(setup)
         cells = [f"<b>{escape(name)}</b>", r.code(setup.args)]
+        outcomes = [result.faults[n] for n in names]
         cells += [f'<span class="scl-bad" title="{escape(o.reason)}">✗</span>'
                   if o.broken else '<span class="scl-ok">✓</span>'
-                  for o in result.faults.values()]
+                  for o in outcomes]
         rows.append(r.row(cells, "scl-overview"))
-    return SafeHTML(r.view(r.table(["preset", "arguments", *FAULTS], rows, "scl-overview"),
+    return SafeHTML(r.view(r.table(["preset", "arguments", *names], rows, "scl-overview"),
                            "scl-breaker-overview"))
+
+
+class Overview(r.View):
+    """:func:`overview` with a **servers** toggle that adds the server-side faults."""
+
+    def __init__(self, provider: str | None = None) -> None:
+        self.provider = provider
+        self.servers = w.ToggleButton(False, description="servers",
+                                      tooltip="also show the faults only a server's quirk "
+                                              "exposes (notebook 8)")
+        self.output = w.HTML()
+        self.servers.observe(lambda _: self.refresh(), "value")
+        self.widget = w.VBox([self.servers, self.output])
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.output.value = self.static().html
+
+    def static(self) -> SafeHTML:
+        return overview(provider=self.provider, servers=self.servers.value)

@@ -20,6 +20,7 @@ import pandas as pd
 import traitlets
 
 from ..accumulate import CallKey, present
+from ..course.stepping import chapter_first
 from ..display import SafeHTML, code_point, escape, hidden, visible
 from ..sources import Source
 from ..stepper import (
@@ -129,9 +130,10 @@ def _state(stepper: Stepper, step: Step, handler: str) -> str:
             f"<h4>Handed on so far</h4><div>{done}</div>")
 
 
-def _variants(stepper: Stepper, i: int) -> str:
+def _variants(stepper: Stepper, i: int, servers: bool = True) -> str:
+    table = chapter_first(history(stepper, i), servers)
     rows = []
-    for row in history(stepper, i).itertuples(index=False):
+    for row in table.itertuples(index=False):
         if pd.isna(row.first_step):
             now, first = '<span class="scl-ok">✓ same as correct</span>', ""
         else:
@@ -139,15 +141,22 @@ def _variants(stepper: Stepper, i: int) -> str:
                    else '<span class="scl-note">agrees again now</span>')
             first = f"step {int(row.first_step)}: {escape(row.first_reason)}"
         rows.append(r.row([f"<b>{escape(row.variant)}</b>", now, first], "scl-variant"))
+    hidden, wrong = table.attrs["hidden"], table.attrs["hidden_wrong"]
+    more = r.view(r.note(
+        f"{len(hidden)} variants only a server's quirk exposes are not listed ({len(wrong)} "
+        "of them went wrong by this step): the servers toggle lists them"),
+        "scl-servers-hidden") if hidden else ""
     return ("<h4>Fault variants so far</h4>"
-            + r.table(["variant", "now", "first went wrong at"], rows, "scl-variants"))
+            + r.table(["variant", "now", "first went wrong at"], rows, "scl-variants") + more)
 
 
 def render(stepper: Stepper, i: int, handler: str = CORRECT,
-           times: Clock | None = None, note: str = "", beside: str = "") -> SafeHTML:
+           times: Clock | None = None, note: str = "", beside: str = "",
+           servers: bool = True) -> SafeHTML:
     """Step ``i`` of ``stepper`` as escaped HTML, buffers of ``handler`` (a variant name);
     ``note`` (plain text) is said under the step's heading, ``beside`` (HTML already
-    escaped: :func:`render_beside`) drawn under it."""
+    escaped: :func:`render_beside`) drawn under it. The variants come the chapter's first;
+    without ``servers`` those only a server's quirk exposes are counted, not listed."""
     if not len(stepper):
         return SafeHTML(r.view('<span class="scl-note">no events in this turn</span>',
                                "scl-stepper"))
@@ -164,7 +173,7 @@ def render(stepper: Stepper, i: int, handler: str = CORRECT,
     head += beside
 
     body = (head + "<h4>Raw frame</h4>" + _frame(step) + "<h4>Event</h4>" + _event(step)
-            + _state(stepper, step, handler) + _variants(stepper, i))
+            + _state(stepper, step, handler) + _variants(stepper, i, servers))
     return SafeHTML(r.view(body, "scl-stepper"))
 
 
@@ -257,6 +266,9 @@ class StepperView(r.View):
             tooltip=TOOLTIPS["stream"], style={"button_width": "auto"})
         # says, once the kernel has put the clock on a speed, how long play takes at it
         self.timing = w.Label(_timing(RECORDED, self.pace))
+        self.servers = w.ToggleButton(False, description="servers",
+                                      tooltip="also list the variants only a server's quirk "
+                                              "exposes (notebook 8)")
         self.status = w.HTML()
         self.output = w.HTML()
         for widget, cls in ((self.back, "scl-back"), (self.next, "scl-next"),
@@ -278,6 +290,7 @@ class StepperView(r.View):
                                   lambda i: self.pace.value_of(i)))
         self.speed.observe(lambda change: self._retime(change["new"]), "value")
         self.handler.observe(lambda _: self.show(), "value")
+        self.servers.observe(lambda _: self.show(), "value")
         self.capture.observe(lambda change: self.pick(change["new"]), "value")
         self.stream.observe(lambda change: self.switch(change["new"]), "value")
         picker = [w.HBox([w.Label("capture"), self.capture])] if labels else []
@@ -287,10 +300,13 @@ class StepperView(r.View):
             *picker,
             w.HBox([self.back, self.next, self.jump, self.slider]),
             w.HBox([w.Label("play"), self.play, w.Label("speed"), self.speed, self.timing,
-                    w.Label("buffers of"), self.handler]),
+                    w.Label("buffers of"), self.handler, self.servers]),
             self.status,
             self.output,
         ])
+        # the controls stay put and the step scrolls under them: the whole viewer fits a
+        # 1280x800 screen (the step alone is taller than one)
+        self.output.layout = w.Layout(max_height="62vh", overflow="auto")
         self.widget.add_class("scl-stepper-view")
         self.show()
 
@@ -370,7 +386,8 @@ class StepperView(r.View):
     def _drawn(self, i: int, note: str = "") -> SafeHTML:
         beside = "" if self.relay is None or not len(self.stepper) else (
             render_beside(self.relay, int(self.stream.value or 0), i))
-        return render(self.stepper, i, self.handler.value, self.clock, note, beside)
+        return render(self.stepper, i, self.handler.value, self.clock, note, beside,
+                      self.servers.value)
 
     def still(self) -> SafeHTML:
         """What a page with no kernel shows: the current step once the view has moved; at

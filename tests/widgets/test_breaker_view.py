@@ -137,3 +137,54 @@ def test_a_second_call_for_one_block_is_not_called_held_back() -> None:
 
     html = render(model.run(model.PRESETS["blank_id_new_call"]), ["blank_id_new_call"]).html
     assert "no second call: one was sent" in html and "held back" not in html
+
+
+# -- one panel per section: only the controls the section's idea needs, beside the result --
+
+def _panel_controls(view: BreakerView) -> list[Any]:
+    panel = view.widget.children[0]
+    assert "scl-breaker-controls" in panel._dom_classes
+    return list(panel.children)
+
+
+def test_the_playground_keeps_every_control_stacked_above_the_result() -> None:
+    from streamcalls_lab.widgets.breaker import CONTROLS
+
+    view = BreakerView("trim", delay=0)
+    assert view.control_names == CONTROLS
+    assert view.widget.children[-1] is view.output  # the result under the controls
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_a_section_panel_holds_what_its_preset_sets_and_keeps_the_rest(name: str) -> None:
+    from streamcalls_lab.widgets.breaker import ALWAYS, CONTROLS
+
+    view = BreakerView(name, show=[name], delay=0)
+    shown = _panel_controls(view)
+    assert view.widget.children[1].children[-1] is view.output  # the result beside them
+    setup = PRESETS[name]
+    wanted = {"every": setup.every, "read_size": setup.read_size, "cut_off": setup.cut_off,
+              "earlier": setup.earlier, "before": setup.before, "after": setup.after,
+              "quirks": setup.quirks}
+    for control, value in wanted.items():
+        assert (getattr(view, control) in shown) == bool(value), (name, control)
+    assert all(getattr(view, c) in shown for c in ALWAYS)
+    assert len(view.control_names) < len(CONTROLS)
+    assert view.setup() == setup  # the hidden controls still hold the preset's values
+
+
+def test_also_adds_a_control_the_exercise_asks_about_and_rejects_a_made_up_one() -> None:
+    from streamcalls_lab.widgets.breaker import needed
+
+    assert "every" not in needed("trim")
+    view = BreakerView("trim", show=["trim"], also=["every"], delay=0)
+    assert view.every in _panel_controls(view)
+    with pytest.raises(ValueError, match="no such control: colour"):
+        needed("trim", ["colour"])
+
+
+def test_a_section_showing_several_faults_can_pick_among_their_presets() -> None:
+    view = BreakerView("finish_gate", show=["finish_gate", "delta_only"], delay=0)
+    assert view.preset in _panel_controls(view)
+    view.preset.value = "delta_only"
+    assert view.setup() == PRESETS["delta_only"]

@@ -141,8 +141,15 @@ def test_lost_and_added_text_is_marked() -> None:
 
 
 def test_the_overview_has_a_row_per_preset() -> None:
-    out = overview().html
+    out = overview(servers=True).html
     assert len(re.findall(r'class="scl-overview"><td><b>', out)) == len(PRESETS)
+
+
+def test_the_overview_leaves_server_side_presets_out_until_asked() -> None:
+    client = [n for n, s in PRESETS.items() if not s.quirks]
+    out = overview().html
+    assert len(re.findall(r'class="scl-overview"><td><b>', out)) == len(client)
+    assert "<th>finish_gate</th>" not in out and "<th>trim</th>" in out
 
 
 # -- the stepper view ------------------------------------------------------------------------
