@@ -187,6 +187,8 @@ def _decoded(body: bytes) -> tuple[list[int], list[str], list[bytes]]:
     b"data: a\n\ndata: b\n\n", b"event: x\ndata: a\n\nevent: y\ndata: \xc3\xa9\n\n",
     b"data: \n\n", b"data:  two spaces\n\n", b"data: a\r\n\r\ndata: b\r\n\r\n",
     b"event: x\r\ndata: a\r\n\r\nevent: y\r\ndata: \xc3\xa9\r\n\r\n",
+    b": x\n\ndata: a\n\n: y\n\n:\n\ndata: b\n\n: z\n\n",
+    b"event: x\r\ndata: a\r\n\r\n: k\r\n\r\nevent: y\r\ndata: b\r\n\r\n",
 ])
 def test_split_whole_gives_what_the_decoder_gives(body: bytes) -> None:
     assert split_whole(body) == _decoded(body)
@@ -198,9 +200,21 @@ def test_split_whole_gives_what_the_decoder_gives(body: bytes) -> None:
     b"data: a\n\nevent: x\ndata: b\n\n", b"event: x\ndata: a\n\ndata: b\n\n",
     b"data: a\ndata: b\n\n", b": comment\n\n", b"id: 1\ndata: a\n\n", b"event:\ndata: a\n\n",
     b"event: \xff\ndata: a\n\n", b"data:a\n\n", b"event: x\nid: 2\n\n",
+    b": a\n: b\n\ndata: x\n\n", b"data: a\n: c\n\n", b": a\n\n\ndata: x\n\n",
+    b"event: x\n: c\ndata: a\n\n", b": a\n\n: b\n\n",
 ])
 def test_split_whole_leaves_anything_else_to_the_decoder(body: bytes) -> None:
     assert split_whole(body) is None
+
+
+def test_comment_frames_between_frames_keep_a_capture_on_the_fast_path() -> None:
+    """OpenRouter's ``: OPENROUTER PROCESSING`` keep-alive frames dispatch nothing: the
+    capture is still whole, with every frame's offset the decoder's."""
+    body = N2.replace(b"data: ", b": OPENROUTER PROCESSING\n\ndata: ", 2)
+    assert body.count(b": OPENROUTER") == 2
+    assert normalise_whole(body) is not None
+    assert_same(body)
+    assert_same(body.replace(b"\n", b"\r\n"))
 
 
 def test_decode_each_gives_none_where_a_frame_does_not_decode() -> None:

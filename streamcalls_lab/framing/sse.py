@@ -171,7 +171,7 @@ class SSEDecoder(FrameDecoder):
         cut = region.rfind(eol + eol) + 2 * len(eol)
         if cut < 2 * len(eol):
             return 0
-        split = split_whole(region[:cut] if cut < len(region) else region)
+        split = split_whole(region[:cut] if cut < len(region) else region, comments=False)
         if split is None:
             return 0
         bounds, events, raws = split
@@ -285,7 +285,8 @@ def _is_utf8(raw: bytes) -> bool:
     return True
 
 
-def split_whole(buf: bytes) -> tuple[list[int], list[str], list[bytes]] | None:
+def split_whole(buf: bytes, *, comments: bool = True
+                ) -> tuple[list[int], list[str], list[bytes]] | None:
     """A whole capture in one of the two usual shapes, split without decoding its data.
 
     Gives each frame's byte offset (and, last, the end of the capture), its event name and
@@ -294,6 +295,11 @@ def split_whole(buf: bytes) -> tuple[list[int], list[str], list[bytes]] | None:
     of line end (LF, or CRLF throughout) and nothing unterminated. None for anything else,
     which the decoder then reads line by line. Checked a column at a time, in C. The data
     is not checked for UTF-8 here: whoever parses it must (``msgspec`` and ``orjson`` do).
+
+    With ``comments``, frames of one comment line alone (OpenRouter's ``: OPENROUTER
+    PROCESSING`` keep-alive), which dispatch nothing, are passed over: the offsets are then
+    not contiguous, so a frame's end is not the next offset (the decoder, which needs the
+    ends, asks without).
     """
     eol = b"\n"
     if b"\r" in buf:  # CRLF throughout, or the decoder's way
@@ -304,6 +310,11 @@ def split_whole(buf: bytes) -> tuple[list[int], list[str], list[bytes]] | None:
         return None
     lines = buf.split(eol)
     del lines[-1]  # after the last line end; the list now ends with the last blank line
+    starts = None
+    if buf.startswith(b":") or eol + b":" in buf:  # a comment line somewhere
+        if not comments or (kept := _without_comments(lines, len(eol))) is None:
+            return None
+        lines, starts = kept
     step = 3 if lines[0].startswith(b"event: ") else 2  # lines per frame, the blank included
     n, odd = divmod(len(lines), step)
     if odd or any(lines[step - 1 :: step]):
@@ -325,8 +336,41 @@ def split_whole(buf: bytes) -> tuple[list[int], list[str], list[bytes]] | None:
         if "" in events:
             return None  # a bare "event:" means "message": the decoder's way
         sizes = map(add, sizes, map(len, event_lines))
-    bounds = list(accumulate(map(add, sizes, repeat(step * len(eol))), initial=0))
+    if starts is None:
+        bounds = list(accumulate(map(add, sizes, repeat(step * len(eol))), initial=0))
+    else:
+        bounds = starts
+        bounds.append(len(buf))
     return bounds, events, list(map(_AFTER_DATA, data_lines))
+
+
+def _without_comments(lines: list[bytes], eol: int) -> tuple[list[bytes], list[int]] | None:
+    """``lines`` (a whole body's, ending with a blank line) without the frames of one
+    comment line alone, and each other frame's byte offset; None where a comment shares a
+    frame with fields, or a frame is empty (the decoder's way), or no other frame is left.
+    Python per line, but only for the few captures that have comments."""
+    kept: list[bytes] = []
+    starts: list[int] = []
+    at = i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line[:1] == b":":
+            if lines[i + 1]:  # (the list ends with a blank line, so i + 1 exists)
+                return None
+            at += len(line) + 2 * eol
+            i += 2
+            continue
+        end = lines.index(b"", i)
+        if end == i:
+            return None
+        frame = lines[i:end + 1]
+        if any(field[:1] == b":" for field in frame):
+            return None
+        starts.append(at)
+        at += sum(map(len, frame)) + len(frame) * eol
+        kept += frame
+        i = end + 1
+    return (kept, starts) if kept else None
 
 
 def decode_frames(
