@@ -16,8 +16,9 @@ Many clients at once: a thread per connection, a listen backlog of
 :data:`BACKLOG` (not the stdlib's 5, which makes a crowd wait for
 retransmits), an idle timeout so a silent client frees its thread, a
 ``header_timeout`` from a request's first byte to the end of its head and at
-most ``max_connections`` at once (503 past it), so slow clients cannot hold
-threads without end. A request whose framing is ambiguous (RFC 9112: see
+most ``max_connections`` at once (past it, the connection waiting longest for a
+head makes way, or 503 when every one is being answered: see :mod:`.server`), so
+slow clients cannot hold threads without end. A request whose framing is ambiguous (RFC 9112: see
 :mod:`.http1`) is answered 400 and its connection closed; a body over
 :data:`MAX_BODY` 413. A directory's symlink that leads outside it is not
 served.
