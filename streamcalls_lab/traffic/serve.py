@@ -36,7 +36,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from .. import provenance
+from .. import echoes, provenance
 from ..sources import Capture, Source, resolve
 from . import http1, replay
 from .replay import Clock, Read, Sleep, paced, reads
@@ -144,6 +144,9 @@ class SSEServer(LoopbackServer):
                 mark = provenance.fingerprint(s)
                 path = path.replace(form, mark)
                 body = body.replace(form.encode("utf-8", "replace"), mark.encode())
+        body, _ = echoes.scrub(body, secrets)  # and every other spelling (escaped in any mix,
+        raw_path, _ = echoes.scrub(path.encode("utf-8", "surrogateescape"), secrets)  # base64)
+        path = raw_path.decode("utf-8", "surrogateescape")
         with self._lock:
             self.requests.append(Request(method, path, kept, body))
 
