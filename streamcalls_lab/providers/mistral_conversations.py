@@ -45,11 +45,13 @@ class MistralConversations:
 
     def __init__(self) -> None:
         self._blocks: dict[str, int] = {}  # a call's tool_call_id (a tool's id) -> block
-        self._open: list[str] = []  # announced, not yet ended, in order
+        # announced, not yet ended, in order: a dict, so each frame's lookup is O(1) (a list
+        # made a turn of n open calls quadratic)
+        self._open: dict[str, None] = {}
         self._calls = 0
 
     def _announce(self, key: str) -> int:
-        self._open.append(key)
+        self._open[key] = None
         self._blocks[key] = self._calls
         self._calls += 1
         return self._calls - 1
@@ -67,7 +69,7 @@ class MistralConversations:
         if kind == _DONE:
             key = text(payload["id"], "id")
             if key in self._open:
-                self._open.remove(key)
+                del self._open[key]
                 return [Ev(kind, "block_stop", self._blocks[key], key)]
             return [Ev(kind, "other", call_id=key)]
         if kind == "message.output.delta":
