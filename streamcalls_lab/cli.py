@@ -167,13 +167,17 @@ def cmd_import(ns: argparse.Namespace) -> int:
     arg("--out", required=True, help="directory for the redacted copies"),
     arg("--salt", default=None,
         help="fixes the id mapping, so reruns give the same output (default: random)"),
+    arg("--secret-env", action="append", default=[], metavar="NAME",
+        help="an environment variable holding a credential: what redaction keeps is searched "
+             "for it in every form (repeatable; a file that still shows it is refused)"),
 )
 def cmd_redact(ns: argparse.Namespace) -> int:
     """Replace values with same-size filler, keeping every length, split and escape."""
     from .redact import Refused, redact_paths
 
     refused: list[Refused] = []
-    written = redact_paths(ns.paths, ns.out, salt=ns.salt, refused=refused)
+    secrets = [os.environ[n] for n in ns.secret_env if os.environ.get(n)]
+    written = redact_paths(ns.paths, ns.out, salt=ns.salt, refused=refused, secrets=secrets)
     print(f"redacted {count(len(written), 'capture')} into {ns.out}")
     return _failed("redact", refused, "nothing written for it")
 

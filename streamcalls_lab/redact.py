@@ -98,7 +98,7 @@ from typing import Any
 
 import orjson
 
-from . import timing
+from . import echoes, timing
 from .errors import CaptureError
 from .events import PAYLOAD_ERRORS, Ev
 from .framing import framing_of, jsonarray, ndjson
@@ -811,13 +811,19 @@ def redact_bytes(body: bytes, *, salt: str | bytes | None = None) -> bytes:
 
 
 def redact_file(
-    src: str | PathLike[str], dst: str | PathLike[str], *, redactor: Redactor | None = None
+    src: str | PathLike[str], dst: str | PathLike[str], *, redactor: Redactor | None = None,
+    secrets: Iterable[str] = (),
 ) -> Path:
     """Write the redacted capture to ``dst``; its timing sidecar is copied byte for byte
     (it holds nothing but times and sizes, once read as such), its provenance never.
 
-    Raises :class:`Refused` (and writes nothing) for a file it cannot read as a capture, or
-    whose timing sidecar is not one (it could hold anything).
+    ``secrets``: credentials the user knows of. What redaction keeps (model, object keys,
+    event names, ids' shapes...) is searched for them by :mod:`.echoes`, in every form it
+    knows: each contiguous spelling is replaced by as many ``x``, and a file in which one
+    still shows (split across frames) is refused.
+
+    Raises :class:`Refused` (and writes nothing) for a file it cannot read as a capture,
+    whose timing sidecar is not one (it could hold anything), or that keeps a secret.
     """
     src, dst = Path(src), Path(dst)
     if src.resolve() == dst.resolve():
@@ -831,6 +837,12 @@ def redact_file(
         raise Refused(str(src), 0, f"cannot be read: {e.strerror or e}") from None
     redacted = (redactor or Redactor()).capture(body, str(src),
                                                  ndjson=src.suffix.lower() == ".ndjson")
+    secrets = list(secrets)
+    if secrets:
+        redacted, _ = echoes.scrub(redacted, secrets)
+        form = echoes.find(redacted, secrets)
+        if form is not None:
+            raise Refused(str(src), 0, f"a known secret remains after redaction ({form})")
     try:
         timing.read(src)
     except CaptureError as e:
@@ -852,6 +864,7 @@ def redact_paths(
     salt: str | bytes | None = None,
     progress: bool | None = None,
     refused: list[Refused] | None = None,
+    secrets: Iterable[str] = (),
 ) -> list[Path]:
     """Redact files and directories of captures into ``out_dir``, one id mapping for all.
 
@@ -861,7 +874,9 @@ def redact_paths(
     name; a file named twice is redacted once. ``refused``: a list that collects each file
     redaction refuses (nothing is written for it) while the rest go on; without one the
     first refusal raises. ``progress``: a progress bar (``None``: only on a terminal).
+    ``secrets``: see :func:`redact_file`.
     """
+    secrets = list(secrets)
     out_dir = Path(out_dir)
     jobs: list[tuple[Path, Path]] = []
     for p in map(Path, paths):
@@ -874,5 +889,5 @@ def redact_paths(
     shared = Counter(dst for _, dst in jobs)
     jobs = [(src, _tagged(dst, src) if shared[dst] > 1 else dst) for src, dst in jobs]
     redactor = Redactor(salt)
-    return over_files(lambda job: redact_file(*job, redactor=redactor), jobs, desc="redact",
-                      progress=progress, catch=Refused, failures=refused)
+    return over_files(lambda job: redact_file(*job, redactor=redactor, secrets=secrets), jobs,
+                      desc="redact", progress=progress, catch=Refused, failures=refused)

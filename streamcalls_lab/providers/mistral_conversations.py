@@ -46,12 +46,14 @@ class MistralConversations:
 
     def __init__(self) -> None:
         self._blocks: dict[str, int] = {}  # a call's tool_call_id (a tool's id) -> block
-        self._open: list[str] = []  # announced, not yet ended, in order
+        # announced, not yet ended, in order: a dict, so each frame's lookup is O(1) (a list
+        # made a turn of n open calls quadratic)
+        self._open: dict[str, None] = {}
         self._calls = 0
         self._who = Identities()  # each call's name, by block (its id is its key)
 
     def _announce(self, key: str, tool: str) -> int:
-        self._open.append(key)
+        self._open[key] = None
         self._blocks[key] = self._calls
         self._who.announce(self._calls, key, tool)
         self._calls += 1
@@ -71,7 +73,7 @@ class MistralConversations:
             key = text(payload["id"], "id")
             tool = maybe_text(payload.get("name"), "name")  # (repeated: the same tool)
             if key in self._open:
-                self._open.remove(key)
+                del self._open[key]
                 block = self._blocks[key]
                 return self._who.check([Ev(kind, "block_stop", block, key, tool)], kind,
                                        block, key, tool)

@@ -3,13 +3,15 @@ they print read with a bound.
 
 A client may start children (a shell, a runner, a forked worker). One that keeps the
 client's stdout open would make a reader waiting for EOF take the client for hung; one that
-detaches (``setsid``, a double fork) outlives a kill of the client's process group. So a
-client is judged on its own exit, and then ended with everything it started: it runs in a
-new session (its own process group), with a mark in its environment that every descendant
-inherits unless it clears it (how Jenkins's ProcessTreeKiller finds a build's processes);
-its group is killed, then, on Linux, every process whose ``/proc/<pid>/environ`` carries the
-mark. The client is reaped only after its group is killed, so the group's id cannot have
-been reused.
+detaches (``setsid``, a double fork, its environment cleared) outlives a kill of the
+client's process group. So a client is judged on its own exit, and then ended with
+everything it started: it runs under a supervisor of its own (:mod:`._reaper`), a Linux
+child subreaper, so every process it orphans is reparented to that supervisor, which kills
+them all at the end; the client itself runs in a new session (its own process group), killed
+before it is reaped, so the group's id cannot have been reused. As a second net, a mark in
+its environment that every descendant inherits unless it clears it (how Jenkins's
+ProcessTreeKiller finds a build's processes): every process whose ``/proc/<pid>/environ``
+carries it is killed too.
 
 What a client prints is read in threads of their own, so a client is never blocked on a
 full pipe, and only the first :data:`OUTPUT_LIMIT` bytes of each stream are kept.
@@ -23,39 +25,70 @@ import os
 import secrets
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import IO
 
 OUTPUT_LIMIT = 16 * 1024**2
 """Bytes of a client's stdout, and of its stderr, kept per case (loop mode: of each line,
 and of the lines of one case); the rest is read and dropped, and the verdict says so."""
+END_WAIT = 10.0
+"""Seconds the supervisor has to end a client's processes before its own group is killed."""
+_REAPER = Path(__file__).with_name("_reaper.py")
 MARK = "STREAMCALLS_CLIENT_RUN"
 """The environment variable that marks a client's processes (a value per client)."""
 
 
 class Client:
-    """A client process: started in a new session, marked; :meth:`end` ends all of it."""
+    """A client process: started under a supervisor of its own, in a new session, marked;
+    :meth:`end` ends all of it.
+
+    The supervisor (:mod:`._reaper`, one small process per client) is a child subreaper:
+    every orphan it adopts is one of the client's, whatever it did to detach, and it kills
+    them all when told to. ``proc`` is the supervisor; its stdio is the client's.
+    """
 
     def __init__(self, cmd: Sequence[str], env: Mapping[str, str], *, stdin: int | None,
                  on_exit: Callable[[], None] | None = None) -> None:
         self.mark = secrets.token_hex(8)
-        self.proc = subprocess.Popen(
-            list(cmd), env={**env, MARK: self.mark}, stdin=stdin, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True)
+        status_r, status_w = os.pipe()
+        control_r, self._control = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", str(_REAPER), str(status_w), str(control_r), *cmd],
+                env={**env, MARK: self.mark}, stdin=stdin, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True,
+                pass_fds=(status_w, control_r))
+        except BaseException:
+            for fd in (status_r, self._control):
+                os.close(fd)
+            raise
+        finally:
+            os.close(status_w)
+            os.close(control_r)
+        self._status = os.fdopen(status_r, "rb", buffering=0)
+        first = self._status.readline().split(b" ", 2)
+        if first[0] != b"S":
+            self._finish()
+            self.proc.wait()
+            if first[0] == b"E":
+                raise OSError(int(first[1]), first[2].decode("utf-8", "replace").strip())
+            raise OSError(f"the supervisor of {cmd[0]!r} did not start it")
+        self.pid = int(first[1])
         self.started = _start_time(self.proc.pid) or 0  # its descendants start after it
+        self.code: int | None = None
         self._exited = threading.Event()
         self._on_exit = on_exit
         threading.Thread(target=self._wait, daemon=True).start()
 
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
     def _wait(self) -> None:
-        """Wait for the client's exit without reaping it (the group id stays its own)."""
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOWAIT)
+        """Wait for the supervisor's word that the client exited (or for it to go)."""
+        with contextlib.suppress(OSError, ValueError), self._status:
+            line = self._status.readline().split()
+            if line[:1] == [b"X"]:
+                self.code = int(line[1])
         self._exited.set()
         if self._on_exit is not None:
             self._on_exit()
@@ -65,17 +98,29 @@ class Client:
         and whatever holds its stdout do not count."""
         return self._exited.wait(timeout)
 
+    def _finish(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self._control)
+
     def end(self) -> int:
-        """End the client, its process group and every process carrying its mark; its
-        exit code (negative: the signal that ended it)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)  # not yet reaped: still its group
+        """End the client, every process it started and every process carrying its mark;
+        its exit code (negative: the signal that ended it)."""
+        self._finish()  # the supervisor kills the client's group, then all it has adopted
+        try:
+            self.proc.wait(timeout=END_WAIT)
+        except subprocess.TimeoutExpired:  # then the supervisor's own group, and the sweep
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        if self.proc.returncode != 0:  # the supervisor died (killed?) before it could
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
         for _ in range(8):  # a marked process may fork while the others are killed
             if not end_marked(self.mark, self.started):
                 break
-        code = self.proc.wait()
+        self._exited.wait(END_WAIT)
         self._exited.set()
-        return code
+        return self.code if self.code is not None else -signal.SIGKILL
 
 
 def _start_time(pid: int | str) -> int | None:

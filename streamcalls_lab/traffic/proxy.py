@@ -93,7 +93,10 @@ STOP_GRACE = 1.0
 GONE_GRACE = 0.5
 """Seconds an upstream may take to end its body once the client has left, before it is shut
 (and the capture marked cut)."""
-IDLE_SECONDS = 30.0  # an idle upstream connection older than this is not used again
+IDLE_SECONDS = 2.0
+"""An upstream connection idle longer than this is not used again (a fresh one is opened):
+under the shortest keep-alive timeouts servers use (gunicorn's 2 s, Node's and uvicorn's
+5 s), so a request seldom meets an upstream closing, or writing a 408, as it goes out."""
 MAX_IDLE = 16
 HELD = 16 * 1024**2
 """A request body up to this size is read whole before it goes upstream; a larger one is
@@ -264,8 +267,10 @@ class RecordingProxy(LoopbackServer):
         is told the connection, to close it if the client leaves.
 
         A kept-alive connection the upstream has closed meanwhile fails before any
-        answer; the request then goes once more on a new connection (the upstream
-        never read it), never in any other case.
+        answer, or answers 408 (a timeout it wrote on idle, which can reach us just
+        after the request went out); the request then goes once more on a new
+        connection (RFC 9110 §15.5.9: the upstream did not take it), never in any
+        other case.
         """
         chunked = ("Transfer-Encoding", "chunked") in headers
         while True:
@@ -286,7 +291,11 @@ class RecordingProxy(LoopbackServer):
                         conn.send(chunk(b""))
                 if watch is not None:
                     watch.attach(conn)
-                return conn, conn.getresponse()
+                resp = conn.getresponse()
+                if reused and resp.status == 408 and rest is None:
+                    self.release(conn, None)  # an idle timeout's answer, not this request's
+                    continue
+                return conn, resp
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 self.release(conn, None)
                 if not reused or (watch is not None and watch.gone):
@@ -309,12 +318,15 @@ class RecordingProxy(LoopbackServer):
 
     def release(self, conn: http.client.HTTPConnection,
                 finished: http.client.HTTPResponse | None) -> None:
-        """Done with ``conn``: kept for the next request if ``finished`` was read to its end."""
+        """Done with ``conn``: kept for the next request only if ``finished`` was framed and
+        read to its end, and the upstream has written nothing after it."""
+        framed = finished is not None and (
+            finished.isclosed() or (finished.length == 0 and not finished.chunked))
         if finished is not None:
             finished.close()  # the response only; the socket stays open
         with self._lock:
             self._busy.discard(conn)
-            keep = finished is not None and not self.stopping.is_set() and len(
+            keep = framed and _quiet(conn) and not self.stopping.is_set() and len(
                 self._idle) < MAX_IDLE
             if keep:
                 self._idle.append((conn, time.monotonic()))

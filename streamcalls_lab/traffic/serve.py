@@ -16,8 +16,9 @@ Many clients at once: a thread per connection, a listen backlog of
 :data:`BACKLOG` (not the stdlib's 5, which makes a crowd wait for
 retransmits), an idle timeout so a silent client frees its thread, a
 ``header_timeout`` from a request's first byte to the end of its head and at
-most ``max_connections`` at once (503 past it), so slow clients cannot hold
-threads without end. A request whose framing is ambiguous (RFC 9112: see
+most ``max_connections`` at once (past it, the connection waiting longest for a
+head makes way, or 503 when every one is being answered: see :mod:`.server`), so
+slow clients cannot hold threads without end. A request whose framing is ambiguous (RFC 9112: see
 :mod:`.http1`) is answered 400 and its connection closed; a body over
 :data:`MAX_BODY` 413. A directory's symlink that leads outside it is not
 served.
@@ -35,7 +36,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from .. import provenance
+from .. import echoes, provenance
 from ..sources import Capture, Source, resolve
 from . import http1, replay
 from .replay import Clock, Read, Sleep, paced, reads
@@ -143,6 +144,9 @@ class SSEServer(LoopbackServer):
                 mark = provenance.fingerprint(s)
                 path = path.replace(form, mark)
                 body = body.replace(form.encode("utf-8", "replace"), mark.encode())
+        body, _ = echoes.scrub(body, secrets)  # and every other spelling (escaped in any mix,
+        raw_path, _ = echoes.scrub(path.encode("utf-8", "surrogateescape"), secrets)  # base64)
+        path = raw_path.decode("utf-8", "surrogateescape")
         with self._lock:
             self.requests.append(Request(method, path, kept, body))
 

@@ -7,13 +7,18 @@ one of these with their own request handler; the handler reaches its owner as
 Both hold every client to the same limits (:class:`StrictHandler`): a request's
 framing read one way only (:mod:`.http1`), its head (request line and headers)
 sent within ``header_timeout`` seconds of its first byte, and at most
-``max_connections`` connections at once; one more is answered 503 and closed, so
-a crowd of slow clients (slowloris: a byte every few seconds) cannot hold a thread
-each without end.
+``max_connections`` connections at once. When all are taken, a new connection
+takes the place of the one that has waited longest for a request head (a client
+trickling its head in, or idle between requests): that one is closed, as an idle
+keep-alive connection may be (RFC 9112 §9.6). A crowd of slow clients (slowloris: a
+byte every few seconds), even one that reconnects at once, so only ever pushes out
+its own oldest connections, never a client whose request is whole and being
+answered; only when every connection is busy answering is one more answered 503.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import ipaddress
 import socket
@@ -28,7 +33,10 @@ from . import http1
 HEADER_TIMEOUT = 10.0
 """Seconds from a request's first byte to the end of its head (default)."""
 MAX_CONNECTIONS = 512
-"""Connections served at once (default): more are answered 503 and closed."""
+"""Connections served at once (default): more push out the one waiting longest for a
+head, or are answered 503 and closed when none is."""
+EVICT_WAIT = 2.0
+"""Seconds the accepting thread waits for a pushed-out connection's slot to come free."""
 _BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n"
          b"content-length: 30\r\nconnection: close\r\n\r\ntoo many connections at once\r\n")
 
@@ -57,11 +65,35 @@ class OwnedHTTPServer(ThreadingHTTPServer):
         super().__init__(address, handler)
         self.owner = owner
         self._slots = threading.BoundedSemaphore(max_connections)
+        # Connections waiting for a request head, oldest first (dicts keep insertion order).
+        self._waiting: dict[socket.socket, None] = {}
+        self._waiting_lock = threading.Lock()
+
+    def waiting(self, sock: socket.socket, now: bool) -> None:
+        """``sock`` starts (``now``) or ends waiting for a request head."""
+        with self._waiting_lock:
+            self._waiting.pop(sock, None)
+            if now:
+                self._waiting[sock] = None
+
+    def _push_out(self) -> bool:
+        """Close the connection that has waited longest for a head; False if none waits."""
+        with self._waiting_lock:
+            if not self._waiting:
+                return False
+            sock = next(iter(self._waiting))
+            del self._waiting[sock]
+            # Its handler's read ends at once; the handler closes it, freeing its slot.
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            return True
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        """A thread for the connection, or 503 and closed when all slots are taken (the
-        answer sent without waiting: the accepting thread never blocks on a client)."""
-        if not self._slots.acquire(blocking=False):
+        """A thread for the connection; when all slots are taken, the place of the
+        connection waiting longest for a head, or else 503 and closed (the answer sent
+        without waiting: the accepting thread never blocks on a client)."""
+        if not self._slots.acquire(blocking=False) and not (
+                self._push_out() and self._slots.acquire(timeout=EVICT_WAIT)):
             try:
                 request.setblocking(False)
                 request.send(_BUSY)
@@ -156,10 +188,15 @@ class StrictHandler(BaseHTTPRequestHandler):
         owner = self.server.owner  # type: ignore[attr-defined]
         self._clock.arm(getattr(owner, "header_timeout", HEADER_TIMEOUT))
         self._checked = False
+        self.server.waiting(self.connection, True)  # type: ignore[attr-defined]
         try:
             super().handle_one_request()
         finally:
-            self._clock.disarm()
+            self._head_read()
+
+    def _head_read(self) -> None:
+        self._clock.disarm()
+        self.server.waiting(self.connection, False)  # type: ignore[attr-defined]
 
     def parse_request(self) -> bool:
         self._tap = tap = http1.Tap(self.rfile)
@@ -168,9 +205,8 @@ class StrictHandler(BaseHTTPRequestHandler):
             ok = super().parse_request()
         finally:
             self.rfile = tap.inner
-        ok = ok and (self._checked or self._check())
-        self._clock.disarm()
-        return ok
+        self._head_read()  # answering now: no longer one to push out for a newcomer
+        return ok and (self._checked or self._check())
 
     def handle_expect_100(self) -> bool:
         """Checked first: a 100 Continue never invites the body of a request refused."""

@@ -209,10 +209,41 @@ def test_every_process_of_a_client_carries_its_mark(tmp_path: Path) -> None:
     client = Client(_client(tmp_path, DETACHED), dict(os.environ), stdin=None)
     assert client.exited(TIMEOUT)
     _noted(tmp_path, 1)
-    assert marked(client.mark) == [int((tmp_path / "pids").read_text())]
+    noted = int((tmp_path / "pids").read_text())
+    assert sorted(marked(client.mark)) == sorted([client.proc.pid, noted])  # its supervisor's
     client.end()
     assert marked(client.mark) == [] and _left(tmp_path) == []
 
 
 def test_this_process_carries_no_mark() -> None:
     assert MARK not in os.environ
+
+
+DETACHED_UNMARKED = """
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            note(os.getpid())  # then a new program with no environment: no mark to find
+            os.execve(sys.executable, [sys.executable, "-c", "import time; time.sleep(300)"],
+                      {})
+        os._exit(0)
+    time.sleep(0.2)
+"""
+
+
+def test_a_detached_grandchild_that_cleared_its_environment_is_ended(tmp_path: Path) -> None:
+    run = run_case(_client(tmp_path, DETACHED_UNMARKED), CASE, TIMEOUT)
+    _noted(tmp_path, 1)
+    assert run.returncode == 0 and _left(tmp_path) == []
+
+
+def test_a_detached_grandchild_that_cleared_its_environment_is_ended_in_loop_mode(
+    tmp_path: Path,
+) -> None:
+    with LoopClient(_client(tmp_path, DETACHED_UNMARKED), TIMEOUT) as client:
+        client.run(CASE)
+    _noted(tmp_path, 1)
+    assert _left(tmp_path) == []

@@ -379,18 +379,74 @@ def _closed(sock: socket.socket) -> bool:
         sock.settimeout(TIMEOUT)
 
 
-def test_connections_past_the_cap_are_answered_503_and_closed(
-    make_server: Callable[..., object],
-) -> None:
-    with make_server(max_connections=2) as server:  # type: ignore[attr-defined]
+def test_connections_past_the_cap_are_answered_503_when_every_one_is_being_answered() -> None:
+    release = threading.Event()
+    with SSEServer(BODY, default_delay=1.0, sleep=lambda _: release.wait(TIMEOUT),
+                   max_connections=2) as server:
         held = [socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT)
                 for _ in range(2)]
         try:
-            answer = _raw(server.port, b"")  # type: ignore[attr-defined]
+            for sock in held:  # a whole request each, its answer held mid-stream
+                sock.sendall(HEAD + b"Content-Length: 0\r\n\r\n")
+                assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+            answer = _raw(server.port, b"")
         finally:
+            release.set()
             for sock in held:
                 sock.close()
     assert answer.startswith(b"HTTP/1.1 503 ")
+
+
+@pytest.mark.parametrize("kind", ["serve", "proxy"])
+def test_a_reconnecting_slowloris_does_not_keep_a_whole_request_out(
+    kind: str, tmp_path: Path,
+) -> None:
+    """All slots held by slow heads that reconnect the moment one is closed: a client
+    sending a whole request still gets its answer (the oldest slow head makes way)."""
+    stop, full = threading.Event(), threading.Event()
+    slots = 8
+
+    with contextlib.ExitStack() as stack:
+        if kind == "proxy":
+            upstream = stack.enter_context(Upstream())
+            server = stack.enter_context(RecordingProxy(
+                upstream.base, tmp_path, max_connections=slots, header_timeout=TIMEOUT))
+        else:
+            server = stack.enter_context(SSEServer(
+                BODY, speed=math.inf, max_connections=slots, header_timeout=TIMEOUT))
+        port = server.port  # type: ignore[attr-defined]
+
+        def slowloris() -> None:
+            socks: list[socket.socket] = []
+            try:
+                while not stop.is_set():
+                    for sock in [s for s in socks if _closed(s)]:
+                        socks.remove(sock)
+                        sock.close()
+                    while len(socks) < slots and not stop.is_set():
+                        sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+                        sock.sendall(HEAD[:10])  # a head begun, never finished
+                        socks.append(sock)
+                    full.set()
+                    stop.wait(0.01)
+            finally:
+                for sock in socks:
+                    sock.close()
+
+        thread = threading.Thread(target=slowloris, daemon=True)
+        thread.start()
+        try:
+            assert full.wait(TIMEOUT)  # every slot held by a slow head before the client comes
+            answers = []
+            for _ in range(5):
+                answers.append(_raw(port, HEAD + b"Content-Length: 0\r\nConnection: close"
+                                    b"\r\n\r\n")[:12])
+                if answers[-1] != b"HTTP/1.1 503":
+                    break
+        finally:
+            stop.set()
+            thread.join(TIMEOUT)
+    assert answers[-1] == b"HTTP/1.1 200", answers
 
 
 def test_a_cap_below_one_is_refused() -> None:

@@ -3,15 +3,18 @@ never logged, nothing outside a served folder, 200 concurrent clients all served
 
 from __future__ import annotations
 
+import base64
 import http.client
 import math
 import socket
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from streamcalls_lab import echoes
 from streamcalls_lab.traffic.serve import SSEServer
 
 from ..support import turns
@@ -66,6 +69,24 @@ def test_a_query_key_and_a_body_key_never_reach_the_request_log() -> None:
         conn.close()
         log = repr(list(server.requests))
     assert KEY not in log and "alt=sse" in log
+
+
+@pytest.mark.parametrize("spell", [
+    lambda k: "".join(f"\\u{ord(c):04x}" for c in k),  # every character a JSON escape
+    lambda k: "".join(f"\\u{ord(c):04X}" if i % 2 else c for i, c in enumerate(k)),  # a mix
+    lambda k: base64.b64encode(b"ab" + k.encode()).decode(),  # inside a longer base64 blob
+], ids=["escaped", "mixed", "base64"])
+def test_a_header_key_spelled_otherwise_in_the_body_never_reaches_the_request_log(
+    spell: Callable[[str], str],
+) -> None:
+    with SSEServer(BODY, speed=math.inf) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.request("POST", "/v1/messages", headers={"x-api-key": KEY},
+                     body=f'{{"messages": [{{"content": "{spell(KEY)}"}}]}}')
+        conn.getresponse().read()
+        conn.close()
+        (request,) = server.requests
+    assert echoes.find(request.body, [KEY]) is None and b"messages" in request.body
 
 
 def test_only_the_last_requests_are_kept() -> None:
