@@ -113,7 +113,9 @@ def convert(turns: int, chunk: int, hosts: int, out: Path) -> dict[str, float]:
 def child(turns: int, chunk: int, hosts: int, out: Path) -> dict[str, float]:
     cmd = [sys.executable, __file__, "--convert", str(turns), "--chunk", str(chunk),
            "--hosts", str(hosts), "--out", str(out)]
-    got = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    got = subprocess.run(cmd, capture_output=True, text=True)
+    if got.returncode:
+        sys.exit(f"converting {turns:,} turns failed:\n{got.stderr[-4000:]}")
     return json.loads(got.stdout.strip().splitlines()[-1])
 
 
