@@ -80,23 +80,24 @@ def _option(name: str, default: str) -> str:
 
 
 def main() -> None:
-    bug = bug_from_argv()
+    bugs = bug_from_argv()
     fmt = os.environ["STREAMCALLS_FORMAT"]
     base = urllib.parse.urlsplit(os.environ["STREAMCALLS_BASE_URL"])
-    acc = Accumulator(fmt, None if bug in TRANSPORT_BUGS else bug)
+    acc = Accumulator(fmt, bugs - set(TRANSPORT_BUGS))
     conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
     conn.request("POST", os.environ["STREAMCALLS_PATH"], body=json.dumps({"stream": True}),
                  headers={"content-type": "application/json",
                           "accept-encoding": _option("--accept-encoding", "gzip")})
     resp = conn.getresponse()
     gunzip = zlib.decompressobj(wbits=31) if (resp.getheader("content-encoding") == "gzip"
-                                              and bug != "content_encoding") else None
+                                              and "content_encoding" not in bugs) else None
     decoder = codecs.getincrementaldecoder("utf-8")()
-    parser = SSEParser(acc.event, splitlines=bug == "splitlines")
+    errors = next((READ_ERRORS[b] for b in sorted(bugs) if b in READ_ERRORS), None)
+    parser = SSEParser(acc.event, splitlines="splitlines" in bugs)
     while chunk := resp.read1(65536):
         if gunzip is not None:
             chunk = gunzip.decompress(chunk)
-        parser.feed(chunk.decode("utf-8", READ_ERRORS[bug]) if bug in READ_ERRORS
+        parser.feed(chunk.decode("utf-8", errors) if errors
                     else decoder.decode(chunk))
     parser.feed(decoder.decode(b"", final=True))
     acc.end()

@@ -91,50 +91,50 @@ class LenientParse(Accumulator):
 
 
 EOF_AS_STOP = BugClass(
-        "eof_as_stop",
-        "Took the end of the stream for the stop of every call still open, so a stream cut "
-        "inside a call's arguments dispatched it half-written; hand a call on only at its "
-        "stop (Chat: the finish_reason, or the next call's start), never at the close.",
-        ("earendil-works/pi#5964", FOUND_BY_THE_KIT),
-        lambda s: s.ends_early and _early(s) is not None,
-        EofAsStop,
-        # The stream cut inside the arguments, with no stop: what came so far is handed on.
-        {"args": '{"limit": 20, "status": "refunded"}', "split": 11, "cut_off": True},
-        client=True)
+    "eof_as_stop",
+    "Took the end of the stream for the stop of every call still open, so a stream cut "
+    "inside a call's arguments dispatched it half-written; hand a call on only at its "
+    "stop (Chat: the finish_reason, or the next call's start), never at the close.",
+    ("earendil-works/pi#5964", FOUND_BY_THE_KIT),
+    lambda s: s.ends_early and _early(s) is not None,
+    EofAsStop,
+    # The stream cut inside the arguments, with no stop: what came so far is handed on.
+    {"args": '{"limit": 20, "status": "refunded"}', "split": 11, "cut_off": True},
+    client=True)
 
 PARSE_TO_FINISH = BugClass(
-        "parse_to_finish",
-        "Took something other than the call's stop (the buffer parsing, another call "
-        "starting) to mean the call was finished; a prefix can parse, so hand a call on "
-        "only at its stop or done event.",
-        ("vercel/ai#3953", "vercel/ai#13137", "microsoft/agent-framework#6549",
-         "openai/openai-ruby PR #638"),
-        lambda s: (early := _early(s)) is not None and (
-            s.parsed or all(a == "" or parses(a) for a in early)),
-        ParseToFinish,
-        # The stream ends right after the closing brace (the split at the end): no stop.
-        {"args": '{"limit": 20, "status": "refunded"}', "split": 35, "every": 6,
-         "cut_off": True},
-        client=True)
+    "parse_to_finish",
+    "Took something other than the call's stop (the buffer parsing, another call "
+    "starting) to mean the call was finished; a prefix can parse, so hand a call on "
+    "only at its stop or done event.",
+    ("vercel/ai#3953", "vercel/ai#13137", "microsoft/agent-framework#6549",
+     "openai/openai-ruby PR #638"),
+    lambda s: (early := _early(s)) is not None and (
+        s.parsed or all(a == "" or parses(a) for a in early)),
+    ParseToFinish,
+    # The stream ends right after the closing brace (the split at the end): no stop.
+    {"args": '{"limit": 20, "status": "refunded"}', "split": 35, "every": 6,
+     "cut_off": True},
+    client=True)
 
 LENIENT_PARSE = BugClass(
-        "lenient_parse",
-        "Let a partial-JSON parser decide when the call was done, so a prefix or a cut-off "
-        "call was handed on as if whole; show partial values if you like, but hand on only "
-        "at the stop.",
-        ("earendil-works/pi#5964", "langchain-ai/langchain#39275",
-         "langchain-ai/langchainjs#11469"),
-        lambda s: _early(s) is not None,
-        LenientParse,
-        # {"limit": 2 reads as a finished object to a partial parser; 20 is what was sent.
-        {"args": '{"limit": 20, "status": "refunded"}', "split": 11})
+    "lenient_parse",
+    "Let a partial-JSON parser decide when the call was done, so a prefix or a cut-off "
+    "call was handed on as if whole; show partial values if you like, but hand on only "
+    "at the stop.",
+    ("earendil-works/pi#5964", "langchain-ai/langchain#39275",
+     "langchain-ai/langchainjs#11469"),
+    lambda s: _early(s) is not None,
+    LenientParse,
+    # {"limit": 2 reads as a finished object to a partial parser; 20 is what was sent.
+    {"args": '{"limit": 20, "status": "refunded"}', "split": 11})
 
 LOST_ON_TRUNCATION = BugClass(
-        "lost_on_truncation",
-        "Handed calls on only at the stream's end marker ([DONE], message_stop), so a turn "
-        "whose stop reason came but whose end marker did not lost calls whose stop had come; "
-        "hand each call on at its own stop (Chat: at finish_reason), and say when the stream "
-        "was cut.",
-        ("Lingtai-AI/lingtai-kernel#753", "CommandCodeAI/command-code#785"),
-        lambda s: s.aspect == CALLS and s.ends_early and bool(s.missing),
-        client=True)
+    "lost_on_truncation",
+    "Handed calls on only at the stream's end marker ([DONE], message_stop), so a turn "
+    "whose stop reason came but whose end marker did not lost calls whose stop had come; "
+    "hand each call on at its own stop (Chat: at finish_reason), and say when the stream "
+    "was cut.",
+    ("Lingtai-AI/lingtai-kernel#753", "CommandCodeAI/command-code#785"),
+    lambda s: s.aspect == CALLS and s.ends_early and bool(s.missing),
+    client=True)

@@ -3,11 +3,13 @@ id or name copied over the announced one, a repeated name appended."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..accumulate import Accumulator, CallBuffer, _get
 from .recognise import (
+    LOOKUP_ERROR,
     NO_ARGS,
     _blank,
     _on,
@@ -79,50 +81,55 @@ def _name_repeated(s: Symptom) -> bool:
     return pairs is not None and any(h[1] != w[1] for w, h in pairs)
 
 
+_BLANK_READ = re.compile(LOOKUP_ERROR.pattern + r"|ValueError|ValidationError|type")
+"""What using a blank id, type or name raises (a lookup, a check of the type)."""
+
+
 def _blank_copied(s: Symptom) -> bool:
     """On a stream whose follow-on fragments have a blank identity: the run raised, or every
     call came out with its arguments, its id or name blanked."""
     if not _on("blank_identity", s) or s.hung:
         return False
     if s.aspect == ERROR or (s.aspect == CALLS and s.error):
-        return True  # a correct client survives the stream: the blank value broke it
+        # a correct client survives the stream: the blank value, read or checked, broke it
+        return _BLANK_READ.search(s.error) is not None
     pairs = _paired(s, lambda w, h: h[2] == w[2] and (h[0] == w[0] or _blank(h[0]))
                     and (h[1] == w[1] or _blank(h[1])))
     return pairs is not None and any(h[:2] != w[:2] for w, h in pairs)
 
 
 BLANK_ID_NEW_CALL = BugClass(
-        "blank_id_new_call",
-        "Took a fragment carrying an id, even an empty one, for a new call, so one call came "
-        "out as two (the announced one empty, a nameless one with the arguments); an empty "
-        "or null id on a follow-on fragment continues the call at its index.",
-        ("ThinkInAIXYZ/deepchat#355", "xintaofei/deepseek-acp#4"),
-        _split_by_blank_id,
-        BlankIdNewCall,
-        # DashScope's shape: "id": "" on every follow-on fragment.
-        {"args": '{"location": "San Francisco"}', "split": 13, "tool": "weather",
-         "provider": "openai-chat", "quirks": ("blank_identity",), "only": ("openai-chat",)},
-        client=True)
+    "blank_id_new_call",
+    "Took a fragment carrying an id, even an empty one, for a new call, so one call came "
+    "out as two (the announced one empty, a nameless one with the arguments); an empty "
+    "or null id on a follow-on fragment continues the call at its index.",
+    ("ThinkInAIXYZ/deepchat#355", "xintaofei/deepseek-acp#4"),
+    _split_by_blank_id,
+    BlankIdNewCall,
+    # DashScope's shape: "id": "" on every follow-on fragment.
+    {"args": '{"location": "San Francisco"}', "split": 13, "tool": "weather",
+     "provider": "openai-chat", "quirks": ("blank_identity",), "only": ("openai-chat",)},
+    client=True)
 
 BLANK_IDENTITY_COPIED = BugClass(
-        "blank_identity_copied",
-        "Copied a call's id, type or name from every fragment that has the key, so a "
-        "follow-on fragment's \"\" or null replaced the announced one (a call to tool \"\", "
-        "or a crash on its type); treat an empty or null identity field as absent.",
-        ("xintaofei/deepseek-acp#4", "lmstudio-ai/lmstudio-bug-tracker#649",
-         "0xPlaygrounds/rig PR #423"),
-        _blank_copied,
-        client=True)
+    "blank_identity_copied",
+    "Copied a call's id, type or name from every fragment that has the key, so a "
+    "follow-on fragment's \"\" or null replaced the announced one (a call to tool \"\", "
+    "or a crash on its type); treat an empty or null identity field as absent.",
+    ("xintaofei/deepseek-acp#4", "lmstudio-ai/lmstudio-bug-tracker#649",
+     "0xPlaygrounds/rig PR #423"),
+    _blank_copied,
+    client=True)
 
 NAME_CONCATENATED = BugClass(
-        "name_concatenated",
-        "Appended the tool name (and the id) from every fragment that carries one, so a "
-        "server that repeats them on each fragment got final_resultfinal_result; take the "
-        "name and id from the announcement, once.",
-        ("ggml-org/llama.cpp#13774", "weicj/vLLM-2080Ti-Definitive#127"),
-        _name_repeated,
-        NameConcatenated,
-        # llama.cpp before PR #13800: id, type and name on every fragment.
-        {"args": '{"a": 1, "b": 2}', "split": 6, "tool": "final_result",
-         "provider": "openai-chat", "quirks": ("repeated_identity",)},
-        client=True)
+    "name_concatenated",
+    "Appended the tool name (and the id) from every fragment that carries one, so a "
+    "server that repeats them on each fragment got final_resultfinal_result; take the "
+    "name and id from the announcement, once.",
+    ("ggml-org/llama.cpp#13774", "weicj/vLLM-2080Ti-Definitive#127"),
+    _name_repeated,
+    NameConcatenated,
+    # llama.cpp before PR #13800: id, type and name on every fragment.
+    {"args": '{"a": 1, "b": 2}', "split": 6, "tool": "final_result",
+     "provider": "openai-chat", "quirks": ("repeated_identity",)},
+    client=True)

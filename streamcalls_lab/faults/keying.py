@@ -12,6 +12,7 @@ from .recognise import (
     NO_ARGS,
     _blank,
     _held_together,
+    _index_not_position,
     _on,
     _raised_index,
     _same_key,
@@ -162,83 +163,85 @@ def _merged_parsed(s: Symptom) -> bool:
 
 
 KEY_BY_NAME = BugClass(
-        "key_by_name",
-        "Looked buffers up by tool name, so a second call to the same tool was appended to "
-        "the first; key each call by its block (index) within its choice.",
-        ("langgenius/dify#21948", "mateaix/mateclaw#525"),
-        # the first call's buffer kept the second's fragments, and the second is gone
-        lambda s: bool(s.missing) and any(a.tool == b.tool and holder == a.call_id
-                                          and not _same_key(a, b)
-                                          for a, b, holder in _held_together(s, "any")),
-        KeyByName,
-        # Two calls to one tool in one turn.
-        {"args": '{"order_id": "B-2093"}', "split": 14, "tool": "lookup_order",
-         "earlier": '{"order_id": "A-4471"}'},
-        client=True)
+    "key_by_name",
+    "Looked buffers up by tool name, so a second call to the same tool was appended to "
+    "the first; key each call by its block (index) within its choice.",
+    ("langgenius/dify#21948", "mateaix/mateclaw#525"),
+    # the first call's buffer kept the second's fragments, and the second is gone
+    lambda s: bool(s.missing) and any(a.tool == b.tool and holder == a.call_id
+                                      and not _same_key(a, b)
+                                      for a, b, holder in _held_together(s, "any")),
+    KeyByName,
+    # Two calls to one tool in one turn.
+    {"args": '{"order_id": "B-2093"}', "split": 14, "tool": "lookup_order",
+     "earlier": '{"order_id": "A-4471"}'},
+    client=True)
 
 KEY_BY_ID = BugClass(
-        "key_by_id",
-        "Looked buffers up by the call's id, which only the announcement carries (follow-on "
-        "fragments have none, an empty one or a shared one); key by block and take the id "
-        "from the announcement.",
-        ("Arize-ai/phoenix PR #11376", "ThinkInAIXYZ/deepchat#355"),
-        _key_by_id,
-        KeyByID,
-        # Any streamed call: no fragment after the announcement names its call.
-        {"args": '{"order_id": "A-4471", "include_line_items": true}', "split": 18,
-         "tool": "lookup_order"},
-        client=True)
+    "key_by_id",
+    "Looked buffers up by the call's id, which only the announcement carries (follow-on "
+    "fragments have none, an empty one or a shared one); key by block and take the id "
+    "from the announcement.",
+    ("Arize-ai/phoenix PR #11376", "ThinkInAIXYZ/deepchat#355"),
+    _key_by_id,
+    KeyByID,
+    # Any streamed call: no fragment after the announcement names its call.
+    {"args": '{"order_id": "A-4471", "include_line_items": true}', "split": 18,
+     "tool": "lookup_order"},
+    client=True)
 
 ONE_CHOICE = BugClass(
-        "one_choice",
-        "Keyed calls by block alone, so with n > 1 the choices' calls, each numbered from 0, "
-        "ran into one; key by (choice, block) and let a finish close only its own choice's "
-        "calls.",
-        ("langfuse/langfuse#16998", "QuantumNous/new-api PR #6924"),
-        # the later choice's call took the key, and the earlier choice's fragments with it
-        lambda s: any(a.choice != b.choice and holder == b.call_id
-                      for a, b, holder in _held_together(s, "any")),
-        OneChoice,
-        # Chat with n=2: each choice calls the same tool at index 0, frames alternating.
-        {"args": '{"city": "Rome"}', "split": 9, "tool": "get_weather",
-         "earlier": '{"city": "Paris"}', "provider": "openai-chat", "two_choices": True})
+    "one_choice",
+    "Keyed calls by block alone, so with n > 1 the choices' calls, each numbered from 0, "
+    "ran into one; key by (choice, block) and let a finish close only its own choice's "
+    "calls.",
+    ("langfuse/langfuse#16998", "QuantumNous/new-api PR #6924"),
+    # the later choice's call took the key, and the earlier choice's fragments with it
+    lambda s: any(a.choice != b.choice and holder == b.call_id
+                  for a, b, holder in _held_together(s, "any")),
+    OneChoice,
+    # Chat with n=2: each choice calls the same tool at index 0, frames alternating.
+    {"args": '{"city": "Rome"}', "split": 9, "tool": "get_weather",
+     "earlier": '{"city": "Paris"}', "provider": "openai-chat", "two_choices": True})
 
 KEY_BY_LAST = BugClass(
-        "key_by_last",
-        "Sent every fragment to the call announced last, which holds only while calls come "
-        "one after another; route each fragment by its own index (output_index).",
-        ("maximhq/bifrost#1829", "mozilla-ai/any-llm PR #1305", "QwenLM/Qwen-Agent PR #943"),
-        lambda s: not s.missing and any(holder == b.call_id
-                                        for _, b, holder in _held_together(s, "mixed")),
-        KeyByLast,
-        # Two calls announced, then their fragments alternating (Chat and Responses only).
-        {"args": '{"tz": "Europe/Rome"}', "split": 8, "tool": "get_time",
-         "earlier": '{"city": "Paris"}', "earlier_tool": "get_weather",
-         "provider": "openai-chat", "interleave": True},
-        client=True)
+    "key_by_last",
+    "Sent every fragment to the call announced last, which holds only while calls come "
+    "one after another; route each fragment by its own index (output_index).",
+    ("maximhq/bifrost#1829", "mozilla-ai/any-llm PR #1305", "QwenLM/Qwen-Agent PR #943"),
+    lambda s: not s.missing and any(holder == b.call_id
+                                    for _, b, holder in _held_together(s, "mixed")),
+    KeyByLast,
+    # Two calls announced, then their fragments alternating (Chat and Responses only).
+    {"args": '{"tz": "Europe/Rome"}', "split": 8, "tool": "get_time",
+     "earlier": '{"city": "Paris"}', "earlier_tool": "get_weather",
+     "provider": "openai-chat", "interleave": True},
+    client=True)
 
 MERGED_CALLS = BugClass(
-        "merged_calls",
-        "Kept appending to an index's buffer when a new call (new id) came under that index, "
-        "or let two calls of different tools share one; start a new call at every "
-        "announcement.",
-        ("ollama/ollama#15457", "langchain-ai/langchain#34807", "comet-ml/opik#8362"),
-        _merged,
-        MergeOnReuse,
-        # Cerebras' shape: the second call sent under the first call's index.
-        {"args": '{"b": 2}', "split": 4, "tool": "g", "earlier": '{"a": 1}', "earlier_tool": "f",
-         "provider": "openai-chat", "quirks": ("index_reuse",)},
-        client=True)
+    "merged_calls",
+    "Kept appending to an index's buffer when a new call (new id) came under that index, "
+    "or let two calls of different tools share one; start a new call at every "
+    "announcement.",
+    ("ollama/ollama#15457", "langchain-ai/langchain#34807", "comet-ml/opik#8362"),
+    _merged,
+    MergeOnReuse,
+    # Cerebras' shape: the second call sent under the first call's index.
+    {"args": '{"b": 2}', "split": 4, "tool": "g", "earlier": '{"a": 1}', "earlier_tool": "f",
+     "provider": "openai-chat", "quirks": ("index_reuse",)},
+    client=True)
 
 INDEX_AS_POSITION = BugClass(
-        "index_as_position",
-        "Took a call's index for its position in a list of calls, so an index that does not "
-        "start at 0 (or skips) raised or landed in the wrong slot; key calls by the index "
-        "they are sent under (a reused index: the later call landed in the earlier's slot).",
-        ("BerriAI/litellm#5231", "openai/openai-python#2806"),
-        lambda s: _raised_index(s) or (_on("index_reuse", s) and _merged(s)),
-        IndexAsPosition,
-        # Anthropic's block index forwarded as Chat's: the first call at index 1.
-        {"args": '{"order_id": "A-4471"}', "split": 9, "tool": "lookup_order",
-         "provider": "openai-chat", "quirks": ("index_gap",)},
-        client=True)
+    "index_as_position",
+    "Took a call's index for its position in a list of calls, so an index that does not "
+    "start at 0 (or skips) raised or landed in the wrong slot; key calls by the index "
+    "they are sent under (a reused index: the later call landed in the earlier's slot).",
+    ("BerriAI/litellm#5231", "openai/openai-python#2806"),
+    # raised on a stream whose indices are not positions, or merged at a reused one
+    lambda s: (_raised_index(s) and _index_not_position(s))
+    or (_on("index_reuse", s) and _merged(s)),
+    IndexAsPosition,
+    # Anthropic's block index forwarded as Chat's: the first call at index 1.
+    {"args": '{"order_id": "A-4471"}', "split": 9, "tool": "lookup_order",
+     "provider": "openai-chat", "quirks": ("index_gap",)},
+    client=True)

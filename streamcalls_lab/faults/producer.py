@@ -10,6 +10,7 @@ from typing import Any
 from ..accumulate import Accumulator, CallBuffer, _get
 from ..providers import FORMATS
 from .recognise import (
+    LOOKUP_ERROR,
     NO_ARGS,
     _dropped_on,
     _each_call,
@@ -133,84 +134,86 @@ def _no_parse_no_call(s: Symptom) -> bool:
 
 
 ANNOUNCEMENT_ARGS_DROPPED = BugClass(
-        "announcement_args_dropped",
-        "Started buffering a call's arguments only after its announcement, so text sent "
-        "with the announcement (a leading {, a whole call) was lost; the announcement's "
-        "arguments are the call's first fragment.",
-        ("vercel/ai PR #2881", "ggml-org/llama.cpp#22722", "agentjido/req_llm PR #801"),
-        lambda s: _on("args_in_announcement", s) and _each_call(
-            s, lambda a, b: len(b) < len(a) and a.endswith(b)),
-        AnnouncementArgsDropped,
-        # llama.cpp's first delta: the name with the opening brace.
-        {"args": '{"database": "metrics"}', "split": 1, "tool": "list_metrics",
-         "provider": "openai-chat", "quirks": ("args_in_announcement",)},
-        client=True)
+    "announcement_args_dropped",
+    "Started buffering a call's arguments only after its announcement, so text sent "
+    "with the announcement (a leading {, a whole call) was lost; the announcement's "
+    "arguments are the call's first fragment.",
+    ("vercel/ai PR #2881", "ggml-org/llama.cpp#22722", "agentjido/req_llm PR #801"),
+    lambda s: _on("args_in_announcement", s) and _each_call(
+        s, lambda a, b: len(b) < len(a) and a.endswith(b)),
+    AnnouncementArgsDropped,
+    # llama.cpp's first delta: the name with the opening brace.
+    {"args": '{"database": "metrics"}', "split": 1, "tool": "list_metrics",
+     "provider": "openai-chat", "quirks": ("args_in_announcement",)},
+    client=True)
 
 FINISH_GATE = BugClass(
-        "finish_gate",
-        "Handed calls on only when the stop reason said tool_calls, so a turn that made "
-        "calls and ended \"stop\" lost them all; finished calls are the model asking for "
-        "tools, whatever the stop reason says.",
-        ("vllm-project/vllm PR #9209", "BerriAI/litellm#12862", "sgl-project/sglang#2877"),
-        _dropped_on("stop_reason_mismatch"),
-        FinishGate,
-        # A named tool_choice stream: finish_reason "stop" after the call.
-        {"args": '{"city": "Paris"}', "split": 8, "tool": "get_weather",
-         "provider": "openai-chat", "quirks": ("stop_reason_mismatch",)},
-        client=True)
+    "finish_gate",
+    "Handed calls on only when the stop reason said tool_calls, so a turn that made "
+    "calls and ended \"stop\" lost them all; finished calls are the model asking for "
+    "tools, whatever the stop reason says.",
+    ("vllm-project/vllm PR #9209", "BerriAI/litellm#12862", "sgl-project/sglang#2877"),
+    _dropped_on("stop_reason_mismatch"),
+    FinishGate,
+    # A named tool_choice stream: finish_reason "stop" after the call.
+    {"args": '{"city": "Paris"}', "split": 8, "tool": "get_weather",
+     "provider": "openai-chat", "quirks": ("stop_reason_mismatch",)},
+    client=True)
 
 CHOICES_INDEX0 = BugClass(
-        "choices_index0",
-        "Read choices[0] (or its delta) on every chunk, and a chunk with no choices (usage, "
-        "a content filter's results) or no delta raised; go through the choices a chunk "
-        "has, and skip a choice without a delta.",
-        ("RetellAI/retell-custom-llm-python-demo#5", "microsoft/autogen#6465",
-         "CopilotKit/CopilotKit#2468"),
-        lambda s: s.aspect == ERROR and not s.hung and _on("empty_choices", s),
-        client=True)
+    "choices_index0",
+    "Read choices[0] (or its delta) on every chunk, and a chunk with no choices (usage, "
+    "a content filter's results) or no delta raised; go through the choices a chunk "
+    "has, and skip a choice without a delta.",
+    ("RetellAI/retell-custom-llm-python-demo#5", "microsoft/autogen#6465",
+     "CopilotKit/CopilotKit#2468"),
+    # a lookup that found no choice or no delta raised (a skipped chunk is no failure)
+    lambda s: s.aspect == ERROR and not s.hung and _on("empty_choices", s)
+    and LOOKUP_ERROR.search(s.error) is not None,
+    client=True)
 
 EMPTY_ARGS_DROPPED = BugClass(
-        "empty_args_dropped",
-        "Waited for a call's arguments to parse before handing it on, so a call that takes "
-        "no arguments (\"\", null or none) never came out; a finished call with no "
-        "argument text is a call with input {}.",
-        ("vercel/ai#5658", "pydantic/pydantic-ai#1654", "BerriAI/litellm#5063"),
-        _no_parse_no_call,
-        EmptyArgsDropped,
-        # A no-parameter tool: the call ends with no argument text at all.
-        {"args": "", "tool": "llm_version", "provider": "openai-chat",
-         "quirks": ("empty_arguments",)},
-        client=True)
+    "empty_args_dropped",
+    "Waited for a call's arguments to parse before handing it on, so a call that takes "
+    "no arguments (\"\", null or none) never came out; a finished call with no "
+    "argument text is a call with input {}.",
+    ("vercel/ai#5658", "pydantic/pydantic-ai#1654", "BerriAI/litellm#5063"),
+    _no_parse_no_call,
+    EmptyArgsDropped,
+    # A no-parameter tool: the call ends with no argument text at all.
+    {"args": "", "tool": "llm_version", "provider": "openai-chat",
+     "quirks": ("empty_arguments",)},
+    client=True)
 
 NULL_ARGUMENTS = BugClass(
-        "null_arguments",
-        "Handed a call with no argument text on with its arguments null (None), as a "
-        "server that sends \"arguments\": null wrote them, where callers expect a string; "
-        "hand a no-argument call on with \"\" (input {}), never null.",
-        ("pydantic/pydantic-ai#1654", FOUND_BY_THE_KIT),
-        _null_arguments)
+    "null_arguments",
+    "Handed a call with no argument text on with its arguments null (None), as a "
+    "server that sends \"arguments\": null wrote them, where callers expect a string; "
+    "hand a no-argument call on with \"\" (input {}), never null.",
+    ("pydantic/pydantic-ai#1654", FOUND_BY_THE_KIT),
+    _null_arguments)
 
 ONE_CALL_PER_CHUNK = BugClass(
-        "one_call_per_chunk",
-        "Read one call from each chunk, so a producer that sends several whole calls in one "
-        "chunk lost all but one; every entry of a chunk's tool_calls is a call.",
-        ("ogx-ai/ogx PR #630", "google/adk-python#7004", "BerriAI/litellm#7621"),
-        _dropped_on("whole_calls_in_one_chunk"),
-        OneCallPerChunk,
-        # Groq's shape: two whole calls in one chunk.
-        {"args": '{"city": "Rome"}', "tool": "get_weather", "earlier": '{"city": "Paris"}',
-         "provider": "openai-chat", "quirks": ("whole_calls_in_one_chunk",)},
-        client=True)
+    "one_call_per_chunk",
+    "Read one call from each chunk, so a producer that sends several whole calls in one "
+    "chunk lost all but one; every entry of a chunk's tool_calls is a call.",
+    ("ogx-ai/ogx PR #630", "google/adk-python#7004", "BerriAI/litellm#7621"),
+    _dropped_on("whole_calls_in_one_chunk"),
+    OneCallPerChunk,
+    # Groq's shape: two whole calls in one chunk.
+    {"args": '{"city": "Rome"}', "tool": "get_weather", "earlier": '{"city": "Paris"}',
+     "provider": "openai-chat", "quirks": ("whole_calls_in_one_chunk",)},
+    client=True)
 
 DELTA_ONLY = BugClass(
-        "delta_only",
-        "Took arguments from argument deltas alone, so a producer that sends them only in "
-        "the done event got calls with no arguments; where no delta came, the done event's "
-        "string is the arguments.",
-        ("BerriAI/litellm#27144", "BerriAI/litellm#20711"),
-        _no_args_from_done,
-        DeltaOnly,
-        # gpt-5.3-codex-spark: no delta, the arguments in .done.
-        {"args": '{"location": "San Francisco"}', "tool": "weather",
-         "provider": "openai-responses", "quirks": ("args_only_in_done",)},
-        client=True)
+    "delta_only",
+    "Took arguments from argument deltas alone, so a producer that sends them only in "
+    "the done event got calls with no arguments; where no delta came, the done event's "
+    "string is the arguments.",
+    ("BerriAI/litellm#27144", "BerriAI/litellm#20711"),
+    _no_args_from_done,
+    DeltaOnly,
+    # gpt-5.3-codex-spark: no delta, the arguments in .done.
+    {"args": '{"location": "San Francisco"}', "tool": "weather",
+     "provider": "openai-responses", "quirks": ("args_only_in_done",)},
+    client=True)

@@ -9,6 +9,7 @@ import re
 
 from ..accumulate import Accumulator
 from .recognise import (
+    JSON_ERROR,
     _as_text,
     _every_difference,
     _on,
@@ -106,8 +107,8 @@ def _cut_at_separator(s: Symptom) -> bool:
     or not at all, or the run raised."""
     if not _on("line_separator_in_data", s):
         return False
-    if s.aspect == ERROR:
-        return not s.hung
+    if s.aspect == ERROR:  # half a data line parsed
+        return not s.hung and JSON_ERROR.search(s.error) is not None
     if s.aspect == SURFACE:
         return s.message is not None and any(c in s.text and c not in s.message
                                              for c in SEPARATORS)
@@ -120,36 +121,36 @@ def _cut_at_separator(s: Symptom) -> bool:
 
 
 DECODE_CHUNKS = BugClass(
-        "decode_chunks",
-        "Decoded each socket read as UTF-8 on its own, so a read ending inside a multi-byte "
-        "character raised, or (errors=\"replace\") silently became U+FFFD; decode with an "
-        "incremental decoder (codecs.getincrementaldecoder) or split lines as bytes.",
-        ("vllm-project/vllm PR #38732", "jawah/urllib3.future#349", "mpetazzoni/sseclient#8"),
-        _decode_chunks,
-        DecodeChunks,
-        # Small socket reads: some end inside a character's UTF-8 bytes.
-        {"args": '{"city": "Zürich", "note": "naïve café 👍🏽"}', "split": 20,
-         "read_size": 7},
-        client=True)
+    "decode_chunks",
+    "Decoded each socket read as UTF-8 on its own, so a read ending inside a multi-byte "
+    "character raised, or (errors=\"replace\") silently became U+FFFD; decode with an "
+    "incremental decoder (codecs.getincrementaldecoder) or split lines as bytes.",
+    ("vllm-project/vllm PR #38732", "jawah/urllib3.future#349", "mpetazzoni/sseclient#8"),
+    _decode_chunks,
+    DecodeChunks,
+    # Small socket reads: some end inside a character's UTF-8 bytes.
+    {"args": '{"city": "Zürich", "note": "naïve café 👍🏽"}', "split": 20,
+     "read_size": 7},
+    client=True)
 
 SPLITLINES = BugClass(
-        "splitlines",
-        "Cut the stream's lines with str.splitlines(), which also ends a line at U+2028, "
-        "U+2029 and U+0085 (raw inside JSON strings), so a data line came apart; split on "
-        "CR, LF and CRLF only, as bytes.",
-        ("open-metadata/OpenMetadata#29531", "langgenius/dify PR #39008"),
-        _cut_at_separator,
-        Splitlines,
-        # U+2028 inside a value, read in small reads.
-        {"args": '{"note": "one\u2028two"}', "split": 9, "tool": "save_note",
-         "provider": "openai-chat", "read_size": 9, "quirks": ("line_separator_in_data",)},
-        client=True)
+    "splitlines",
+    "Cut the stream's lines with str.splitlines(), which also ends a line at U+2028, "
+    "U+2029 and U+0085 (raw inside JSON strings), so a data line came apart; split on "
+    "CR, LF and CRLF only, as bytes.",
+    ("open-metadata/OpenMetadata#29531", "langgenius/dify PR #39008"),
+    _cut_at_separator,
+    Splitlines,
+    # U+2028 inside a value, read in small reads.
+    {"args": '{"note": "one\u2028two"}', "split": 9, "tool": "save_note",
+     "provider": "openai-chat", "read_size": 9, "quirks": ("line_separator_in_data",)},
+    client=True)
 
 CONTENT_ENCODING = BugClass(
-        "content_encoding",
-        "Asked for gzip (Accept-Encoding) but did not read the gzip-encoded stream it got; "
-        "decompress as the bytes arrive (zlib.decompressobj(wbits=31)), or do not ask for "
-        "gzip.",
-        ("btubbs/sseclient#36", "btubbs/sseclient#27", "phymbert/xk6-sse#21"),
-        _content_encoding,
-        client=True)
+    "content_encoding",
+    "Asked for gzip (Accept-Encoding) but did not read the gzip-encoded stream it got; "
+    "decompress as the bytes arrive (zlib.decompressobj(wbits=31)), or do not ask for "
+    "gzip.",
+    ("btubbs/sseclient#36", "btubbs/sseclient#27", "phymbert/xk6-sse#21"),
+    _content_encoding,
+    client=True)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from itertools import pairwise
 from typing import Any
@@ -170,6 +171,27 @@ def _dropped_on(quirk: str) -> Callable[[Symptom], bool]:
         return (s.aspect == CALLS and _on(quirk, s) and bool(s.missing)
                 and not s.matched[2] and all(w == h for w, h in s.matched[0]))
     return recognise
+
+
+def _index_not_position(s: Symptom) -> bool:
+    """Some call was sent under an index that is not its position among its choice's calls
+    (indices that start past 0 or skip, Anthropic's counting text blocks, one reused): the
+    evidence without which taking an index for a position cannot go wrong."""
+    position: dict[Any, int] = {}
+    for call in s.sent:
+        at = position[call.choice] = position.get(call.choice, -1) + 1
+        if call.block is not None and call.block != at:
+            return True
+    return False
+
+
+LOOKUP_ERROR = re.compile(r"IndexError|KeyError|TypeError|AttributeError|index out of range|"
+                          r"not subscriptable|has no attribute|undefined|null|None")
+"""What reading a field or list entry that is not there raises (Python's lookup errors,
+JavaScript's ``TypeError: Cannot read properties of undefined``)."""
+JSON_ERROR = re.compile(r"(?i)json|unterminated|expecting|decod|SyntaxError|ValueError")
+"""What parsing a piece of a JSON document raises (Python's JSONDecodeError and ValueError,
+JavaScript's SyntaxError)."""
 
 
 def _raised_index(s: Symptom) -> bool:

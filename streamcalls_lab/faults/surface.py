@@ -64,14 +64,14 @@ class MarkdownBubble(Accumulator):
 
 
 MARKDOWN_BUBBLE = BugClass(
-        "markdown_bubble",
-        "Appended argument fragments to the chat bubble like prose, and the Markdown "
-        "renderer ate characters of the values; keep arguments in the call's buffer, off "
-        "the message surface.",
-        ("NullVoxPopuli/emberclear#51", "nostrord/nostrord#241"),
-        lambda s: (s.aspect == SURFACE and _args_on_surface(s)) or _each_call(
-            s, lambda a, b: deleted_only(a, b, MARKDOWN_SYNTAX.__contains__)),
-        MarkdownBubble,
-        # The chapter's note field, with prose around the call.
-        {"args": '{"note": "see *both* attachments", "code": "`x` > 2"}', "split": 16,
-         "before": "Let me open a ticket.", "after": " Done."})
+    "markdown_bubble",
+    "Appended argument fragments to the chat bubble like prose, and the Markdown "
+    "renderer ate characters of the values; keep arguments in the call's buffer, off "
+    "the message surface.",
+    ("NullVoxPopuli/emberclear#51", "nostrord/nostrord#241"),
+    lambda s: (s.aspect == SURFACE and _args_on_surface(s)) or _each_call(
+        s, lambda a, b: deleted_only(a, b, MARKDOWN_SYNTAX.__contains__)),
+    MarkdownBubble,
+    # The chapter's note field, with prose around the call.
+    {"args": '{"note": "see *both* attachments", "code": "`x` > 2"}', "split": 16,
+     "before": "Let me open a ticket.", "after": " Done."})

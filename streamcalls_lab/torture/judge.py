@@ -151,7 +151,7 @@ def _smallest(items: Sequence[Finding] | Sequence[Tolerance]) -> Any:
 def report(findings: Sequence[Finding], n_cases: int, seconds: float,
            tolerances: Sequence[Tolerance] = ()) -> pd.DataFrame:
     """One row per class (chosen over all ``findings``: :func:`settle`): the smallest
-    failing example, and how many failures it has.
+    failing example, how many failures it has, and every family it failed on.
     ``attrs["tolerances"]``: one record per note (``note``, ``format``, ``family``,
     ``example`` of its smallest case, ``cases``), not failures."""
     findings = settle(findings)
@@ -159,7 +159,7 @@ def report(findings: Sequence[Finding], n_cases: int, seconds: float,
     for cls in CLASSES:
         mine = [f for f in findings if f.cls == cls]
         if mine:
-            best.append((cls, _smallest(mine), len(mine)))
+            best.append((cls, _smallest(mine), len(mine), {f.case.family for f in mine}))
     out = report_frame(best)
     noted = []
     for note in dict.fromkeys(t.note for t in tolerances):

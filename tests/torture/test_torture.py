@@ -13,14 +13,17 @@ are named there, and ai's own readUIMessageStream client runs on it.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import importlib.util
+import itertools
 import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import streamcalls_lab as scl
@@ -314,7 +317,6 @@ def test_a_finding_two_classes_explain_goes_to_the_one_the_suite_needs_anyway() 
 
 
 def test_markdown_keeps_captured_text_in_code_spans_with_pipes_escaped() -> None:
-    import pandas as pd
 
     table = pd.DataFrame([{"class": "other", "got": "a|b <script>"}])
     assert markdown(table).splitlines()[-1] == "| other | ` a\\|b <script> ` |"
@@ -346,6 +348,44 @@ def _caught(cmd: list[str], **kw) -> tuple[list[str], dict[str, set[str]]]:
 def test_each_broken_client_is_caught_under_its_own_class_in_every_format_it_shows_in(
         bug: str) -> None:
     assert _caught([*REFERENCE, "--bug", bug]) == ([bug], {bug: _shows(bug)})
+
+
+def _families(report: pd.DataFrame) -> dict[str, set[str]]:
+    """Each class a report names, with every family it failed on (its ``families`` cell)."""
+    return {row["class"]: set(row["families"].split(", ")) for _, row in report.iterrows()}
+
+
+@functools.cache
+def _alone(bug: str) -> tuple[dict[str, set[str]], frozenset[str]]:
+    """What the client with ``bug`` alone is named for, with the families, and the formats
+    it failed in (once per worker: every pair reads it)."""
+    found: list = []
+    report = check_client([*REFERENCE, "--bug", bug], progress=False, jobs=4, loop=True,
+                          on_case=lambda case, run, mine: found.extend(mine))
+    return _families(report), frozenset(f.case.format for f in found)
+
+
+PAIRS = list(itertools.combinations(BUGS, 2))
+
+
+@pytest.mark.parametrize(("a", "b"), PAIRS, ids=[f"{a}+{b}" for a, b in PAIRS])
+def test_a_client_with_two_bugs_is_named_for_both_each_on_its_own_families(
+        a: str, b: str) -> None:
+    """A failure is put down only to a class its own case shows: never moved by the suite's
+    fewest-classes step to the other bug's class (issue 29: a client reading choices[0] AND
+    mishandling a reused index was named index_as_position alone)."""
+    (named_a, formats_a), (named_b, formats_b) = _alone(a), _alone(b)
+    fam_a, fam_b = named_a[a], named_b[b]
+    families = sorted(fam_a | fam_b)
+    report = check_client([*REFERENCE, "--bug", f"{a},{b}"], sorted(formats_a | formats_b),
+                          families=families, progress=False, jobs=2, loop=True)
+    named = _families(report)
+    assert {a, b} <= set(named), report[["class", "family", "families"]].to_dict("records")
+    for bug, own, other in ((a, fam_a, fam_b), (b, fam_b, fam_a)):
+        assert named[bug] <= own, (bug, named[bug], own)  # never another bug's family
+        assert own - other <= named[bug], (bug, named[bug], own)  # nor loses its own
+    for cls, fams in named.items():  # anything else only where both mistakes compound
+        assert cls in (a, b) or fams <= fam_a & fam_b, (cls, fams)
 
 
 def test_a_client_decoding_each_read_with_errors_replace_is_decode_chunks() -> None:
