@@ -554,10 +554,28 @@ def test_cli_exit_codes_are_0_clean_1_failures_2_usage(tmp_path: Path,
 
 # -- the browser side: the AI SDK UI message stream ------------------------------------------
 UI = "ai-sdk-ui"
+
+
+def _every_fragment_names_its_call(fmt: str) -> bool:
+    """Every argument fragment of ``fmt`` carries its call's id (keying by id is then right)."""
+    rows = scl.load(cases([fmt], families=["spaces"])[0].body)
+    return bool(rows["call_id"][rows["kind"] == "args_delta"].notna().all())
+
+
+def _shows_in(bug: str, fmt: str) -> bool:
+    """A broken client can show its class in ``fmt``: its preset is for no one format and
+    needs only producer quirks ``fmt`` is served with, and (key_by_id) fragments in ``fmt``
+    do not all name their call. From the specs and the format, so a class added is in."""
+    preset = SPECS[bug].preset or {}
+    served = {q for q in FORMATS[fmt].quirks if (fmt, q) not in NOT_SERVED}
+    return (bug not in SHOWS and "only" not in preset
+            and set(preset.get("quirks", ())) <= served
+            and not (bug == "key_by_id" and _every_fragment_names_its_call(fmt)))
+
+
 # A broken client per class the UI stream can show: chunks keyed by toolCallId leave no index
 # to misread, and the stream has no choices, identities repeated or done-only arguments.
-UI_BUGS = ("trim", "decode_each", "eof_as_stop", "parse_to_finish", "key_by_name",
-           "key_by_last", "decode_chunks", "splitlines", "content_encoding")
+UI_BUGS = tuple(bug for bug in BUGS if _shows_in(bug, UI))
 UI_CLIENT = CLIENTS / "vercel" / "ui_client.mjs"
 
 
