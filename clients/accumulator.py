@@ -109,7 +109,7 @@ class Accumulator:
         assert buf is not None
         if "trim" in self.bugs:
             text = text.strip()
-        elif "decode_each" in self.bugs:
+        if "decode_each" in self.bugs:
             text = _decode_escapes(text)
         buf.parts.append(text)
         if "parse_to_finish" in self.bugs and buf.handed_on < 0:
