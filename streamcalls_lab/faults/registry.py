@@ -69,7 +69,7 @@ def register(spec: BugClass) -> BugClass:
     the stepper, the breaker and ``FAULTS`` see it from now on.
 
     A new class is reported after the built-in specific ones and before the generic
-    fallbacks (``identity``, ``missing_call``, ``message``, ``other``). Its ``recognise``
+    fallbacks (``crash``, ``identity``, ``missing_call``, ``message``, ``other``). Its ``recognise``
     should accept only its own symptom: ``check_handler(spec.handler)`` must name it alone.
     """
     if spec.handler is not None and spec.preset is None:
