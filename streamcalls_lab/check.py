@@ -227,6 +227,9 @@ def event_cases() -> tuple[Case, ...]:
             if fmt == "openai-chat":  # n=2: each choice numbers its calls from 0
                 cases.append(_two_choices(calls))
         doc = DOCUMENTS["spaces"]
+        for k in (k for k, c in enumerate(doc) if c == " "):  # a fragment that is one space
+            cases.append(_case("blank_fragment", fmt,
+                               [Call("lookup", "call_1", (doc[:k], " ", doc[k + 1:]))]))
         for _, frags in _splits(doc):
             segs: list[Segment] = [Text(PROSE[0]), Call("lookup", "call_1", frags),
                                    Text(PROSE[1])]

@@ -87,6 +87,8 @@ def _decode_chunks(s: Symptom) -> bool:
         return False  # a body served compressed fails for that reason: content_encoding
     if s.aspect == ERROR:
         return not s.hung and not s.got and "UnicodeDecodeError" in s.error
+    if s.aspect == SURFACE:  # the text read through the same reads lost the same characters
+        return s.message is not None and split_characters_lost(s.text, s.message)
     if s.aspect != CALLS:
         return False
     # the silent form: every difference is a call whose split characters came out as U+FFFD
