@@ -377,10 +377,24 @@ def _alone(bug: str) -> dict[Key, set[str]]:
     return _by_case(found)
 
 
-PAIRS = list(itertools.combinations(BUGS, 2))
+# Pairs still misjudged (issue 29, open): the suite's fewest-classes step still moves a case
+# one bug fails alone to a class another family forced (eof_as_stop's cut streams to
+# lenient_parse; merged_calls' reused index to index_as_position), or the two bugs interact on
+# a case the other passes alone (delta_only's empty call then dropped by
+# empty_args_dropped). strict: a pair that starts passing must leave this list.
+MISJUDGED = {("announcement_args_dropped", "empty_args_dropped"),
+             ("eof_as_stop", "parse_to_finish"), ("eof_as_stop", "key_by_id"),
+             ("parse_to_finish", "key_by_id"), ("parse_to_finish", "index_as_position"),
+             ("blank_id_new_call", "empty_args_dropped"),
+             ("blank_id_new_call", "index_as_position"), ("key_by_id", "key_by_last"),
+             ("key_by_last", "empty_args_dropped"), ("empty_args_dropped", "delta_only"),
+             ("merged_calls", "index_as_position"), ("key_by_id", "index_as_position")}
+PAIRS = [pytest.param(a, b, id=f"{a}+{b}", marks=[pytest.mark.xfail(
+    strict=True, reason="misjudged pair: see MISJUDGED")] if (a, b) in MISJUDGED else [])
+    for a, b in itertools.combinations(BUGS, 2)]
 
 
-@pytest.mark.parametrize(("a", "b"), PAIRS, ids=[f"{a}+{b}" for a, b in PAIRS])
+@pytest.mark.parametrize(("a", "b"), PAIRS)
 def test_a_client_with_two_bugs_is_named_for_both_each_on_its_own_families(
         a: str, b: str) -> None:
     """A failure is put down only to a class its own case shows: never moved by the suite's
