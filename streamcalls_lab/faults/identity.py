@@ -81,8 +81,8 @@ def _name_repeated(s: Symptom) -> bool:
     return pairs is not None and any(h[1] != w[1] for w, h in pairs)
 
 
-_BLANK_READ = re.compile(LOOKUP_ERROR.pattern + r"|ValueError|ValidationError|type")
-"""What using a blank id, type or name raises (a lookup, a check of the type)."""
+_BLANK_READ = re.compile(LOOKUP_ERROR.pattern + r"|ValueError|ValidationError|AssertionError|type")
+"""What using a blank id, type or name raises (a lookup, a check or assertion of the type)."""
 
 
 def _blank_copied(s: Symptom) -> bool:
