@@ -18,9 +18,11 @@ import gzip
 import importlib.util
 import itertools
 import json
+import random
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -36,6 +38,7 @@ from streamcalls_lab.torture import (
     NOT_SERVED,
     SERVED_FORMATS,
     Finding,
+    LoopClient,
     Run,
     accepts_gzip,
     cases,
@@ -52,6 +55,8 @@ from streamcalls_lab.torture import (
 from streamcalls_lab.torture.cases import served_families
 from streamcalls_lab.torture.judge import EARLY, SERVED_IDENTITY
 from streamcalls_lab.torture.run import _writes, client_env
+
+from ..support.per_session import once, session_dir
 
 CLIENTS = Path(__file__).resolve().parents[2] / "clients"
 REFERENCE = [sys.executable, str(CLIENTS / "reference.py")]
@@ -344,10 +349,34 @@ def _caught(cmd: list[str], **kw) -> tuple[list[str], dict[str, set[str]]]:
     return list(report["class"]), seen
 
 
+@pytest.fixture(scope="session")
+def alone(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], list[Finding]]:
+    """What the client with one bug fails over the whole suite, each failure as judged in
+    its own run: run once per session (every xdist worker reads the first one's run), for
+    the single-bug test and for every pair test, which learns from it which cases decide."""
+    root = session_dir(tmp_path_factory)
+
+    def run(bug: str) -> list[Finding]:
+        found: list[Finding] = []
+        check_client([*REFERENCE, "--bug", bug], progress=False, jobs=8, loop=True,
+                     on_case=lambda case, run, mine: found.extend(mine))
+        return found
+
+    return functools.cache(lambda bug: once(root, f"alone-{bug}", lambda: run(bug)))
+
+
+def _named(found: list[Finding]) -> tuple[list[str], dict[str, set[str]]]:
+    """The classes a report of ``found`` names, and the formats each is put down to."""
+    seen: dict[str, set[str]] = {}
+    for f in settle(found):  # each put down to a class as the report does, over the suite
+        seen.setdefault(f.cls, set()).add(f.case.format)
+    return list(report(found, len(cases()), 0.0)["class"]), seen
+
+
 @pytest.mark.parametrize("bug", BUGS)
 def test_each_broken_client_is_caught_under_its_own_class_in_every_format_it_shows_in(
-        bug: str) -> None:
-    assert _caught([*REFERENCE, "--bug", bug]) == ([bug], {bug: _shows(bug)})
+        bug: str, alone: Callable[[str], list[Finding]]) -> None:
+    assert _named(alone(bug)) == ([bug], {bug: _shows(bug)})
 
 
 def _families(report: pd.DataFrame) -> dict[str, set[str]]:
@@ -367,14 +396,32 @@ def _by_case(found: list) -> dict[Key, set[str]]:
     return out
 
 
-@functools.cache
-def _alone(bug: str) -> dict[Key, set[str]]:
-    """What the client with ``bug`` alone fails, case by case (once per worker: every pair
-    reads it)."""
-    found: list = []
-    check_client([*REFERENCE, "--bug", bug], progress=False, jobs=4, loop=True,
-                 on_case=lambda case, run, mine: found.extend(mine))
-    return _by_case(found)
+# What each pair serves (every pair is served, but only what can decide it): for each bug, a
+# few families a case only it fails alone is in, and one case both fail alone and one neither
+# does, all drawn per pair (so that the pairs together serve most of the suite) from the cases
+# served at the quickest pace; a bug that fails alone only at a slow pace gets its quickest.
+OWN, SAMPLE = 2, 1
+
+
+def _deciding(a: str, b: str, by_bug: dict[str, dict[Key, set[str]]]) -> list:
+    """The cases that can decide the pair test of ``a`` and ``b``."""
+    every = {(c.format, c.family, c.example): c for c in cases()}
+    pace = {k: served_seconds(c) for k, c in every.items()}
+    quick = {k for k in every if pace[k] <= min(pace.values())}
+    draw = random.Random(f"{a}+{b}")
+    todo: dict[Key, None] = {}
+    for bug, other in ((a, b), (b, a)):
+        own = sorted((k for k in by_bug[bug] if k not in by_bug[other]), key=lambda k: (pace[k], k))
+        families: dict[str, Key] = {}
+        for key in [k for k in own if k in quick] or own[:1]:
+            families.setdefault(key[1], key)
+        keys = sorted(families.values())
+        todo.update(dict.fromkeys(draw.sample(keys, min(OWN, len(keys)))))
+    both = sorted(quick & set(by_bug[a]) & set(by_bug[b]))
+    neither = sorted(quick - set(by_bug[a]) - set(by_bug[b]))
+    for keys in (both, neither):
+        todo.update(dict.fromkeys(draw.sample(keys, min(SAMPLE, len(keys)))))
+    return [every[k] for k in todo]
 
 
 # Pairs still misjudged (issue 29, open): the suite's fewest-classes step still moves a case
@@ -396,24 +443,25 @@ PAIRS = [pytest.param(a, b, id=f"{a}+{b}", marks=[pytest.mark.xfail(
 
 @pytest.mark.parametrize(("a", "b"), PAIRS)
 def test_a_client_with_two_bugs_is_named_for_both_each_on_its_own_families(
-        a: str, b: str) -> None:
+        a: str, b: str, alone: Callable[[str], list[Finding]]) -> None:
     """A failure is put down only to a class its own case shows: never moved by the suite's
     fewest-classes step to the other bug's class (issue 29: a client reading choices[0] AND
     mishandling a reused index was named index_as_position alone). A case only one bug
     fails alone is that bug's in the pair too; where both fail, the two mistakes compound
     and nothing is asked of the name."""
-    alone = {a: _alone(a), b: _alone(b)}
-    failed = set(alone[a]) | set(alone[b])
-    found: list = []
-    report = check_client([*REFERENCE, "--bug", f"{a},{b}"], sorted({k[0] for k in failed}),
-                          families=sorted({k[1] for k in failed}), progress=False, jobs=2,
-                          loop=True, on_case=lambda case, run, mine: found.extend(mine))
+    by_bug = {a: _by_case(alone(a)), b: _by_case(alone(b))}
+    failed = set(by_bug[a]) | set(by_bug[b])
+    found: list[Finding] = []
+    todo = _deciding(a, b, by_bug)
+    with LoopClient([*REFERENCE, "--bug", f"{a},{b}"]) as client:
+        for case in todo:
+            found += judge(case, client.run(case))
+    named = _families(report(found, len(todo), 0.0))
     pair = _by_case(found)
-    named = _families(report)
     for bug, other in ((a, b), (b, a)):
-        own = {k for k in alone[bug] if k not in alone[other]}  # only this bug fails there
+        own = {k for k in by_bug[bug] if k not in by_bug[other]}  # only this bug fails there
         for key in own:  # never another class (it may pass: the other bug can pre-empt)
-            assert pair.get(key, set()) <= alone[bug][key], (bug, key, pair.get(key))
+            assert pair.get(key, set()) <= by_bug[bug][key], (bug, key, pair.get(key))
         shown = {k[1] for k in own if bug in pair.get(k, ())}
         assert not shown or shown <= named.get(bug, set()), (bug, shown, named)
         assert shown or not own or all(not pair.get(k) for k in own), (bug, named)
