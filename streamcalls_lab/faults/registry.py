@@ -7,7 +7,7 @@ them in report order."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, KeysView, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -112,17 +112,38 @@ def classify(symptom: Symptom) -> frozenset[str]:
 T = TypeVar("T")
 
 
-def cover(findings: Sequence[T], classes: Callable[[T], frozenset[str]]) -> dict[str, list[T]]:
+def cover(findings: Sequence[T], classes: Callable[[T], frozenset[str]],
+          group: Callable[[T], Hashable] | None = None) -> dict[str, list[T]]:
     """The fewest classes that explain every finding (a greedy set cover), in report order.
 
     A class that is the only explanation of some finding is taken first; then the class
-    explaining the most findings left, ties broken in report order.
+    explaining the most findings left, ties broken in report order. With ``group`` (a
+    finding's family), the cover is made within each group alone, so that a class one
+    family forces never takes another family's findings by count; a tie within a group
+    goes to a class some group forces anyway (the suite names it in any case).
     """
     order = {c: i for i, c in enumerate(SPECS)}
+    if group is None:
+        return _cover(findings, classes, lambda c: order.get(c, len(order)))
+    groups: dict[Hashable, list[T]] = {}
+    for f in findings:
+        groups.setdefault(group(f), []).append(f)
+    anyway = {next(iter(classes(f))) for f in findings if len(classes(f)) == 1}
 
-    def rank(c: str) -> int:
-        return order.get(c, len(order))
+    def rank(c: str) -> tuple[bool, int]:
+        return c not in anyway, order.get(c, len(order))
 
+    chosen: dict[str, list[T]] = {}
+    for mine in groups.values():
+        for c, found in _cover(mine, classes, rank).items():
+            chosen.setdefault(c, []).extend(found)
+    keep = {id(f): n for n, f in enumerate(findings)}  # each class's findings in input order
+    return {c: sorted(chosen[c], key=lambda f: keep[id(f)])
+            for c in sorted(chosen, key=lambda c: order.get(c, len(order)))}
+
+
+def _cover(findings: Sequence[T], classes: Callable[[T], frozenset[str]],
+           rank: Callable[[str], Any]) -> dict[str, list[T]]:
     left = list(findings)
     chosen: dict[str, list[T]] = {}
     while left:

@@ -131,10 +131,11 @@ def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
 
 
 def settle(findings: Sequence[Finding]) -> list[Finding]:
-    """``findings`` each put down to the fewest classes that explain the whole suite, as
-    ``check_handler`` chooses them: a run alone cannot tell a client keyed by id from one
-    that takes an empty id for a new call, a suite can."""
-    chosen = cover(findings, lambda f: f.could or frozenset({f.cls}))
+    """``findings`` each put down to the fewest classes that explain its family's failures:
+    a run alone cannot tell a client keyed by id from one that takes an empty id for a new
+    call, its family's other runs (or, on a tie, a class the suite names anyway) can; a class
+    another family forces never takes a failure by count (issue 29)."""
+    chosen = cover(findings, lambda f: f.could or frozenset({f.cls}), lambda f: f.case.family)
     cls = {id(f): c for c, mine in chosen.items() for f in mine}
     return [replace(f, cls=cls[id(f)]) for f in findings]
 

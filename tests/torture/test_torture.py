@@ -321,6 +321,19 @@ def test_a_finding_two_classes_explain_goes_to_the_one_the_suite_needs_anyway() 
     assert list(report([either, only], 2, 1.0)["class"]) == ["key_by_id"]
 
 
+def test_a_class_another_family_forces_never_takes_a_failure_by_count() -> None:
+    # issue 29: a client that stops at EOF AND parses leniently had its cut streams put down
+    # to lenient_parse, which only another family's failure forced
+    cut, whole = _case("cut_after_a_call"), _case("spaces")
+    mine = [Finding(cut, "eof_as_stop", "", "", "", frozenset({"eof_as_stop", "lenient_parse"})),
+            Finding(cut, "eof_as_stop", "", "", "", frozenset({"eof_as_stop", "parse_to_finish"}))]
+    forced = Finding(whole, "lenient_parse", "", "", "", frozenset({"lenient_parse"}))
+    assert [f.cls for f in settle([*mine, forced])] == ["eof_as_stop", "eof_as_stop",
+                                                         "lenient_parse"]
+    assert _families(report([*mine, forced], 2, 1.0)) == {
+        "eof_as_stop": {"cut_after_a_call"}, "lenient_parse": {"spaces"}}
+
+
 def test_markdown_keeps_captured_text_in_code_spans_with_pipes_escaped() -> None:
 
     table = pd.DataFrame([{"class": "other", "got": "a|b <script>"}])
