@@ -13,6 +13,7 @@ import pytest
 
 import streamcalls_lab as scl
 from streamcalls_lab import FAULTS, Accumulator, check_handler, faults
+from streamcalls_lab.accumulate import byte_decoder, event_dict
 from streamcalls_lab.check import (
     CLASSES,
     INTERLEAVING,
@@ -281,9 +282,45 @@ class DecodeChunksIgnore(faults.DecodeChunks):
         return chunk.decode("utf-8", "ignore").encode("utf-8")
 
 
+class EmptyArgsRaise(Accumulator):
+    """empty_args_dropped, raise: a finished call's arguments go through json.loads, which
+    raises on the "" a no-argument call may finish with."""
+
+    def is_finished(self, buf: Any) -> bool:
+        if buf.complete:
+            json.loads(buf.args)
+        return buf.complete
+
+
+class SplitlinesSkip(faults.Splitlines):
+    """splitlines, skip: an event whose data line was cut at a separator no longer parses,
+    and is skipped as a bad event (its fragment is lost)."""
+
+    def events_from_bytes(self, chunk: bytes) -> list[dict[str, Any]]:
+        if self._decoder is None:
+            self._decoder = byte_decoder()
+        out = []
+        for decoded in self._decoder.feed(self.read(chunk)):
+            with contextlib.suppress(ValueError):
+                out.append(event_dict(decoded))
+        return out
+
+
+class MarkdownBubbleShown(Accumulator):
+    """markdown_bubble, shown only: argument fragments are appended to the chat bubble like
+    prose, while the call itself is handed on intact."""
+
+    def add_fragment(self, buf: Any, fragment: str) -> None:
+        self.add_text(fragment, buf.choice)
+        super().add_fragment(buf, fragment)
+
+
 VARIANTS = {"trim": (TrimLeft, TrimRight, TrimSkipBlank),
             "decode_each": (DecodeEachDrop, DecodeEachKeepRaw),
-            "decode_chunks": (DecodeChunksReplace, DecodeChunksIgnore)}
+            "decode_chunks": (DecodeChunksReplace, DecodeChunksIgnore),
+            "empty_args_dropped": (faults.EmptyArgsDropped, EmptyArgsRaise),
+            "splitlines": (faults.Splitlines, SplitlinesSkip),
+            "markdown_bubble": (faults.MarkdownBubble, MarkdownBubbleShown)}
 
 
 @pytest.mark.parametrize(("name", "handler"),

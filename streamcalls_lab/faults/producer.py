@@ -10,6 +10,7 @@ from typing import Any
 from ..accumulate import Accumulator, CallBuffer, _get
 from ..providers import FORMATS
 from .recognise import (
+    JSON_ERROR,
     LOOKUP_ERROR,
     NO_ARGS,
     _dropped_on,
@@ -127,7 +128,11 @@ def _no_args_from_done(s: Symptom) -> bool:
 
 
 def _no_parse_no_call(s: Symptom) -> bool:
-    """The calls never handed on are those with no argument text."""
+    """The calls never handed on are those with no argument text; or the run raised what
+    parsing a call's arguments raises (json.loads("")) where a finished call had none."""
+    if s.aspect == ERROR:
+        return (not s.hung and not s.ends_early and JSON_ERROR.search(s.error) is not None
+                and any(not c.args.strip() for c in s.sent))
     return (s.aspect == CALLS and bool(s.missing) and not s.matched[2]
             and all(w == h for w, h in s.matched[0])
             and all(isinstance(m[2], str) and not m[2].strip() for m in s.missing))
