@@ -120,7 +120,8 @@ def cover(findings: Sequence[T], classes: Callable[[T], frozenset[str]],
     explaining the most findings left, ties broken in report order. With ``group`` (a
     finding's family), the cover is made within each group alone, so that a class one
     family forces never takes another family's findings by count; a tie within a group
-    goes to a class some group forces anyway (the suite names it in any case).
+    goes to a class some group forces anyway (the suite names it in any case), then to
+    the class explaining most of the suite's findings.
     """
     order = {c: i for i, c in enumerate(SPECS)}
     if group is None:
@@ -129,9 +130,13 @@ def cover(findings: Sequence[T], classes: Callable[[T], frozenset[str]],
     for f in findings:
         groups.setdefault(group(f), []).append(f)
     anyway = {next(iter(classes(f))) for f in findings if len(classes(f)) == 1}
+    suite: dict[str, int] = {}
+    for f in findings:
+        for c in classes(f):
+            suite[c] = suite.get(c, 0) + 1
 
-    def rank(c: str) -> tuple[bool, int]:
-        return c not in anyway, order.get(c, len(order))
+    def rank(c: str) -> tuple[bool, int, int]:
+        return c not in anyway, -suite[c], order.get(c, len(order))
 
     chosen: dict[str, list[T]] = {}
     for mine in groups.values():

@@ -332,6 +332,13 @@ def test_a_class_another_family_forces_never_takes_a_failure_by_count() -> None:
                                                          "lenient_parse"]
     assert _families(report([*mine, forced], 2, 1.0)) == {
         "eof_as_stop": {"cut_after_a_call"}, "lenient_parse": {"spaces"}}
+    # a tie within a family goes to the class explaining most of the suite: a client that
+    # parses only at finish_reason is not named eof_as_stop for its truncated streams
+    three = frozenset({"eof_as_stop", "lenient_parse", "parse_to_finish"})
+    cut = [Finding(_case("truncated"), "eof_as_stop", "", "", "", three)]
+    number = [Finding(_case("top_level_number"), "parse_to_finish", "", "", "",
+                      frozenset({"lenient_parse", "parse_to_finish"}))]
+    assert [f.cls for f in settle([*cut, *number])] == ["parse_to_finish"] * 2
 
 
 def test_markdown_keeps_captured_text_in_code_spans_with_pipes_escaped() -> None:
