@@ -54,13 +54,27 @@ _TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
  alt="{{ (alt or 'a figure without a title') | escape_html }}">
 </div>
 {%- endblock data_png -%}
+{%- block data_svg scoped -%}
+<div class="jp-RenderedSVG jp-OutputArea-output {{ extra_class }}" data-mime-type="image/svg+xml">
+<img src="data:image/svg+xml;base64,{{ output.data['image/svg+xml'] | text_base64 | escape_html }}"
+ alt="{{ output.data['image/svg+xml'] | svg_title | escape_html }}">
+</div>
+{%- endblock data_svg -%}
 """
+_SVG_TITLE = re.compile(r"<title\b[^>]*>(.*?)</title>", re.DOTALL)
+
+
+def svg_title(svg: str | list[str]) -> str:
+    """An SVG's first ``<title>`` as plain, inert text (its alt text on the page)."""
+    match = _SVG_TITLE.search("".join(svg))
+    text = html.unescape(re.sub(r"<[^>]*>", "", match.group(1))) if match else ""
+    return inert(" ".join(text.split())) or "a drawing without a title"
 # Readable on a laptop and a projector: 17 px text in a measure of about 80 characters, code
 # and outputs a size smaller on a tinted ground. The theme's own sizes are variables set on
 # :root; setting them on body wins for everything inside it, whatever order the sheets load in.
 STYLE = (
     "body{--jp-content-font-size1:17px;--jp-content-line-height:1.6;--jp-code-font-size:15px;"
-    "--jp-ui-font-size1:15px;font-size:17px;line-height:1.6;margin:0 auto;max-width:62rem;"
+    "--jp-ui-font-size1:16px;font-size:17px;line-height:1.6;margin:0 auto;max-width:62rem;"
     "padding:1.5rem 1.25rem}"
     "main{max-width:62rem;margin:0 auto}"
     "pre,code{font-size:15px}"
@@ -176,6 +190,7 @@ def export(nb: nbformat.NotebookNode, title: str) -> str:
 
     exporter = HTMLExporter(template_name="lab", extra_loaders=[DictLoader({"site": _TEMPLATE})],
                             template_file="site", embed_images=True)
+    exporter.register_filter("svg_title", svg_title)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     return body
 
