@@ -127,6 +127,12 @@ def execute(path: Path, data: Path, timeout: int = 600) -> nbformat.NotebookNode
                                 resources={"metadata": {"path": str(path.parent)}})
         client.execute(env=env)
     del nb.cells[0]
+    for cell in nb.cells:  # numbered as if the describing cell had not run
+        if cell.get("execution_count"):
+            cell.execution_count -= 1
+        for output in cell.get("outputs", []):
+            if output.get("execution_count"):
+                output.execution_count -= 1
     return nb
 
 
