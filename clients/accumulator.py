@@ -4,8 +4,9 @@ Feed it each SSE event's ``data`` (already parsed out of the stream by the libra
 test); it prints one JSON line per finished call, as the torture harness expects:
 ``{"call_id", "tool", "args"}`` with ``args`` the fragments joined, byte-exact.
 
-``bug`` switches on one classic mistake, so the harness's own tests have a broken
-client per class (the correct client is ``bug=None``): each is one decision changed. Which
+``bugs`` switches on classic mistakes, so the harness's own tests have a broken client per
+class (the correct client has none): each is one decision changed, and several can be on at
+once (one client with two bugs must be named for both). Which
 classes have one is said by their specs (``client=True`` in ``streamcalls_lab.faults``);
 only a broken client imports the kit, to check the name it was given.
 """
@@ -51,10 +52,10 @@ def _decode_escapes(fragment: str) -> str:
 
 
 class Accumulator:
-    def __init__(self, fmt: str, bug: str | None = None) -> None:
-        if bug is not None and bug not in (bugs := client_bugs()):
-            raise SystemExit(f"unknown bug {bug!r}: one of {', '.join(bugs)}")
-        self.fmt, self.bug = fmt, bug
+    def __init__(self, fmt: str, bugs: frozenset[str] = frozenset()) -> None:
+        if unknown := sorted(bugs - set(known := client_bugs())):
+            raise SystemExit(f"unknown bug {unknown[0]!r}: one of {', '.join(known)}")
+        self.fmt, self.bugs = fmt, bugs
         self.by_index: dict[int, Buffer] = {}
         self.by_id: dict[str, Buffer] = {}
         self.order: list[Buffer] = []
@@ -69,18 +70,18 @@ class Accumulator:
     def start(self, index: int, call_id: str, tool: str) -> bool:
         """An announcement; True when it started a call (not one repeated or merged)."""
         old = self.by_index.get(index)
-        if self.bug == "merged_calls" and old is not None:
+        if "merged_calls" in self.bugs and old is not None:
             return False  # keyed by index alone: a reused index keeps appending to the old call
-        if self.bug == "key_by_name":
+        if "key_by_name" in self.bugs:
             same = next((b for b in self.order if b.tool == tool), None)
             if same is not None:
                 self.by_index[index] = same
                 return False
-        if self.bug == "index_as_position" and self.fmt == "openai-chat" and (
+        if "index_as_position" in self.bugs and self.fmt == "openai-chat" and (
                 old is None or old.call_id != call_id) and index != len(self.order):
             raise IndexError("list index out of range")  # calls[index] of a list of calls
         if old is not None and old.call_id == call_id:
-            if self.bug == "name_concatenated":
+            if "name_concatenated" in self.bugs:
                 old.tool += tool  # the name appended from every chunk that repeats it
             return False  # some servers repeat the id (and name) on every chunk
         buf = Buffer(call_id, tool)
@@ -93,7 +94,7 @@ class Accumulator:
         """The call an event is for: by its index, or (key_by_id) by the id it carries.
         After the announcement that is none, so fragments all go to one nameless buffer
         (made by the first, when ``new``)."""
-        if self.bug != "key_by_id":
+        if "key_by_id" not in self.bugs:
             return self.by_index[index]
         key = call_id or ""
         if new and key not in self.by_id:
@@ -103,15 +104,15 @@ class Accumulator:
 
     def fragment(self, index: int, text: str, call_id: str | None = None) -> None:
         self.fragmented.add(index)
-        buf = self.order[-1] if self.bug == "key_by_last" else self.buffer(index, call_id,
+        buf = self.order[-1] if "key_by_last" in self.bugs else self.buffer(index, call_id,
                                                                           new=True)
         assert buf is not None
-        if self.bug == "trim":
+        if "trim" in self.bugs:
             text = text.strip()
-        elif self.bug == "decode_each":
+        if "decode_each" in self.bugs:
             text = _decode_escapes(text)
         buf.parts.append(text)
-        if self.bug == "parse_to_finish" and buf.handed_on < 0:
+        if "parse_to_finish" in self.bugs and buf.handed_on < 0:
             try:
                 json.loads("".join(buf.parts))
             except ValueError:
@@ -119,20 +120,20 @@ class Accumulator:
             self.hand_on(buf)
 
     def stop(self, buf: Buffer | None) -> None:
-        if buf is not None and self.bug != "lost_on_truncation":
+        if buf is not None and "lost_on_truncation" not in self.bugs:
             self.hand_on(buf)
 
     def terminal(self) -> None:
         """The stream's own end marker ([DONE], message_stop, response.completed)."""
-        if self.bug == "lost_on_truncation":
+        if "lost_on_truncation" in self.bugs:
             for buf in self.order:
                 self.hand_on(buf)
 
     def hand_on(self, buf: Buffer) -> None:
-        if self.bug == "empty_args_dropped" and not "".join(buf.parts):
+        if "empty_args_dropped" in self.bugs and not "".join(buf.parts):
             return  # waits for arguments that parse; a no-argument call has none
         # Once per call; the buggy keyings hand a buffer on again when it grew since.
-        if buf.handed_on >= 0 and (self.bug not in ("merged_calls", "key_by_name")
+        if buf.handed_on >= 0 and (not self.bugs & {"merged_calls", "key_by_name"}
                                    or buf.handed_on == len(buf.parts)):
             return
         buf.handed_on = len(buf.parts)
@@ -167,7 +168,7 @@ class Accumulator:
         """A done event's arguments: the call's text when no fragment came (some servers
         send them only there)."""
         buf = self.by_index.get(index)
-        if (self.bug != "delta_only" and isinstance(args, str) and args and buf is not None
+        if ("delta_only" not in self.bugs and isinstance(args, str) and args and buf is not None
                 and index not in self.fragmented):
             self.fragment(index, args)
 
@@ -180,15 +181,15 @@ class Accumulator:
         if kind == "content_block_start" and p["content_block"]["type"] == "tool_use":
             block = p["content_block"]
             self.start(p["index"], block["id"], block["name"])
-            if block.get("input") and self.bug != "announcement_args_dropped":
+            if block.get("input") and "announcement_args_dropped" not in self.bugs:
                 # the input sent whole with the announcement: the call's first fragment
                 self.fragment(p["index"], self.as_sent("input", block["input"]))
         elif kind == "content_block_delta" and p["delta"]["type"] == "input_json_delta":
             self.fragment(p["index"], p["delta"]["partial_json"])
         elif kind == "content_block_stop" and p["index"] in self.by_index:
-            if self.bug != "finish_gate":
+            if "finish_gate" not in self.bugs:
                 self.stop(self.buffer(p["index"], None))
-        elif kind == "message_delta" and self.bug == "finish_gate":
+        elif kind == "message_delta" and "finish_gate" in self.bugs:
             if (p.get("delta") or {}).get("stop_reason") == "tool_use":
                 for buf in self.order:
                     self.stop(buf)
@@ -197,28 +198,28 @@ class Accumulator:
 
     def _openai_chat(self, p: dict[str, Any]) -> None:
         # every choice a chunk has (a usage chunk has none); a choice may have no delta
-        choices = [p["choices"][0]] if self.bug == "choices_index0" else p.get("choices") or []
+        choices = [p["choices"][0]] if "choices_index0" in self.bugs else p.get("choices") or []
         for choice in choices:
             calls = (choice.get("delta") or {}).get("tool_calls") or []
-            for call in calls[:1] if self.bug == "one_call_per_chunk" else calls:
+            for call in calls[:1] if "one_call_per_chunk" in self.bugs else calls:
                 fn = call.get("function") or {}
                 # an empty or null id on a later fragment continues the call at its index
-                announced = "id" in call if self.bug == "blank_id_new_call" else bool(
+                announced = "id" in call if "blank_id_new_call" in self.bugs else bool(
                     call.get("id"))
                 started = announced and self.start(call["index"], call["id"] or "",
                                                    fn.get("name") or "")
                 old = self.by_index.get(call["index"])
-                if self.bug == "blank_identity_copied" and not announced and old is not None:
+                if "blank_identity_copied" in self.bugs and not announced and old is not None:
                     # every key a fragment has copied onto the call, "" and null too
                     old.call_id = call.get("id", old.call_id)
                     old.tool = fn.get("name", old.tool)
                 elif old is not None and not old.tool and fn.get("name"):
                     old.tool = fn["name"]  # a name first sent after the id is the call's
                 if fn.get("arguments") and not (started
-                                                and self.bug == "announcement_args_dropped"):
+                                                and "announcement_args_dropped" in self.bugs):
                     self.fragment(call["index"], fn["arguments"], call.get("id"))
             finish = choice.get("finish_reason")
-            if finish and (self.bug != "finish_gate" or finish == "tool_calls"):
+            if finish and ("finish_gate" not in self.bugs or finish == "tool_calls"):
                 for buf in self.order:
                     self.stop(buf)
 
@@ -227,7 +228,7 @@ class Accumulator:
         item = p.get("item") or {}
         if kind == "response.output_item.added" and item.get("type") == "function_call":
             self.start(p["output_index"], item["call_id"], item["name"])
-            if item.get("arguments") and self.bug != "announcement_args_dropped":
+            if item.get("arguments") and "announcement_args_dropped" not in self.bugs:
                 self.fragment(p["output_index"], item["arguments"], item["call_id"])
         elif kind == "response.function_call_arguments.delta":
             self.fragment(p["output_index"], p["delta"], p.get("call_id"))
@@ -263,11 +264,11 @@ class Accumulator:
         """The connection closed. Chat has no per-call stop: a call is finished once a later
         one starts, so all but the last announced are handed on when the stream is cut (and
         key_by_id's nameless buffer, which no announcement started)."""
-        if self.bug == "eof_as_stop":
+        if "eof_as_stop" in self.bugs:
             for buf in self.order:  # every call still open counts as stopped
                 self.hand_on(buf)
             return
-        if self.fmt == "openai-chat" and self.bug not in ("lost_on_truncation", "finish_gate"):
+        if self.fmt == "openai-chat" and not self.bugs & {"lost_on_truncation", "finish_gate"}:
             announced = [buf for buf in self.order if buf.call_id]
             for buf in [*announced[:-1], *(buf for buf in self.order if not buf.call_id)]:
                 self.hand_on(buf)
@@ -295,7 +296,8 @@ def emit_added_up(chunks: Iterable[Any]) -> None:
         emit(call["id"], call["name"], input=call["args"])
 
 
-def bug_from_argv() -> str | None:
-    """``--bug NAME`` on the command line, or None."""
+def bug_from_argv() -> frozenset[str]:
+    """``--bug NAME`` on the command line (``--bug A,B``: both mistakes in one client), or
+    none."""
     args = sys.argv[1:]
-    return args[args.index("--bug") + 1] if "--bug" in args else None
+    return frozenset(args[args.index("--bug") + 1].split(",")) if "--bug" in args else frozenset()

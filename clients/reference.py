@@ -91,16 +91,21 @@ class KitReader:
     """Any format and framing, read by the kit's byte layer into its accumulator; the
     transport's bugs done to the bytes first, as the SSE path does them to text."""
 
-    def __init__(self, bug: str | None, fmt: str) -> None:
+    def __init__(self, bugs: frozenset[str], fmt: str) -> None:
         from streamcalls_lab.accumulate import Accumulator as Correct
         from streamcalls_lab.faults import SPECS
         from streamcalls_lab.framing import FRAMINGS
         from streamcalls_lab.providers import FORMATS
 
-        handler = Correct if bug in (None, *TRANSPORT_BUGS) else SPECS[bug].handler
+        handled = sorted(bugs - set(TRANSPORT_BUGS))
+        if len(handled) > 1:  # the kit's faulty handlers each change one decision
+            raise SystemExit(f"--bug {','.join(handled)}: the kit has one handler per bug")
+        handler = SPECS[handled[0]].handler if handled else Correct
         if handler is None:
-            raise SystemExit(f"--bug {bug}: the kit has no handler for it")
-        self.bug, self.acc = bug, handler()
+            raise SystemExit(f"--bug {handled[0]}: the kit has no handler for it")
+        # the transport's bugs are done to the bytes (one at a time: the first named)
+        self.bug = next((b for b in sorted(bugs) if b in TRANSPORT_BUGS), None)
+        self.acc = handler()
         self.decoder = codecs.getincrementaldecoder("utf-8")()
         self.rest = ""
         # AWS event-stream is binary: a client that handles each read on its own parses
@@ -137,7 +142,7 @@ class KitReader:
             emit(call["call_id"], call["tool"], args=call["args"])
 
 
-def _reads(bug: str | None) -> Iterator[bytes]:
+def _reads(bugs: frozenset[str]) -> Iterator[bytes]:
     """The case's body, read by read (gunzipped unless the bug is not to)."""
     base = urllib.parse.urlsplit(os.environ["STREAMCALLS_BASE_URL"])
     conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
@@ -146,26 +151,27 @@ def _reads(bug: str | None) -> Iterator[bytes]:
                           "accept-encoding": _option("--accept-encoding", "gzip")})
     resp = conn.getresponse()
     gunzip = zlib.decompressobj(wbits=31) if (resp.getheader("content-encoding") == "gzip"
-                                              and bug != "content_encoding") else None
+                                              and "content_encoding" not in bugs) else None
     while chunk := resp.read1(65536):
         yield gunzip.decompress(chunk) if gunzip is not None else chunk
     conn.close()
 
 
 def main() -> None:
-    bug = bug_from_argv()
+    bugs = bug_from_argv()
     fmt = os.environ["STREAMCALLS_FORMAT"]
     if not hasattr(Accumulator, "_" + fmt.replace("-", "_")):
-        reader = KitReader(bug, fmt)
-        for chunk in _reads(bug):
+        reader = KitReader(bugs, fmt)
+        for chunk in _reads(bugs):
             reader.feed(chunk)
         reader.end()
         return
-    acc = Accumulator(fmt, None if bug in TRANSPORT_BUGS else bug)
+    acc = Accumulator(fmt, bugs - set(TRANSPORT_BUGS))
     decoder = codecs.getincrementaldecoder("utf-8")()
-    parser = SSEParser(acc.event, splitlines=bug == "splitlines")
-    for chunk in _reads(bug):
-        parser.feed(chunk.decode("utf-8", READ_ERRORS[bug]) if bug in READ_ERRORS
+    errors = next((READ_ERRORS[b] for b in sorted(bugs) if b in READ_ERRORS), None)
+    parser = SSEParser(acc.event, splitlines="splitlines" in bugs)
+    for chunk in _reads(bugs):
+        parser.feed(chunk.decode("utf-8", errors) if errors
                     else decoder.decode(chunk))
     parser.feed(decoder.decode(b"", final=True))
     acc.end()

@@ -46,8 +46,10 @@ from .turns import Call, Segment, Text
 
 Handler = type | Callable[[list[dict[str, Any]]], list[Mapping[str, Any]]]
 REPORT_COLUMNS = ("class", "format", "family", "example", "expected", "got", "detail",
-                  "failures", "summary")
-"""The report's columns; ``summary`` is the class's one line (what was assumed, what to do)."""
+                  "failures", "summary", "families")
+"""The report's columns; ``summary`` is the class's one line (what was assumed, what to do),
+``families`` every family the class failed on (comma-separated, sorted): ``family`` is only
+its smallest example's."""
 
 # Argument documents. Each is cut at every split point; together they have spaces inside
 # strings, every kind of escape, raw non-ASCII, an emoji (raw and as a surrogate pair),
@@ -225,6 +227,9 @@ def event_cases() -> tuple[Case, ...]:
             if fmt == "openai-chat":  # n=2: each choice numbers its calls from 0
                 cases.append(_two_choices(calls))
         doc = DOCUMENTS["spaces"]
+        for k in (k for k, c in enumerate(doc) if c == " "):  # a fragment that is one space
+            cases.append(_case("blank_fragment", fmt,
+                               [Call("lookup", "call_1", (doc[:k], " ", doc[k + 1:]))]))
         for _, frags in _splits(doc):
             segs: list[Segment] = [Text(PROSE[0]), Call("lookup", "call_1", frags),
                                    Text(PROSE[1])]
@@ -399,19 +404,21 @@ def check_handler(handler: Handler, *, bytes_level: bool | None = None) -> pd.Da
         best.append((cls, min(found, key=lambda f: (len(f.classes) > 1, f.aspect == SURFACE,
                                                    f.same_value,
                                                    f.case.size, len(f.case.example))),
-                     len(found)))
+                     len(found), {f.case.family for f in found}))
     report = report_frame(best)
     report.attrs["cases"] = n
     return report
 
 
-def report_frame(best: Iterable[tuple[str, Any, int]]) -> pd.DataFrame:
-    """The report's table (:data:`REPORT_COLUMNS`) from ``(class, finding, failures)``: a
-    finding here or in :mod:`~.torture` (a ``case`` with its format, family and example;
-    ``expected``, ``got``, ``detail``) is the class's smallest failing example."""
+def report_frame(best: Iterable[tuple[str, Any, int, Iterable[str]]]) -> pd.DataFrame:
+    """The report's table (:data:`REPORT_COLUMNS`) from ``(class, finding, failures,
+    families)``: a finding here or in :mod:`~.torture` (a ``case`` with its format, family and
+    example; ``expected``, ``got``, ``detail``) is the class's smallest failing example, and
+    ``families`` every family it failed on."""
     rows = [{"class": cls, "format": f.case.format, "family": f.case.family,
              "example": f.case.example, "expected": f.expected, "got": f.got,
-             "detail": f.detail, "failures": failures, "summary": summary(cls)}
-            for cls, f, failures in best]
+             "detail": f.detail, "failures": failures, "summary": summary(cls),
+             "families": ", ".join(sorted(set(families)))}
+            for cls, f, failures, families in best]
     return pd.DataFrame(rows, columns=list(REPORT_COLUMNS)).astype(
         {c: "str" for c in REPORT_COLUMNS if c != "failures"} | {"failures": "int64"})

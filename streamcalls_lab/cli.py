@@ -523,7 +523,6 @@ def cmd_torture(ns: argparse.Namespace) -> int:
     1 failures found, 2 usage error or a client that did not start."""
     import shlex
     import time
-    from pathlib import Path
 
     from .check import TURN_FORMATS
     from .display import inert
@@ -550,16 +549,65 @@ def cmd_torture(ns: argparse.Namespace) -> int:
     text = markdown(report)
     if len(noted := tolerated(report)):
         text += "\n\nTolerated, not failures:\n\n" + markdown(noted)
+    return _reported(report, text, time.perf_counter() - start, ns.report)
+
+
+def _reported(report: pd.DataFrame, text: str, seconds: float, where: str | None) -> int:
+    """A torture-style report printed (and written to ``where``: .csv or Markdown); exit 1
+    when it has a row."""
+    from pathlib import Path
+
     print(text)
-    print(f"{report.attrs['cases']} cases, {report.attrs['failed']} failed, "
-          f"{time.perf_counter() - start:.1f} s")
-    if ns.report:
-        path = Path(ns.report)
+    print(f"{report.attrs['cases']} cases, {report.attrs['failed']} failed, {seconds:.1f} s")
+    if where:
+        path = Path(where)
         if path.suffix == ".csv":
             report.to_csv(path, index=False)
         else:
             path.write_text(text + "\n", encoding="utf-8")
     return 1 if len(report) else 0
+
+
+@command(
+    arg("--program", required=True, metavar="CMD",
+        help="the traced program (quote it): it reads its cases on stdin, one JSON line each "
+             "(torture's loop protocol), calls the base URL it is handed and exports its "
+             "spans to OTEL_EXPORTER_OTLP_ENDPOINT"),
+    arg("--format", action="append", default=None, metavar="F",
+        help="the wire format its SDK speaks (repeatable; default openai-chat)"),
+    arg("--suite", default="quick", help="quick (a few cases per family) or full"),
+    arg("--family", action="append", default=None, metavar="NAME",
+        help="run only this family of cases (repeatable)"),
+    arg("--report", default=None, metavar="PATH", help="also write the report (.csv or .md)"),
+    arg("--timeout", type=float, default=60.0, help="seconds one case may take (default 60)"),
+)
+def cmd_trace_torture(ns: argparse.Namespace) -> int:
+    """Torture for tracers: serve each case to a traced program with an OTLP receiver on
+    127.0.0.1 beside it, and judge what its tracer recorded of every call; exit 0 when every
+    call was kept (ok or reserialised), 1 otherwise, 2 on a usage error or a program that
+    did not start."""
+    import shlex
+    import time
+
+    from .display import inert
+    from .torture import SUITES, cases, markdown
+    from .tracing.live import check_tracer
+
+    formats = tuple(ns.format or ("openai-chat",))
+    try:
+        if not shlex.split(ns.program):
+            raise ValueError("the program command is empty")
+        cases(formats, ns.suite, ns.family)  # names an unknown format, suite or family
+    except ValueError as e:
+        _error(f"trace-torture: usage error: {e} (suites: {', '.join(SUITES)})")
+        return 2
+    start = time.perf_counter()
+    report = check_tracer(ns.program, formats, suite=ns.suite, families=ns.family,
+                          timeout=ns.timeout)
+    if report.attrs["not_started"] is not None:
+        print(f"the program did not start: {inert(report.attrs['not_started'])}")
+        return 2
+    return _reported(report, markdown(report), time.perf_counter() - start, ns.report)
 
 
 @command(

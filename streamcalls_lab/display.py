@@ -353,6 +353,15 @@ def figure_png(fig: Figure, dpi: int = 100) -> bytes:
     return buf.getvalue()
 
 
+def figure_title(fig: Figure) -> str:
+    """What a figure says it shows, as its alt text: the suptitle and each axes' titles
+    (centre, left, right), inert, joined; ``"a figure without a title"`` when it has none."""
+    sup = fig._suptitle.get_text() if fig._suptitle is not None else ""
+    titles = [sup] + [ax.get_title(loc) for ax in fig.axes for loc in ("center", "left", "right")]
+    said = [" ".join(t.split()) for t in titles if t and t.strip()]
+    return inert("; ".join(dict.fromkeys(said))) or "a figure without a title"
+
+
 def static(obj: Figure | pd.DataFrame | SafeHTML, path: str | Path | None = None) -> SafeHTML:
     """A fallback that needs no kernel or widget: a figure as an inline PNG, a table as HTML.
 
@@ -363,7 +372,8 @@ def static(obj: Figure | pd.DataFrame | SafeHTML, path: str | Path | None = None
     if isinstance(obj, Figure):
         png = figure_png(obj)
         data = base64.b64encode(png).decode("ascii")
-        out = SafeHTML(f'<img alt="figure" src="data:image/png;base64,{data}">')
+        out = SafeHTML(f'<img alt="{escape(figure_title(obj))}" '
+                       f'src="data:image/png;base64,{data}">')
     elif isinstance(obj, pd.DataFrame):
         out = table(obj)
     elif isinstance(obj, SafeHTML):

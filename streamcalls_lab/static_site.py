@@ -20,13 +20,17 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 from jinja2 import DictLoader
 
 from .corpus import data_folder
 from .course.syllabus import README, Step, steps
-from .display import inert
+from .display import figure_title, inert
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 REPO_NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -42,7 +46,47 @@ _TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
 {%- block data_javascript -%}{%- endblock data_javascript -%}
-""".replace("CSP", _CSP_META)
+{%- block extra_css -%}<style>STYLE</style>{%- endblock extra_css -%}
+{%- block data_png scoped -%}
+<div class="jp-RenderedImage jp-OutputArea-output {{ extra_class }}">
+<img src="data:image/png;base64,{{ output.data['image/png'] | escape_html }}"
+{%- set alt = output | get_metadata('alt', 'image/png') %}
+ alt="{{ (alt or 'a figure without a title') | escape_html }}">
+</div>
+{%- endblock data_png -%}
+{%- block data_svg scoped -%}
+<div class="jp-RenderedSVG jp-OutputArea-output {{ extra_class }}" data-mime-type="image/svg+xml">
+<img src="data:image/svg+xml;base64,{{ output.data['image/svg+xml'] | text_base64 | escape_html }}"
+ alt="{{ output.data['image/svg+xml'] | svg_title | escape_html }}">
+</div>
+{%- endblock data_svg -%}
+"""
+_SVG_TITLE = re.compile(r"<title\b[^>]*>(.*?)</title>", re.DOTALL)
+
+
+def svg_title(svg: str | list[str]) -> str:
+    """An SVG's first ``<title>`` as plain, inert text (its alt text on the page)."""
+    match = _SVG_TITLE.search("".join(svg))
+    text = html.unescape(re.sub(r"<[^>]*>", "", match.group(1))) if match else ""
+    return inert(" ".join(text.split())) or "a drawing without a title"
+# Readable on a laptop and a projector: 17 px text in a measure of about 80 characters, code
+# and outputs a size smaller on a tinted ground. The theme's own sizes are variables set on
+# :root; setting them on body wins for everything inside it, whatever order the sheets load in.
+STYLE = (
+    "body{--jp-content-font-size1:17px;--jp-content-line-height:1.6;--jp-code-font-size:15px;"
+    "--jp-ui-font-size1:16px;font-size:17px;line-height:1.6;margin:0 auto;max-width:62rem;"
+    "padding:1.5rem 1.25rem}"
+    "main{max-width:62rem;margin:0 auto}"
+    "pre,code{font-size:15px}"
+    ".jp-RenderedHTMLCommon pre,.jp-OutputArea-output pre,.highlight pre{background:#f6f8fa;"
+    "border:1px solid #d0d7de;border-radius:6px;padding:.6rem .8rem;overflow-x:auto}"
+    ".jp-RenderedHTMLCommon :not(pre)>code{background:#eff1f3;padding:.1em .3em;"
+    "border-radius:4px}"
+    "img,svg{max-width:100%;height:auto}"
+    "a{color:#0b5cad}h1,h2,h3{line-height:1.25}"
+    "ol li{margin:.5rem 0}small{font-size:15px;color:#444}"
+)
+_TEMPLATE = _TEMPLATE.replace("CSP", _CSP_META).replace("STYLE", STYLE)
 
 
 @dataclass(frozen=True)
@@ -70,6 +114,7 @@ def execute(path: Path, data: Path, timeout: int = 600) -> nbformat.NotebookNode
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(_DESCRIBE_FIGURES))
     env = {**os.environ, "STREAMCALLS_DATA": str(data),
            "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     # The kernel talks over Unix sockets in a private folder, not unencrypted TCP ports on
@@ -81,7 +126,34 @@ def execute(path: Path, data: Path, timeout: int = 600) -> nbformat.NotebookNode
                                 allow_errors=True,
                                 resources={"metadata": {"path": str(path.parent)}})
         client.execute(env=env)
+    del nb.cells[0]
+    for cell in nb.cells:  # numbered as if the describing cell had not run
+        if cell.get("execution_count"):
+            cell.execution_count -= 1
+        for output in cell.get("outputs", []):
+            if output.get("execution_count"):
+                output.execution_count -= 1
     return nb
+
+
+# Run in the kernel before the notebook: each inline figure's display metadata gets its title
+# as ``alt`` (read by the template's data_png block), instead of nbconvert's placeholder.
+_DESCRIBE_FIGURES = "from streamcalls_lab.static_site import describe_figures\ndescribe_figures()"
+
+
+def describe_figures() -> None:
+    """Have the inline backend label each figure it shows with :func:`.figure_title`."""
+    from matplotlib_inline import backend_inline
+
+    fetch = backend_inline._fetch_figure_metadata
+    if getattr(fetch, "describes", False):
+        return
+
+    def with_alt(fig: Figure) -> dict[str, object]:
+        return {**(fetch(fig) or {}), "alt": figure_title(fig)}
+
+    with_alt.describes = True  # type: ignore[attr-defined]
+    backend_inline._fetch_figure_metadata = with_alt
 
 
 def static_outputs(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -124,6 +196,7 @@ def export(nb: nbformat.NotebookNode, title: str) -> str:
 
     exporter = HTMLExporter(template_name="lab", extra_loaders=[DictLoader({"site": _TEMPLATE})],
                             template_file="site", embed_images=True)
+    exporter.register_filter("svg_title", svg_title)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     return body
 
@@ -152,7 +225,8 @@ def index_page(pages: Sequence[Page], data: Path, path: Sequence[Step] | None = 
     timed = (f" The path below takes about {total} minutes (<code>notebooks/README.md</code> "
              "says how that was estimated)." if total else "")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{_CSP_META}'
-            "<title>streamcalls-lab: the course</title></head>\n<body><main>"
+            f"<title>streamcalls-lab: the course</title><style>{STYLE}</style></head>\n"
+            "<body><main>"
             "<h1>streamcalls-lab: the course</h1>\n"
             f"<p>Each notebook as executed on <code>{html.escape(data.name)}/</code>; "
             "read it here without a kernel. The widgets show a still (the stepper's is a "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import re
 from collections.abc import Mapping
@@ -12,6 +13,7 @@ import pytest
 
 import streamcalls_lab as scl
 from streamcalls_lab import FAULTS, Accumulator, check_handler, faults
+from streamcalls_lab.accumulate import byte_decoder, event_dict
 from streamcalls_lab.check import (
     CLASSES,
     INTERLEAVING,
@@ -28,30 +30,32 @@ from streamcalls_lab.check import (
 )
 from streamcalls_lab.faults import CALLS, FOUND_BY_THE_KIT, SPECS, BugClass, Symptom
 
+from .support.checked import checked
+
 
 def test_the_correct_accumulator_passes_clean() -> None:
-    report = check_handler(Accumulator)
+    report = checked(Accumulator)
     assert report.empty and report.attrs["cases"] > 5000
 
 
 @pytest.mark.parametrize("name", list(FAULTS))
 def test_each_fault_is_caught_under_its_own_class_only(name: str) -> None:
-    assert list(check_handler(FAULTS[name])["class"]) == [name]
+    assert list(checked(FAULTS[name])["class"]) == [name]
 
 
 def test_report_has_the_contract_columns() -> None:
-    assert tuple(check_handler(FAULTS["trim"]).columns) == REPORT_COLUMNS
+    assert tuple(checked(FAULTS["trim"]).columns) == REPORT_COLUMNS
 
 
 def test_the_trim_example_loses_data_inside_a_string_not_a_space_between_tokens() -> None:
-    row = check_handler(FAULTS["trim"]).iloc[0]
+    row = checked(FAULTS["trim"]).iloc[0]
     expected, got = ast.literal_eval(row["expected"]), ast.literal_eval(row["got"])
     assert json.loads(got) != json.loads(expected)  # still JSON, but the data changed
 
 
 def test_the_example_is_the_smallest_this_class_alone_explains() -> None:
     # a cut stream is eof_as_stop's as much as lenient_parse's: the example is a whole one
-    row = check_handler(FAULTS["lenient_parse"]).iloc[0]
+    row = checked(FAULTS["lenient_parse"]).iloc[0]
     assert (row["family"], row["got"]) == ("unicode_escape", repr('{"name": "'))
 
 
@@ -129,7 +133,7 @@ def test_a_class_with_a_handler_cannot_be_registered_without_a_preset() -> None:
 
 
 def test_the_report_carries_each_classs_summary() -> None:
-    report = check_handler(FAULTS["key_by_id"])
+    report = checked(FAULTS["key_by_id"])
     assert list(report["summary"]) == [SPECS["key_by_id"].summary]
 
 
@@ -181,7 +185,7 @@ def test_the_two_choices_family_is_chat_only_and_reads_back_as_written() -> None
 
 
 def test_keying_by_block_alone_is_caught_on_two_choices_and_nowhere_else() -> None:
-    report = check_handler(FAULTS["one_choice"])
+    report = checked(FAULTS["one_choice"])
     assert list(zip(report["class"], report["family"], strict=True)) == [
         ("one_choice", "two_choices")]
 
@@ -204,7 +208,7 @@ def _upper_named(s: Symptom) -> bool:
 
 
 def test_a_new_fault_is_other_until_its_spec_is_registered_then_its_own_class() -> None:
-    assert set(check_handler(UpperName)["class"]) == {"identity"}  # a fallback explains it
+    assert set(checked(UpperName)["class"]) == {"identity"}  # a fallback explains it
     faults.register(BugClass(
         "name_upper_cased", "Upper-cased the tool name it handed on; hand on the name as "
         "announced.", (faults.FOUND_BY_THE_KIT,), _upper_named, UpperName,
@@ -212,9 +216,9 @@ def test_a_new_fault_is_other_until_its_spec_is_registered_then_its_own_class() 
     try:
         assert FAULTS["name_upper_cased"] is UpperName
         assert list(CLASSES).index("name_upper_cased") < list(CLASSES).index("identity")
-        assert list(check_handler(UpperName)["class"]) == ["name_upper_cased"]
-        assert check_handler(Accumulator).empty
-        assert all(list(check_handler(f)["class"]) == [n] for n, f in FAULTS.items()
+        assert list(checked(UpperName)["class"]) == ["name_upper_cased"]
+        assert checked(Accumulator).empty
+        assert all(list(checked(f)["class"]) == [n] for n, f in FAULTS.items()
                    if n in ("trim", "lenient_parse", "key_by_id"))
     finally:
         faults.unregister("name_upper_cased")
@@ -247,3 +251,108 @@ def test_a_handler_that_takes_the_last_value_fails_the_identity_changed_family()
 
     report = check_handler(LastWins)
     assert set(report["family"]) == {"identity_changed"}
+
+# -- a class is recognised by its mistake, whichever way the handler goes on from it ---------
+class TrimLeft(Accumulator):
+    """trim, lstrip(): only the leading whitespace of each fragment is lost."""
+
+    def add_fragment(self, buf: Any, fragment: str) -> None:
+        buf.parts.append(fragment.lstrip())
+
+
+class TrimRight(Accumulator):
+    """trim, rstrip(): only the trailing whitespace of each fragment is lost."""
+
+    def add_fragment(self, buf: Any, fragment: str) -> None:
+        buf.parts.append(fragment.rstrip())
+
+
+class TrimSkipBlank(Accumulator):
+    """trim, skip: a fragment that is only whitespace is skipped as "empty"
+    (discourse/discourse-ai#499)."""
+
+    def add_fragment(self, buf: Any, fragment: str) -> None:
+        if fragment.strip():
+            buf.parts.append(fragment)
+
+
+class DecodeEachDrop(Accumulator):
+    """decode_each, drop: a fragment that cannot be decoded alone is dropped (issue 29)."""
+
+    def add_fragment(self, buf: Any, fragment: str) -> None:
+        with contextlib.suppress(ValueError):
+            buf.parts.append(faults.unescape_fragment(fragment))
+
+
+class DecodeEachKeepRaw(Accumulator):
+    """decode_each, skip: a fragment that cannot be decoded alone is kept undecoded, and
+    the rest of its cut escape is read afresh in the next fragment."""
+
+    def add_fragment(self, buf: Any, fragment: str) -> None:
+        try:
+            buf.parts.append(faults.unescape_fragment(fragment))
+        except ValueError:
+            buf.parts.append(fragment)
+
+
+class DecodeChunksReplace(faults.DecodeChunks):
+    """decode_chunks, replace: errors="replace" turns a cut character into U+FFFD."""
+
+    def read(self, chunk: bytes) -> bytes:
+        return chunk.decode("utf-8", "replace").encode("utf-8")
+
+
+class DecodeChunksIgnore(faults.DecodeChunks):
+    """decode_chunks, drop: errors="ignore" loses a cut character."""
+
+    def read(self, chunk: bytes) -> bytes:
+        return chunk.decode("utf-8", "ignore").encode("utf-8")
+
+
+class EmptyArgsRaise(Accumulator):
+    """empty_args_dropped, raise: a finished call's arguments go through json.loads, which
+    raises on the "" a no-argument call may finish with."""
+
+    def is_finished(self, buf: Any) -> bool:
+        if buf.complete:
+            json.loads(buf.args)
+        return buf.complete
+
+
+class SplitlinesSkip(faults.Splitlines):
+    """splitlines, skip: an event whose data line was cut at a separator no longer parses,
+    and is skipped as a bad event (its fragment is lost)."""
+
+    def events_from_bytes(self, chunk: bytes) -> list[dict[str, Any]]:
+        if self._decoder is None:
+            self._decoder = byte_decoder()
+        out = []
+        for decoded in self._decoder.feed(self.read(chunk)):
+            with contextlib.suppress(ValueError):
+                out.append(event_dict(decoded))
+        return out
+
+
+class MarkdownBubbleShown(Accumulator):
+    """markdown_bubble, shown only: argument fragments are appended to the chat bubble like
+    prose, while the call itself is handed on intact."""
+
+    def add_fragment(self, buf: Any, fragment: str) -> None:
+        self.add_text(fragment, buf.choice)
+        super().add_fragment(buf, fragment)
+
+
+VARIANTS = {"trim": (TrimLeft, TrimRight, TrimSkipBlank),
+            "decode_each": (DecodeEachDrop, DecodeEachKeepRaw),
+            "decode_chunks": (DecodeChunksReplace, DecodeChunksIgnore),
+            "empty_args_dropped": (faults.EmptyArgsDropped, EmptyArgsRaise),
+            "splitlines": (faults.Splitlines, SplitlinesSkip),
+            "markdown_bubble": (faults.MarkdownBubble, MarkdownBubbleShown)}
+
+
+@pytest.mark.parametrize(("name", "handler"),
+                         [(n, h) for n, hs in VARIANTS.items() for h in hs],
+                         ids=[h.__name__ for hs in VARIANTS.values() for h in hs])
+def test_each_variant_of_a_mistake_is_named_for_its_class_and_nothing_else(
+        name: str, handler: type) -> None:
+    assert name in SPECS and list(checked(handler)["class"]) == [name]

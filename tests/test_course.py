@@ -34,8 +34,9 @@ def test_a_notebook_opens_with_its_goals(path: Path) -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_a_notebook_closes_with_a_recap(path: Path) -> None:
-    last = [c for c in _read(path).cells if c.cell_type == "markdown"][-1]
-    assert "## Recap" in last.source, path.name
+    # then its recall questions, the very last cell (tests/test_course_recall.py)
+    *_, recap, recall = [c for c in _read(path).cells if c.cell_type == "markdown"]
+    assert "## Recap" in recap.source and recall.source.startswith("## Recall"), path.name
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

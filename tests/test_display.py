@@ -158,8 +158,20 @@ def test_static_turns_a_figure_into_an_inline_png_and_writes_it(tmp_path: Path) 
     ax.plot([0, 1])
     markup = display.static(fig, tmp_path / "f.png")
     plt.close(fig)
-    assert str(markup).startswith('<img alt="figure" src="data:image/png;base64,iVBORw0KGgo')
+    assert str(markup).startswith('<img alt="a figure without a title" '
+                                  'src="data:image/png;base64,iVBORw0KGgo')
     assert (tmp_path / "f.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_static_figure_is_described_by_its_own_titles_made_inert() -> None:
+    fig, (left, right) = plt.subplots(1, 2)
+    fig.suptitle('Fragments of "<b>x</b>"\u202e')
+    left.set_title("sizes")
+    right.set_title("sizes")  # said once
+    markup = str(display.static(fig))
+    plt.close(fig)
+    assert markup.startswith('<img alt="Fragments of &quot;&lt;b&gt;x&lt;/b&gt;&quot;\\u202e; '
+                             'sizes" ')
 
 
 def test_static_turns_a_dataframe_into_a_table() -> None:

@@ -37,3 +37,11 @@ def test_every_table_cell_writes_what_would_act_as_its_escape(render: object) ->
                 "\n\t\r"]
     assert "call\\u202eevil" in page and "a\\x1b[31mred" in page
     assert "p\\\\u202eq" in page  # a captured backslash cannot forge an escape
+
+
+def test_an_svg_figure_is_described_by_its_own_title_made_inert() -> None:
+    from streamcalls_lab.static_site import svg_title
+
+    drawn = '<svg><title id="t">Calls of &quot;<b>x</b>&quot;\u202e</title><desc>d</desc></svg>'
+    assert svg_title(drawn) == 'Calls of "x"\\u202e'
+    assert svg_title("<svg/>") == "a drawing without a title"

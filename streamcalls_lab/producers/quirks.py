@@ -59,6 +59,16 @@ class Quirk:
     implies: tuple[str, ...] = ()
     """Quirks it cannot be sent without (several whole calls in one chunk carry their
     arguments on the fragments that announce them)."""
+    conflicts: tuple[str, ...] = ()
+    """Quirks the kit does not write into one turn with it: the two say opposite things
+    (follow-on fragments carry a blank identity or the repeated one), cannot be told apart
+    (fragments at a reused index, interleaved), or one's transform undoes the other's (the
+    first snapshot riding on the announcement). A test writes every other pair."""
+    masks: tuple[str, ...] = ()
+    """Quirks whose findings this one's explains, so they are not reported beside it: about
+    the same call (a finding about a whole choice masks them on every call of it). Settled
+    in one step over every finding of a turn (:func:`unmasked`); no finder leaves anything
+    out for another quirk's sake."""
 
 
 # -- finding each quirk (each a generator over one turn's evidence) -------------------------
@@ -180,7 +190,7 @@ def _parses(text: str) -> bool:
 def _invalid_arguments(turn: TurnEvidence) -> Iterator[Finding]:
     for call in turn.calls:
         args = "".join(call.fragments) or (call.final or "")
-        if not call.stopped or not args.strip() or _parses(args) or is_snapshots(call.fragments):
+        if not call.stopped or not args.strip() or _parses(args):
             continue
         try:
             deepjson.loads(args)  # (json.loads recurses: deep text would raise past it)
@@ -309,7 +319,7 @@ QUIRKS: dict[str, Quirk] = {q.name: q for q in (
            "langchain-ai/langchain#31634", "xintaofei/deepseek-acp#4"),
           "an empty or null id or name is no id or name: the fragment continues the call at "
           "its index, whose id and name stay the announced ones", _noted("blank_identity"),
-          worsens=("key_by_id",)),
+          worsens=("key_by_id",), conflicts=("repeated_identity",)),
     Quirk("repeated_identity", "id, type and name repeated on every fragment",
           ("xintaofei/deepseek-acp#4", "ThinkInAIXYZ/deepchat#355",
            "ggml-org/llama.cpp#13774"),
@@ -350,7 +360,9 @@ QUIRKS: dict[str, Quirk] = {q.name: q for q in (
                                         "langchain-ai/langgraphjs#2766", "vercel/ai#12052"),
           "the fragments are joined as sent (that is the format's rule) and the call is "
           "marked: a reader cannot tell snapshots from deltas for certain, so it never "
-          "guesses", _snapshot_deltas, destroys=True),
+          "guesses", _snapshot_deltas, destroys=True, conflicts=("args_in_announcement",),
+          # snapshots joined never parse: the call is the snapshots', not invalid JSON sent
+          masks=("invalid_arguments",)),
     Quirk("call_in_text", "a tool call written as markup in the message text (<tool_call>, "
           "[TOOL_CALLS], ...) instead of structured calls",
           ("vllm-project/vllm-ascend#12398", "waybarrios/vllm-mlx PR #168"),
@@ -373,7 +385,7 @@ QUIRKS: dict[str, Quirk] = {q.name: q for q in (
     Quirk("index_reuse", "a finished call's index reused by a new call",
           ("ollama/ollama#15457", "langchain-ai/langchain#34807"),
           "a new id at a used index starts a new call", _index_reuse,
-          worsens=("key_by_name",)),
+          worsens=("key_by_name",), conflicts=("interleaved_calls",)),
     Quirk("late_identity", "a call's id or name first sent after its announcement (the name "
           "with the first argument fragment)", ("vercel/ai#14722", "pipecat-ai/pipecat PR #5023",
                                                 "jjang-ai/vmlx PR #244"),
@@ -387,6 +399,14 @@ QUIRKS: dict[str, Quirk] = {q.name: q for q in (
     # the call on as announced, and the suite and torture serve it as a family)
 )}
 """Every producer quirk, in the order the docs and reports list them."""
+
+
+def unmasked(found: list[Finding]) -> list[Finding]:
+    """``found`` (one turn's findings, every quirk's) without those another finding masks
+    (its quirk's ``masks``): the one place precedence between quirks is settled."""
+    masked = {(f[2], f[3], name) for f in found for name in QUIRKS[f[4]].masks}
+    return [f for f in found if (f[2], f[3], f[4]) not in masked
+            and (f[2], None, f[4]) not in masked]
 
 
 def with_implied(names: frozenset[str]) -> frozenset[str]:

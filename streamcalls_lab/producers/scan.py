@@ -20,7 +20,7 @@ import pandas as pd
 
 from .. import columns
 from ..providers import FORMATS, WireFormat
-from .quirks import QUIRKS, SEPARATORS
+from .quirks import QUIRKS, SEPARATORS, unmasked
 
 ANOMALY_COLUMNS = ("turn", "provider", "choice", "call_id", "anomaly", "offset", "detail")
 _KINDS = ("call_start", "args_delta", "block_stop", "args_done", "text_delta")
@@ -246,8 +246,7 @@ def anomalies(deltas: pd.DataFrame) -> pd.DataFrame:
     read such turns alike."""
     found: list[Finding] = []
     for turn in evidence(deltas):
-        for quirk in QUIRKS.values():
-            found.extend(quirk.find(turn))
+        found += unmasked([f for quirk in QUIRKS.values() for f in quirk.find(turn)])
     found.sort(key=lambda f: (f[0], f[5]))
     cols = list(zip(*found, strict=True)) if found else [()] * len(ANOMALY_COLUMNS)
     return pd.DataFrame({

@@ -131,10 +131,11 @@ def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
 
 
 def settle(findings: Sequence[Finding]) -> list[Finding]:
-    """``findings`` each put down to the fewest classes that explain the whole suite, as
-    ``check_handler`` chooses them: a run alone cannot tell a client keyed by id from one
-    that takes an empty id for a new call, a suite can."""
-    chosen = cover(findings, lambda f: f.could or frozenset({f.cls}))
+    """``findings`` each put down to the fewest classes that explain its family's failures:
+    a run alone cannot tell a client keyed by id from one that takes an empty id for a new
+    call, its family's other runs (or, on a tie, a class the suite names anyway) can; a class
+    another family forces never takes a failure by count (issue 29)."""
+    chosen = cover(findings, lambda f: f.could or frozenset({f.cls}), lambda f: f.case.family)
     cls = {id(f): c for c, mine in chosen.items() for f in mine}
     return [replace(f, cls=cls[id(f)]) for f in findings]
 
@@ -151,7 +152,7 @@ def _smallest(items: Sequence[Finding] | Sequence[Tolerance]) -> Any:
 def report(findings: Sequence[Finding], n_cases: int, seconds: float,
            tolerances: Sequence[Tolerance] = ()) -> pd.DataFrame:
     """One row per class (chosen over all ``findings``: :func:`settle`): the smallest
-    failing example, and how many failures it has.
+    failing example, how many failures it has, and every family it failed on.
     ``attrs["tolerances"]``: one record per note (``note``, ``format``, ``family``,
     ``example`` of its smallest case, ``cases``), not failures."""
     findings = settle(findings)
@@ -159,7 +160,7 @@ def report(findings: Sequence[Finding], n_cases: int, seconds: float,
     for cls in CLASSES:
         mine = [f for f in findings if f.cls == cls]
         if mine:
-            best.append((cls, _smallest(mine), len(mine)))
+            best.append((cls, _smallest(mine), len(mine), {f.case.family for f in mine}))
     out = report_frame(best)
     noted = []
     for note in dict.fromkeys(t.note for t in tolerances):

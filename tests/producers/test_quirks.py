@@ -6,6 +6,8 @@ a format added the documented way is covered here with no other edit.
 
 from __future__ import annotations
 
+import itertools
+
 import pandas as pd
 import pytest
 
@@ -13,6 +15,7 @@ import streamcalls_lab as scl
 from streamcalls_lab import FAULTS, turns
 from streamcalls_lab.loader import load_captures
 from streamcalls_lab.producers import QUIRKS, anomalies
+from streamcalls_lab.producers.scan import evidence
 from streamcalls_lab.providers import FORMATS
 from streamcalls_lab.sources import resolve
 from streamcalls_lab.turns import Call, Script, Text
@@ -124,3 +127,86 @@ def test_the_generator_writes_a_seeded_example_of_each_quirk() -> None:
                          provider="openai-chat", before="Let me check.", seed=4, quirks=[name])
         assert one.body == again.body
         assert name in set(anomalies(scl.load(one.body))["anomaly"]), name
+
+
+# -- precedence: declared in the specs (``masks``), settled in one step -----------------------
+def _named(fmt: str, quirks: frozenset[str]) -> set[str] | None:
+    """The anomalies found in a turn written in ``fmt`` with ``quirks`` (None: the format
+    cannot write them together)."""
+    try:
+        body = turns.turn_bytes(fmt, Script(SEGMENTS, quirks=quirks))
+    except ValueError:
+        return None
+    return set(anomalies(scl.load(body))["anomaly"])
+
+
+def _owed(quirks: frozenset[str]) -> set[str]:
+    """What a turn written with ``quirks`` must be named: each and what it implies, less what
+    another of them masks, and nothing else."""
+    sent = {*quirks, *(i for q in quirks for i in QUIRKS[q].implies)}
+    return sent - {m for q in sent for m in QUIRKS[q].masks}
+
+
+def _fragmented(fmt: str, name: str) -> bool:
+    """A turn written in ``fmt`` with ``name`` alone has calls, each still in two or more
+    argument fragments (a quirk that sends calls whole, or as text, leaves nothing for a
+    quirk about fragments to show on)."""
+    body = turns.turn_bytes(fmt, Script(SEGMENTS, quirks=frozenset({name})))
+    found = evidence(scl.load(body))
+    return any(t.calls for t in found) and all(len(c.fragments) >= 2 for t in found
+                                                 for c in t.calls)
+
+
+def _pairs() -> list[tuple[str, str, str]]:
+    """Every two quirks one format can write together, each pair in the first such format
+    (the finders read evidence, not formats): quirks that leave every call in fragments
+    (:func:`_fragmented`) and rewrite no content (``prepare`` can undo another's), less
+    those a spec declares in ``conflicts``."""
+    out: dict[tuple[str, str], str] = {}
+    for fmt, spec in FORMATS.items():
+        if spec.write is None:
+            continue
+        kept = [q for q in sorted(spec.quirks)
+                if QUIRKS[q].prepare is None and _fragmented(fmt, q)]
+        for a, b in itertools.combinations(kept, 2):
+            if b not in QUIRKS[a].conflicts and a not in QUIRKS[b].conflicts:
+                out.setdefault((a, b), fmt)
+    return [(fmt, a, b) for (a, b), fmt in out.items()]
+
+
+def test_two_quirks_written_together_are_both_named_unless_one_is_declared_to_mask_the_other(
+        ) -> None:
+    """A finder that left something out for another quirk's sake (an over-broad exclusion)
+    stops a quirk from being named in a turn that has both: every pair is written here."""
+    wrong, tried = {}, 0
+    for fmt, a, b in _pairs():
+        pair = frozenset({a, b})
+        named = _named(fmt, pair)
+        tried += named is not None
+        if named is not None and named != _owed(pair):
+            wrong[f"{a}+{b} in {fmt}"] = sorted(named ^ _owed(pair))
+    assert not wrong, wrong
+    assert tried >= 20
+
+
+def test_a_masked_finding_is_left_out_and_only_where_its_spec_says() -> None:
+    masking = [(q.name, m) for q in QUIRKS.values() for m in q.masks]
+    assert masking, "no quirk declares a mask: this test would prove nothing"
+    for name, masked in masking:
+        assert masked in QUIRKS and masked != name
+        for fmt, spec in FORMATS.items():
+            if spec.write is None or name not in spec.quirks:
+                continue
+            named = _named(fmt, frozenset({name}))
+            assert named is not None and name in named and masked not in named, (fmt, named)
+
+
+def test_snapshots_are_not_named_invalid_arguments_but_invalid_json_beside_them_is() -> None:
+    """The one mask is per call: a snapshot call masks nothing about another call."""
+    from streamcalls_lab.producers.quirks import unmasked
+
+    snap = ("t", "openai-chat", 0, "call_1", "snapshot_deltas", 10, "")
+    same = ("t", "openai-chat", 0, "call_1", "invalid_arguments", 10, "")
+    other = ("t", "openai-chat", 0, "call_2", "invalid_arguments", 40, "")
+    assert unmasked([snap, same, other]) == [snap, other]
+    assert unmasked([same, other]) == [same, other]

@@ -13,14 +13,19 @@ are named there, and ai's own readUIMessageStream client runs on it.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import importlib.util
+import itertools
 import json
+import random
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import streamcalls_lab as scl
@@ -33,6 +38,7 @@ from streamcalls_lab.torture import (
     NOT_SERVED,
     SERVED_FORMATS,
     Finding,
+    LoopClient,
     Run,
     accepts_gzip,
     cases,
@@ -49,6 +55,8 @@ from streamcalls_lab.torture import (
 from streamcalls_lab.torture.cases import served_families
 from streamcalls_lab.torture.judge import EARLY, SERVED_IDENTITY
 from streamcalls_lab.torture.run import _writes, client_env
+
+from ..support.per_session import once, session_dir
 
 CLIENTS = Path(__file__).resolve().parents[2] / "clients"
 REFERENCE = [sys.executable, str(CLIENTS / "reference.py")]
@@ -318,8 +326,27 @@ def test_a_finding_two_classes_explain_goes_to_the_one_the_suite_needs_anyway() 
     assert list(report([either, only], 2, 1.0)["class"]) == ["key_by_id"]
 
 
+def test_a_class_another_family_forces_never_takes_a_failure_by_count() -> None:
+    # issue 29: a client that stops at EOF AND parses leniently had its cut streams put down
+    # to lenient_parse, which only another family's failure forced
+    cut, whole = _case("cut_after_a_call"), _case("spaces")
+    mine = [Finding(cut, "eof_as_stop", "", "", "", frozenset({"eof_as_stop", "lenient_parse"})),
+            Finding(cut, "eof_as_stop", "", "", "", frozenset({"eof_as_stop", "parse_to_finish"}))]
+    forced = Finding(whole, "lenient_parse", "", "", "", frozenset({"lenient_parse"}))
+    assert [f.cls for f in settle([*mine, forced])] == ["eof_as_stop", "eof_as_stop",
+                                                         "lenient_parse"]
+    assert _families(report([*mine, forced], 2, 1.0)) == {
+        "eof_as_stop": {"cut_after_a_call"}, "lenient_parse": {"spaces"}}
+    # a tie within a family goes to the class explaining most of the suite: a client that
+    # parses only at finish_reason is not named eof_as_stop for its truncated streams
+    three = frozenset({"eof_as_stop", "lenient_parse", "parse_to_finish"})
+    cut = [Finding(_case("truncated"), "eof_as_stop", "", "", "", three)]
+    number = [Finding(_case("top_level_number"), "parse_to_finish", "", "", "",
+                      frozenset({"lenient_parse", "parse_to_finish"}))]
+    assert [f.cls for f in settle([*cut, *number])] == ["parse_to_finish"] * 2
+
+
 def test_markdown_keeps_captured_text_in_code_spans_with_pipes_escaped() -> None:
-    import pandas as pd
 
     table = pd.DataFrame([{"class": "other", "got": "a|b <script>"}])
     assert markdown(table).splitlines()[-1] == "| other | ` a\\|b <script> ` |"
@@ -347,10 +374,124 @@ def _caught(cmd: list[str], **kw) -> tuple[list[str], dict[str, set[str]]]:
     return list(report["class"]), seen
 
 
+@pytest.fixture(scope="session")
+def alone(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], list[Finding]]:
+    """What the client with one bug fails over the whole suite, each failure as judged in
+    its own run: run once per session (every xdist worker reads the first one's run), for
+    the single-bug test and for every pair test, which learns from it which cases decide."""
+    root = session_dir(tmp_path_factory)
+
+    def run(bug: str) -> list[Finding]:
+        found: list[Finding] = []
+        check_client([*REFERENCE, "--bug", bug], progress=False, jobs=8, loop=True,
+                     on_case=lambda case, run, mine: found.extend(mine))
+        return found
+
+    return functools.cache(lambda bug: once(root, f"alone-{bug}", lambda: run(bug)))
+
+
+def _named(found: list[Finding]) -> tuple[list[str], dict[str, set[str]]]:
+    """The classes a report of ``found`` names, and the formats each is put down to."""
+    seen: dict[str, set[str]] = {}
+    for f in settle(found):  # each put down to a class as the report does, over the suite
+        seen.setdefault(f.cls, set()).add(f.case.format)
+    return list(report(found, len(cases()), 0.0)["class"]), seen
+
+
 @pytest.mark.parametrize("bug", BUGS)
 def test_each_broken_client_is_caught_under_its_own_class_in_every_format_it_shows_in(
-        bug: str) -> None:
-    assert _caught([*REFERENCE, "--bug", bug]) == ([bug], {bug: _shows(bug)})
+        bug: str, alone: Callable[[str], list[Finding]]) -> None:
+    assert _named(alone(bug)) == ([bug], {bug: _shows(bug)})
+
+
+def _families(report: pd.DataFrame) -> dict[str, set[str]]:
+    """Each class a report names, with every family it failed on (its ``families`` cell)."""
+    return {row["class"]: set(row["families"].split(", ")) for _, row in report.iterrows()}
+
+
+Key = tuple[str, str, str]
+
+
+def _by_case(found: list) -> dict[Key, set[str]]:
+    """Each failed case (format, family, example) with the classes its failures are put down
+    to, settled over the suite as the report settles them."""
+    out: dict[Key, set[str]] = {}
+    for f in settle(found):
+        out.setdefault((f.case.format, f.case.family, f.case.example), set()).add(f.cls)
+    return out
+
+
+# What each pair serves (every pair is served, but only what can decide it): for each bug, a
+# few families a case only it fails alone is in, and one case both fail alone and one neither
+# does, all drawn per pair (so that the pairs together serve most of the suite) from the cases
+# served at the quickest pace; a bug that fails alone only at a slow pace gets its quickest.
+OWN, SAMPLE = 2, 1
+
+
+def _deciding(a: str, b: str, by_bug: dict[str, dict[Key, set[str]]]) -> list:
+    """The cases that can decide the pair test of ``a`` and ``b``."""
+    every = {(c.format, c.family, c.example): c for c in cases()}
+    pace = {k: served_seconds(c) for k, c in every.items()}
+    quick = {k for k in every if pace[k] <= min(pace.values())}
+    draw = random.Random(f"{a}+{b}")
+    todo: dict[Key, None] = {}
+    for bug, other in ((a, b), (b, a)):
+        own = sorted((k for k in by_bug[bug] if k not in by_bug[other]), key=lambda k: (pace[k], k))
+        families: dict[str, Key] = {}
+        for key in [k for k in own if k in quick] or own[:1]:
+            families.setdefault(key[1], key)
+        keys = sorted(families.values())
+        todo.update(dict.fromkeys(draw.sample(keys, min(OWN, len(keys)))))
+    both = sorted(quick & set(by_bug[a]) & set(by_bug[b]))
+    neither = sorted(quick - set(by_bug[a]) - set(by_bug[b]))
+    for keys in (both, neither):
+        todo.update(dict.fromkeys(draw.sample(keys, min(SAMPLE, len(keys)))))
+    return [every[k] for k in todo]
+
+
+# Pairs still misjudged (issue 29, open). The fewest-classes step is now made within each
+# family (eof_as_stop+parse_to_finish passes); what is left is two bugs interacting on one
+# case: a case one bug fails alone whose failure in the pair the other's class also explains
+# (merged_calls' reused index read as index_as_position), or a case the other passes alone
+# (delta_only's empty call then dropped by empty_args_dropped). strict: a pair that starts
+# passing must leave this list.
+MISJUDGED = {("announcement_args_dropped", "empty_args_dropped"), ("eof_as_stop", "key_by_id"),
+             ("parse_to_finish", "key_by_id"), ("parse_to_finish", "index_as_position"),
+             ("blank_id_new_call", "empty_args_dropped"),
+             ("blank_id_new_call", "index_as_position"), ("key_by_id", "key_by_last"),
+             ("key_by_last", "empty_args_dropped"), ("empty_args_dropped", "delta_only"),
+             ("merged_calls", "index_as_position"), ("key_by_id", "index_as_position")}
+PAIRS = [pytest.param(a, b, id=f"{a}+{b}", marks=[pytest.mark.xfail(
+    strict=True, reason="misjudged pair: see MISJUDGED")] if (a, b) in MISJUDGED else [])
+    for a, b in itertools.combinations(BUGS, 2)]
+
+
+@pytest.mark.parametrize(("a", "b"), PAIRS)
+def test_a_client_with_two_bugs_is_named_for_both_each_on_its_own_families(
+        a: str, b: str, alone: Callable[[str], list[Finding]]) -> None:
+    """A failure is put down only to a class its own case shows: never moved by the suite's
+    fewest-classes step to the other bug's class (issue 29: a client reading choices[0] AND
+    mishandling a reused index was named index_as_position alone). A case only one bug
+    fails alone is that bug's in the pair too; where both fail, the two mistakes compound
+    and nothing is asked of the name."""
+    by_bug = {a: _by_case(alone(a)), b: _by_case(alone(b))}
+    failed = set(by_bug[a]) | set(by_bug[b])
+    found: list[Finding] = []
+    todo = _deciding(a, b, by_bug)
+    with LoopClient([*REFERENCE, "--bug", f"{a},{b}"]) as client:
+        for case in todo:
+            found += judge(case, client.run(case))
+    named = _families(report(found, len(todo), 0.0))
+    pair = _by_case(found)
+    for bug, other in ((a, b), (b, a)):
+        own = {k for k in by_bug[bug] if k not in by_bug[other]}  # only this bug fails there
+        for key in own:  # never another class (it may pass: the other bug can pre-empt)
+            assert pair.get(key, set()) <= by_bug[bug][key], (bug, key, pair.get(key))
+        shown = {k[1] for k in own if bug in pair.get(k, ())}
+        assert not shown or shown <= named.get(bug, set()), (bug, shown, named)
+        assert shown or not own or all(not pair.get(k) for k in own), (bug, named)
+    for key, classes in pair.items():  # a case neither fails alone passes with both
+        assert key in failed, (key, classes)
 
 
 def test_a_client_decoding_each_read_with_errors_replace_is_decode_chunks() -> None:
@@ -519,10 +660,28 @@ def test_cli_exit_codes_are_0_clean_1_failures_2_usage(tmp_path: Path,
 
 # -- the browser side: the AI SDK UI message stream ------------------------------------------
 UI = "ai-sdk-ui"
+
+
+def _every_fragment_names_its_call(fmt: str) -> bool:
+    """Every argument fragment of ``fmt`` carries its call's id (keying by id is then right)."""
+    rows = scl.load(cases([fmt], families=["spaces"])[0].body)
+    return bool(rows["call_id"][rows["kind"] == "args_delta"].notna().all())
+
+
+def _shows_in(bug: str, fmt: str) -> bool:
+    """A broken client can show its class in ``fmt``: its preset is for no one format and
+    needs only producer quirks ``fmt`` is served with, and (key_by_id) fragments in ``fmt``
+    do not all name their call. From the specs and the format, so a class added is in."""
+    preset = SPECS[bug].preset or {}
+    served = {q for q in FORMATS[fmt].quirks if (fmt, q) not in NOT_SERVED}
+    return (bug not in SHOWS and "only" not in preset
+            and set(preset.get("quirks", ())) <= served
+            and not (bug == "key_by_id" and _every_fragment_names_its_call(fmt)))
+
+
 # A broken client per class the UI stream can show: chunks keyed by toolCallId leave no index
 # to misread, and the stream has no choices, identities repeated or done-only arguments.
-UI_BUGS = ("trim", "decode_each", "eof_as_stop", "parse_to_finish", "key_by_name",
-           "key_by_last", "decode_chunks", "splitlines", "content_encoding")
+UI_BUGS = tuple(bug for bug in BUGS if _shows_in(bug, UI))
 UI_CLIENT = CLIENTS / "vercel" / "ui_client.mjs"
 
 

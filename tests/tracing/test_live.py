@@ -55,3 +55,22 @@ def test_a_broken_tracer_is_found():
     assert report.attrs["not_started"] is None, report.attrs["not_started"]
     assert report["class"].tolist() == ["empty"] and report["failures"].iloc[0] == 3
     assert "fragment" in report["summary"].iloc[0]
+
+
+def test_the_trace_torture_command_reports_and_exits_as_torture_does(tmp_path, capsys):
+    """``python -m streamcalls_lab trace-torture``: one command, one report, in torture's
+    style; 1 when a call was lost, 2 on a usage error or a program that cannot start."""
+    from streamcalls_lab.cli import main
+
+    program = f"env PYTHONPATH={TRACERS} {sys.executable} {TRACERS / 'first_fragment.py'}"
+    out = tmp_path / "report.csv"
+    assert main(["trace-torture", "--program", program, "--family", "spaces",
+                 "--report", str(out)]) == 1
+    text = capsys.readouterr().out
+    assert "empty" in text and "cases, " in text and " failed, " in text
+    assert "empty" in out.read_text("utf-8")
+    assert main(["trace-torture", "--program", program, "--format", "nope"]) == 2
+    assert "usage error" in capsys.readouterr().err
+    gone = f"{sys.executable} -c 'import sys; sys.exit(\"no such tracer\")'"
+    assert main(["trace-torture", "--program", gone, "--family", "spaces"]) == 2
+    assert "did not start" in capsys.readouterr().out
