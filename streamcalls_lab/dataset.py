@@ -128,8 +128,11 @@ def _write(tables: dict[str, pd.DataFrame], root: Path, part: int) -> None:
     for name, table in tables.items():
         if not len(table):
             continue
+        # pyarrow refuses a write into more than max_partitions folders (1,024 by default):
+        # a group of captures spans as many as its formats, hosts and days combine to
+        spread = len(table[list(PARTITIONS)].drop_duplicates())
         ds.write_dataset(_arrow(table), root / name, format="parquet",
-                         partitioning=partitioning(),
+                         partitioning=partitioning(), max_partitions=max(1024, spread),
                          basename_template=f"part-{part:06d}-{{i}}.parquet",
                          existing_data_behavior="overwrite_or_ignore")
 

@@ -188,3 +188,13 @@ def test_the_real_captures_round_trip_call_for_call(captures, tmp_path: Path) ->
     pair = ["turn", "call_id", "args"]
     pd.testing.assert_frame_equal(_sorted(got.astype("str"), pair),
                                   _sorted(want[pair].astype("str"), pair))
+
+
+def test_a_table_spread_over_more_than_a_thousand_partitions_is_written(tmp_path: Path) -> None:
+    # pyarrow's default refuses a write into more than 1,024 folders
+    one = scl.load(_turn(tmp_path / "a.sse"))
+    many = pd.concat([one.assign(turn=f"t{i}", host=f"h{i}.example", model="m", day=None)
+                      for i in range(1100)], ignore_index=True)
+    root = scl.to_parquet(many, tmp_path / "ds", progress=False)
+    con = scl.duckdb(root)
+    assert con.execute("SELECT count(DISTINCT host) FROM calls").fetchone() == (1100,)
