@@ -101,7 +101,7 @@ def test_a_number_cell_never_wraps() -> None:
 def test_a_short_name_is_never_broken_mid_word() -> None:
     markup = str(display.table(pd.DataFrame({"event": ["content_block_start"]})))
     assert "<td>content_block_start</td>" in markup
-    assert "td{max-width:24em;overflow-wrap:normal;word-break:normal}" in markup
+    assert "td{max-width:24em;overflow-wrap:normal;word-break:normal;white-space:normal}" in markup
 
 
 def test_a_header_may_break_after_its_underscores() -> None:

@@ -194,13 +194,27 @@ def test_an_unknown_id_prefix_is_replaced_not_kept() -> None:
 
 UNREADABLE = {
     "empty": b"",
-    "json-lines": b'{"type": "message_start"}\n{"type": "content_block_delta", "x": "s"}\n',
-    "har": json.dumps({"log": {"entries": [{"response": {"content": {"text": MARK}}}]}},
-                      indent=2).encode(),
     "png": PNG,
     "cut-in-first-frame": b'data: {"type": "message_start", "secret": "' + MARK.encode(),
     "event-stream-cut-in-first-message": event("messageStart", json.dumps({"x": MARK}))[:-9],
 }
+
+
+JSON_LINES = {  # once refused as unreadable: the one framing registry reads them as NDJSON
+    "json-lines": b'{"type": "message_start"}\n{"type": "content_block_delta", "x": "s"}\n',
+    "har": json.dumps({"log": {"entries": [{"response": {"content": {"text": MARK}}}]}},
+                      indent=2).encode(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JSON_LINES))
+def test_json_lines_are_redacted_as_load_reads_them_and_keep_no_value(name: str) -> None:
+    """``load()`` and redaction take the framing from one detection (issue 28): what one
+    reads the other redacts, and every value in it is replaced."""
+    body = JSON_LINES[name]
+    out = Redactor(SALT).capture(body, name)
+    assert MARK.encode() not in out and b'"s"' not in out
+    assert len(load(out, strict=False)) == len(load(body, strict=False))
 
 
 @pytest.mark.parametrize("name", sorted(UNREADABLE))

@@ -33,6 +33,7 @@ class Handler:
             self.open[key] = {"block": block, "call_id": event["call_id"],
                               "tool": event["tool"], "args": "", "deltas": 0}
         elif kind == "args_delta" and key in self.open:
+            self.identify(key, event)
             self.open[key]["args"] += self.fragment(event)  # exactly as sent
             self.open[key]["deltas"] += 1
         elif kind == "args_done" and key in self.open:
@@ -47,6 +48,14 @@ class Handler:
 
     def fragment(self, event: dict[str, Any]) -> str:
         return event["fragment"]
+
+    def identify(self, key: tuple[Any, Any], event: dict[str, Any]) -> None:
+        """An id or name sent after the announcement fills what it left empty; a second,
+        different one never replaces the first."""
+        for field in ("call_id", "tool"):
+            have, sent = self.open[key][field], event.get(field)
+            if not (isinstance(have, str) and have) and isinstance(sent, str) and sent:
+                self.open[key][field] = sent
 
     def finish_call(self, key: tuple[Any, Any]) -> None:
         call = self.open.pop(key, None)
@@ -106,6 +115,7 @@ exercise(Exercise(
         "(block_stop, args_done, or a new call under the same index), never because its "
         "arguments parse or the stream ended; key calls by (choice, block), since each of a "
         "Chat response's n choices numbers its calls from 0; and where no argument delta "
-        "came, take the done event's string.\n\n" + inspect.getsource(Handler)),
+        "came, take the done event's string; an id or name first sent after the announcement "
+        "is the call's, but never replaces one it already has.\n\n" + inspect.getsource(Handler)),
     wrong=(_Trims, _OneChoice, _DeltasOnly),
 ))

@@ -22,6 +22,7 @@ import orjson
 import pandas as pd
 
 from .. import columns, provenance
+from ..errors import CaptureError
 from ..events import is_done
 from ..framing import decode_any
 from ..sources import Capture, Source, resolve
@@ -47,6 +48,13 @@ def _named_model(value: Any, depth: int = 0) -> str | None:
 
 
 def _stream_model(cap: Capture) -> str | None:
+    try:
+        return _first_model(cap)
+    except CaptureError:  # a sidecar that does not fit its capture: load() reports it
+        return None
+
+
+def _first_model(cap: Capture) -> str | None:
     seen = 0
     for frame in decode_any(cap.chunks, cap.name, strict=False):
         if frame.problem is not None or is_done(frame.data):

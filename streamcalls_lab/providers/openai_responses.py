@@ -443,8 +443,9 @@ FORMAT = WireFormat(
                            "output_tokens", "total_tokens", "cached_tokens", "reasoning_tokens",
                            "max_output_tokens")),
         ids=frozenset(("id", "item_id", "response_id", "previous_response_id")),
+        # ``name``: function_call_arguments.done names its call's tool at the top level
         top=frozenset(("type", "sequence_number", "output_index", "content_index",
-                       "summary_index", "annotation_index")),
+                       "summary_index", "annotation_index", "name")),
     ),
     write=write,
     quirks=QUIRKS,

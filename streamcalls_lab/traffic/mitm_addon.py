@@ -174,6 +174,7 @@ class SaveStreams:
         except ValueError:  # a credential turned up in the model name, say
             meta["model"] = None
             provenance.write(rec.out, meta, saving.secrets)
+        rec.commit()  # last: a capture under its own name is a whole one
         self.say(inspect_line(rec.out))
 
 

@@ -137,7 +137,8 @@ def _named(fmt: str, quirks: frozenset[str]) -> set[str] | None:
         body = turns.turn_bytes(fmt, Script(SEGMENTS, quirks=quirks))
     except ValueError:
         return None
-    return set(anomalies(scl.load(body))["anomaly"])
+    strict = not quirks & STRICT_ERRORS  # identity_changed is a strict error by design
+    return set(anomalies(scl.load(body, strict=strict))["anomaly"])
 
 
 def _owed(quirks: frozenset[str]) -> set[str]:

@@ -111,6 +111,8 @@ def main() -> None:
                         call = start(key, tc["id"], fn.get("name"))
                     elif ASSUME == "name_joined" and fn.get("name") and call is not None:
                         call["name"] += fn["name"]
+                    elif fn.get("name") and call is not None and not call["name"]:
+                        call["name"] = fn["name"]  # a name sent after the id is the call's
                     if ASSUME == "index_is_position":
                         call = listed[key[1]]
                     if announced and ASSUME == "announcement_args_skipped":

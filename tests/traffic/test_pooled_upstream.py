@@ -14,7 +14,7 @@ import pytest
 from streamcalls_lab.traffic import proxy as proxy_module
 from streamcalls_lab.traffic.proxy import RecordingProxy
 
-from .test_proxy import _head, _post, raw_upstream
+from ..support.raw_upstream import _head, _post, raw_upstream
 
 GOOD = b'data: {"n": 1}\n\n'
 EVIL = b'data: {"someone": "else"}\n\n'

@@ -35,6 +35,7 @@ from streamcalls_lab.traffic.server import LoopbackServer
 
 from ..conftest import REPO
 from ..support.eventstream_turns import event
+from ..support.raw_upstream import Script, _head, _post, raw_upstream
 
 ANTHROPIC_KEY = "sk-ant-proxytest-5e1f0c9a7b3d"  # fake, unique enough to grep for
 OPENAI_KEY = "sk-proxytest-8c2d4e6f0a1b"
@@ -86,66 +87,12 @@ def tls_serve(body: bytes, ca: trustme.CA) -> Iterator[SSEServer]:
         yield server
 
 
-Script = Callable[[socket.socket, bytes], None]
-
-
-@contextlib.contextmanager
-def raw_upstream(script: Script) -> Iterator[str]:
-    """An upstream that reads one request per connection, then runs ``script(conn, head)``."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.05)
-    stop = threading.Event()
-
-    def one(conn: socket.socket) -> None:
-        with conn:
-            data = b""
-            while b"\r\n\r\n" not in data and (more := conn.recv(65536)):
-                data += more
-            head, _, rest = data.partition(b"\r\n\r\n")
-            found = re.search(rb"(?im)^content-length: *(\d+)", head)
-            while found and len(rest) < int(found.group(1)) and (more := conn.recv(65536)):
-                rest += more
-            with contextlib.suppress(OSError):
-                script(conn, head)
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            conn.settimeout(TIMEOUT)
-            threading.Thread(target=one, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join(5)
-        listener.close()
-
-
-def _head(status: str = "200 OK", ctype: str = "text/event-stream", *extra: str) -> bytes:
-    lines = [f"HTTP/1.1 {status}", f"content-type: {ctype}", *extra]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode()
-
-
 def _chunk(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
 
 
 CHUNKED_STREAM = _head("200 OK", "text/event-stream", "transfer-encoding: chunked")
 """An upstream's head for a streamed answer sent in chunks."""
-
-
-def _post(base_url: str, path: str = "/v1/messages", body: bytes = b'{"stream": true}',
-          headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
-    host, port = base_url.removeprefix("http://").split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=TIMEOUT)
-    conn.request("POST", path, body=body, headers=headers or {})
-    return conn.getresponse()
 
 
 # -- the official SDKs ------------------------------------------------------------------------
