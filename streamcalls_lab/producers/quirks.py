@@ -390,7 +390,9 @@ QUIRKS: dict[str, Quirk] = {q.name: q for q in (
           "with the first argument fragment)", ("vercel/ai#14722", "pipecat-ai/pipecat PR #5023",
                                                 "jjang-ai/vmlx PR #244"),
           "the first non-empty id, name and type sent for a call before its stop are its own, "
-          "wherever they come", _noted("late_identity")),
+          "wherever they come", _noted("late_identity"),
+          # a name repeated on every fragment, or blanked on each, is no late name
+          conflicts=("blank_identity", "repeated_identity")),
     Quirk("identity_changed", "a second, different id or name for one call (a done event "
           "that disagrees with the announcement)", ("streamcalls-lab#29",),
           "the call keeps the first value; the other is kept beside it on its row, which is "
