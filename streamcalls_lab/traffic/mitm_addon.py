@@ -19,29 +19,22 @@ loads a script by its path, not as part of a package.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from streamcalls_lab import provenance
 from streamcalls_lab.display import inert
 from streamcalls_lab.traffic.proxy import DATA_STREAM_HEADER, model_of, stream_suffix
-from streamcalls_lab.traffic.saving import BodyNotSaved, BodyRecorder
+from streamcalls_lab.traffic.saving import BodyNotSaved, BodyRecorder, new_capture
 
 SOURCE = "mitmproxy-addon"
 Passed = bytes | Iterable[bytes]
 REQUEST_KEPT = 16 * 1024**2
 """A streamed request body is copied this far (for its model and credentials), no further."""
 
-
-def _slug(url: str) -> str:
-    text = re.sub(r"[^A-Za-z0-9.]+", "-", urlsplit(url).path).strip("-.")
-    return text[-60:].lstrip("-.") or "root"
 
 
 class _Saving:
@@ -101,17 +94,12 @@ class SaveStreams:
     def _new(self, url: str, suffix: str) -> Path:
         assert self.out is not None
         self.out.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        while True:
-            with self._lock:
-                self._count += 1
-                n = self._count
-            path = self.out / f"{stamp}-{n:04d}-{_slug(url)}{suffix}"
-            try:
-                path.open("xb").close()
-                return path
-            except FileExistsError:
-                continue
+        return new_capture(self.out, url, suffix, self._next)
+
+    def _next(self) -> int:
+        with self._lock:
+            self._count += 1
+            return self._count
 
     def requestheaders(self, flow: Any) -> None:
         if flow.request.stream is True:  # mitmproxy will keep no copy of this body

@@ -55,7 +55,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import SplitResult, unquote, urlsplit
 
@@ -63,7 +62,7 @@ from .. import provenance
 from ..sources import in_progress
 from . import http1
 from .replay import AWS_EVENT_STREAM, EVENT_STREAM, JSON, NDJSON, Clock
-from .saving import BodyNotSaved, BodyRecorder
+from .saving import BodyNotSaved, BodyRecorder, new_capture
 from .server import (
     HEADER_TIMEOUT,
     MAX_CONNECTIONS,
@@ -157,10 +156,6 @@ def _quiet(conn: http.client.HTTPConnection) -> bool:
     except (OSError, ValueError):
         return False
 
-
-def _slug(path: str) -> str:
-    text = re.sub(r"[^A-Za-z0-9.]+", "-", urlsplit(path).path).strip("-.")
-    return text[-60:].lstrip("-.") or "root"
 
 
 @dataclass(frozen=True)
@@ -353,23 +348,13 @@ class RecordingProxy(LoopbackServer):
         super().close()
 
     def new_capture(self, path: str, suffix: str) -> Path:
-        """A capture name for ``path``, its in-progress file (``.partial``) created empty;
-        the name is never one that exists, whoever else (other threads, other proxies)
-        writes to ``out``."""
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        while True:
-            with self._lock:
-                self._count += 1
-                n = self._count
-            name = self.out / f"{stamp}-{n:04d}-{_slug(path)}{suffix}"
-            try:
-                in_progress(name).open("xb").close()
-                if name.exists():  # taken by a finished capture: leave it alone
-                    in_progress(name).unlink()
-                    continue
-                return name
-            except FileExistsError:
-                continue
+        """A capture name for ``path`` (:func:`.saving.new_capture`)."""
+        return new_capture(self.out, path, suffix, self._next)
+
+    def _next(self) -> int:
+        with self._lock:
+            self._count += 1
+            return self._count
 
     def done(self, exchange: Exchange) -> None:
         with self._lock:

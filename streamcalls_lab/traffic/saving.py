@@ -14,10 +14,13 @@ only at :meth:`BodyRecorder.commit`, once it and its sidecars are complete.
 
 from __future__ import annotations
 
+import re
 import time
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from .. import timing
 from ..echoes import EchoSearch
@@ -138,3 +141,26 @@ class BodyRecorder:
 
 HOLD = 1 << 16
 """Bytes of a body held back from the disk until the reads after them show no echo."""
+
+
+def _slug(url: str) -> str:
+    text = re.sub(r"[^A-Za-z0-9.]+", "-", urlsplit(url).path).strip("-.")
+    return text[-60:].lstrip("-.") or "root"
+
+
+def new_capture(out: Path, url: str, suffix: str, number: Callable[[], int]) -> Path:
+    """A capture name in ``out`` for a response to ``url``: the time, ``number()`` and the
+    URL's path; its in-progress file (``.partial``) is created empty, so the name is never
+    one that exists, whoever else (other threads, other processes) writes to ``out``. The
+    capture itself appears under the name only when whole (:meth:`BodyRecorder.commit`)."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    while True:
+        name = out / f"{stamp}-{number():04d}-{_slug(url)}{suffix}"
+        try:
+            in_progress(name).open("xb").close()
+        except FileExistsError:
+            continue
+        if name.exists():  # taken by a finished capture: leave it alone
+            in_progress(name).unlink()
+            continue
+        return name
