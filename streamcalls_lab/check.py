@@ -23,7 +23,8 @@ from typing import Any
 
 import pandas as pd
 
-from . import deepjson, turns
+from . import _deepjson as deepjson
+from . import turns
 from .accumulate import event_dict
 from .decode import EventDecoder
 from .faults import CLASSES as CLASSES  # the report's classes, read from the specs

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamcalls_lab.fastpath import decode_each
-from streamcalls_lab.fastpath import whole_rows as normalise_whole
+from streamcalls_lab._fastpath import decode_each
+from streamcalls_lab._fastpath import whole_rows as normalise_whole
 from streamcalls_lab.framing.sse import SSEDecoder, split_whole
 from streamcalls_lab.loader import load_captures
 from streamcalls_lab.providers import READERS as FORMATS
@@ -241,7 +241,7 @@ def test_a_capture_is_whole_only_as_one_untimed_body(tmp_path: Path) -> None:
 def test_a_capture_read_in_windows_loads_the_same_either_way(captures: Path, monkeypatch,
                                                              window: int) -> None:
     """Windows of any size, cut after any frame (a window of 1 byte is one frame each)."""
-    import streamcalls_lab.fastpath as bulk
+    import streamcalls_lab._fastpath as bulk
 
     monkeypatch.setattr(bulk, "WINDOW", window)
     bodies = [path.read_bytes() for path in capture_files()[::25]]
@@ -252,7 +252,7 @@ def test_a_capture_read_in_windows_loads_the_same_either_way(captures: Path, mon
 
 
 def test_a_window_cut_between_two_framings_still_gives_the_decoders_frames(monkeypatch) -> None:
-    import streamcalls_lab.fastpath as bulk
+    import streamcalls_lab._fastpath as bulk
 
     monkeypatch.setattr(bulk, "WINDOW", 1)
     body = (b'data: {"choices": []}\n\nevent: x\ndata: {"choices": []}\n\n'

@@ -8,7 +8,7 @@ from typing import Any
 
 import jiter
 
-from .. import deepjson
+from .. import _deepjson as deepjson
 from ..accumulate import Accumulator, CallBuffer
 from .recognise import (
     _early,

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from itertools import pairwise
 from typing import Any
 
-from .. import deepjson
+from .. import _deepjson as deepjson
 from .symptom import CALLS, ERROR, Seen, Sent, Symptom
 
 

@@ -27,8 +27,8 @@ from typing import IO, Any
 from ..faults import SPECS, json_value
 from ..providers import FORMATS
 from ..traffic.server import LoopbackServer, StreamHandler, chunk
-from .cases import WireCase, framing
-from .processes import OUTPUT_LIMIT, Capped, Client, capped_lines
+from ._cases import WireCase, framing
+from ._processes import OUTPUT_LIMIT, Capped, Client, capped_lines
 
 GZIP, IDENTITY = "gzip", "identity"
 

@@ -28,7 +28,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-from . import http1
+from . import _http1 as http1
 
 HEADER_TIMEOUT = 10.0
 """Seconds from a request's first byte to the end of its head (default)."""

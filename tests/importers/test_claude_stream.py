@@ -193,7 +193,7 @@ def test_a_wire_measure_over_rebuilt_turns_warns_and_over_real_ones_does_not(
     tmp_path: Path,
 ) -> None:
     from streamcalls_lab import stats
-    from streamcalls_lab.rebuilt import RebuiltWarning
+    from streamcalls_lab._rebuilt import RebuiltWarning
 
     import_file(_ndjson(tmp_path, _run(FIRST)), tmp_path / "out")
     with pytest.warns(RebuiltWarning, match="run__m0"):

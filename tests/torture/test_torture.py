@@ -52,8 +52,8 @@ from streamcalls_lab.torture import (
     tolerated,
     verdict,
 )
-from streamcalls_lab.torture.cases import served_families
-from streamcalls_lab.torture.judge import EARLY, SERVED_IDENTITY
+from streamcalls_lab.torture._cases import served_families
+from streamcalls_lab.torture._judge import EARLY, SERVED_IDENTITY
 from streamcalls_lab.torture.run import _writes, client_env
 
 from ..support.per_session import once, session_dir
