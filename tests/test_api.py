@@ -27,13 +27,14 @@ MODULES = sorted(m.name for m in pkgutil.walk_packages(streamcalls_lab.__path__,
 def _namespace(name: str) -> set[str]:
     """The public names a package's namespace holds, as httpx's own test reads them: all but
     ``_`` names, its own submodules (bound there by any import of them, so every one is
-    imported first) and the ``__future__`` directive."""
+    imported first), the ``__future__`` directive, and the helpers pytest's assertion rewriting
+    adds to the modules of a distribution with a pytest plugin (``@py_builtins``)."""
     package = importlib.import_module(name)
     for sub in pkgutil.iter_modules(package.__path__):
         if sub.name != "__main__":
             importlib.import_module(f"{name}.{sub.name}")
     return {k for k, v in vars(package).items()
-            if not k.startswith("_")
+            if not k.startswith("_") and k.isidentifier()  # not pytest's @py_builtins
             and not (isinstance(v, ModuleType) and v.__name__ == f"{name}.{k}")
             and not isinstance(v, __future__._Feature)}
 

@@ -67,7 +67,7 @@ def test_an_old_path_named_like_a_function_still_calls_it(
             b'"type":"function","function":{"name":"f","arguments":"{}"}}]}}]}\n\n'
             b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
             b"data: [DONE]\n\n")
-    assert bound([turn])["arguments"].tolist() == function([turn])["arguments"].tolist() == ["{}"]
+    assert bound([turn])["args"].tolist() == function([turn])["args"].tolist() == ["{}"]
 
 
 def test_no_old_path_is_still_a_file_and_no_new_code_uses_one() -> None:
