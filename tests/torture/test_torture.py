@@ -428,10 +428,17 @@ def _by_case(found: list) -> dict[Key, set[str]]:
 OWN, SAMPLE = 2, 1
 
 
+@functools.cache
+def _suite() -> tuple[dict[Key, object], dict[Key, float]]:
+    """Every case by key, and the pace each is served at: built once per worker (building
+    the suite cost each of the 231 pair tests a fifth of a second or more)."""
+    every = {(c.format, c.family, c.example): c for c in cases()}
+    return every, {k: served_seconds(c) for k, c in every.items()}
+
+
 def _deciding(a: str, b: str, by_bug: dict[str, dict[Key, set[str]]]) -> list:
     """The cases that can decide the pair test of ``a`` and ``b``."""
-    every = {(c.format, c.family, c.example): c for c in cases()}
-    pace = {k: served_seconds(c) for k, c in every.items()}
+    every, pace = _suite()
     quick = {k for k in every if pace[k] <= min(pace.values())}
     draw = random.Random(f"{a}+{b}")
     todo: dict[Key, None] = {}
