@@ -393,12 +393,12 @@ def test_an_index_error_after_whole_calls_on_a_gap_is_index_as_position() -> Non
     assert "index_as_position" not in classify(found[0])
 
 
-def test_lenient_parse_only_for_text_a_partial_parser_reads_and_no_strict_parse_does() -> None:
+def test_lenient_parse_only_for_text_a_partial_parser_reads_as_a_value() -> None:
     want = [("call_1", "f", '{"limit": 20}')]
     assert "lenient_parse" in _classes(want, [("call_1", "f", '{"limit": 2')])[0]
     assert "lenient_parse" not in _classes(want, [("call_1", "f", "")])[0]  # reads nothing
     number = [("call_1", "f", "10")]
-    assert _classes(number, [("call_1", "f", "1")]) == [{"parse_to_finish"}]  # a whole value
+    assert _classes(number, [("call_1", "f", "1")]) == [{"parse_to_finish", "lenient_parse"}]
 
 
 def test_a_call_handed_on_empty_where_announcements_carry_text_dropped_it() -> None:

@@ -91,11 +91,10 @@ class LenientParse(Accumulator):
 
 
 def _read_leniently(early: list[Any]) -> bool:
-    """Every text handed on early is one a partial parser reads as a value (it hands on
-    nothing before that: not ``""``), and some is no whole JSON value (a whole one is
-    parse_to_finish's evidence)."""
+    """Every text handed on early is one a partial parser reads as a value: it hands on
+    nothing before that (not ``""``, ``{}``)."""
     return all(isinstance(a, str) and lenient_value(a) not in (None, {}, [], "")
-               for a in early) and not all(parses(a) for a in early)
+               for a in early)
 
 
 EOF_AS_STOP = BugClass(

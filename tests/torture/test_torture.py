@@ -467,9 +467,11 @@ MISJUDGED = {("announcement_args_dropped", "empty_args_dropped"), ("eof_as_stop"
              ("parse_to_finish", "key_by_id"), ("blank_id_new_call", "empty_args_dropped"),
              ("blank_id_new_call", "index_as_position"), ("key_by_id", "key_by_last"),
              ("key_by_id", "index_as_position")}
-# Misjudged once the identity families joined the suite (issue 29): emptied, each pair's case
-# now goes to the class whose own evidence it is. Not strict while it has entries.
-MISJUDGED_SINCE_IDENTITY: set[tuple[str, str]] = set()
+# Misjudged once the identity families joined the suite (issue 29, open). Not strict: which
+# class takes the case depends on the sampled cases. Left: eof_as_stop with parse_to_finish,
+# whose cut stream and top-level number lenient_parse explains both (a partial parser hands
+# on either just so), and the fewest classes over the pair are then lenient_parse alone.
+MISJUDGED_SINCE_IDENTITY = {("eof_as_stop", "parse_to_finish")}
 
 
 def _pair_marks(a: str, b: str) -> list[pytest.MarkDecorator]:
@@ -481,6 +483,12 @@ def _pair_marks(a: str, b: str) -> list[pytest.MarkDecorator]:
     return []
 
 
+# What the pair tests cost (`pytest tests/torture/test_torture.py -k two_bugs -n 2`, 231 pairs,
+# on a 2-core machine at load 7-9): 259 s before the suite was cached per worker, a case's
+# server closed within 5 ms and the supervisor started without site-packages, 215 s after. A
+# pair now costs its client's start (~0.3 s), ~0.05 s per deciding case (0.04 s of it the
+# server's pace) and ~0.07 s to end it; about half the wall time is the 22 `alone` runs,
+# which the single-bug test shares.
 PAIRS = [pytest.param(a, b, id=f"{a}+{b}", marks=_pair_marks(a, b))
          for a, b in itertools.combinations(BUGS, 2)]
 
