@@ -484,11 +484,16 @@ def _pair_marks(a: str, b: str) -> list[pytest.MarkDecorator]:
 
 
 # What the pair tests cost (`pytest tests/torture/test_torture.py -k two_bugs -n 2`, 231 pairs,
-# on a 2-core machine at load 7-9): 259 s before the suite was cached per worker, a case's
-# server closed within 5 ms and the supervisor started without site-packages, 215 s after. A
-# pair now costs its client's start (~0.3 s), ~0.05 s per deciding case (0.04 s of it the
-# server's pace) and ~0.07 s to end it; about half the wall time is the 22 `alone` runs,
-# which the single-bug test shares.
+# on a 2-core machine shared at load 7-10): 259 s and 202 s (two runs) before the suite was
+# cached per worker, a case's server closed within 5 ms and the supervisor and the pair's
+# client started without site-packages; 215 s and 181 s with the first three; 159 s with all. A
+# pair now costs its client's start, ~0.05 s per deciding case (0.04 s of it the server's
+# pace) and ~0.07 s to end it; about half the wall time is the 22 `alone` runs, which the
+# single-bug test shares.
+# The reference client reads the three turn formats with the standard library alone (only
+# the other formats import the kit), so a pair's client starts without site-packages: an
+# editable install's .pth made each of the 231 starts 0.2-0.3 s instead of 0.04 s.
+PAIR_CLIENT = [sys.executable, "-S", str(CLIENTS / "reference.py")]
 PAIRS = [pytest.param(a, b, id=f"{a}+{b}", marks=_pair_marks(a, b))
          for a, b in itertools.combinations(BUGS, 2)]
 
@@ -505,7 +510,7 @@ def test_a_client_with_two_bugs_is_named_for_both_each_on_its_own_families(
     failed = set(by_bug[a]) | set(by_bug[b])
     found: list[Finding] = []
     todo = _deciding(a, b, by_bug)
-    with LoopClient([*REFERENCE, "--bug", f"{a},{b}"]) as client:
+    with LoopClient([*PAIR_CLIENT, "--bug", f"{a},{b}"]) as client:
         for case in todo:
             found += judge(case, client.run(case))
     named = _families(report(found, len(todo), 0.0))
