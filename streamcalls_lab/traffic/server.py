@@ -279,6 +279,8 @@ class LoopbackServer:
     """
 
     httpd_class: type[OwnedHTTPServer] = OwnedHTTPServer
+    poll_interval: float = 0.05
+    """How often the serving loop looks for a shutdown: :meth:`close` waits up to this."""
 
     def __init__(self, handler: type[BaseHTTPRequestHandler], host: str, port: int,
                  max_connections: int = MAX_CONNECTIONS) -> None:
@@ -300,7 +302,7 @@ class LoopbackServer:
     def start(self) -> Self:
         # A short poll interval: shutdown() waits for the loop to notice, up to one interval.
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, args=(0.05,), daemon=True,
+            target=self._httpd.serve_forever, args=(self.poll_interval,), daemon=True,
             name=f"{type(self).__name__}:{self.port}")
         self._thread.start()
         return self
