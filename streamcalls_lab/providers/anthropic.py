@@ -43,7 +43,7 @@ from ..turns import (
     raw_json,
     shared,
 )
-from .as_written import object_after, object_text, wire_length
+from .as_written import object_after, object_text, raw_wire_length, wire_length
 from .recognise import ByType
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
@@ -105,7 +105,7 @@ def _hot_rows(at: list[int], structs: list[_DeltaEvent | None], events: list[str
     for i, p in decoded(at, structs):
         d = p.delta  # its kind and key come from _FRAGMENTS, as in normalize
         frag = d.fragment
-        wire = None if frag is None else wire_length(raws[i].decode(), d.key, frag)
+        wire = None if frag is None else raw_wire_length(raws[i], d.key, frag)
         out[i] = (fragment_row("content_block_delta", d.kind, p.index, frag, wire),)
 
 

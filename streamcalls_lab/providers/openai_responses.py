@@ -41,7 +41,7 @@ from ..turns import (
 )
 from ._identity import Identities
 from ._written import args_in_announcement
-from .as_written import wire_length
+from .as_written import raw_wire_length, wire_length
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
 _TURN_STOPS = frozenset(("response.completed", "response.incomplete", "response.failed"))
@@ -102,7 +102,7 @@ def _hot_rows(at: list[int], structs: list[_DeltaEvent | None], events: list[str
         if kind is None:
             out[i] = (Ev(p.type, "other", p.output_index),)
         elif type(p.delta) is str:  # (anything else: normalize says what is wrong)
-            wire = wire_length(raws[i].decode(), "delta", p.delta)
+            wire = raw_wire_length(raws[i], "delta", p.delta)
             out[i] = (fragment_row(p.type, kind, p.output_index, p.delta, wire),)
 
 
