@@ -13,7 +13,7 @@ valid JSON: that is ``valid_json`` False in ``calls()``, never a load error.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -94,23 +94,43 @@ class _CitationsDelta(_Delta, tag="citations_delta"):
     citation: Any = None
 
 
-class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
-    type: Literal["content_block_delta"]
+class _Event(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
+    pass
+
+
+class _DeltaEvent(_Event, tag="content_block_delta"):
     index: Index
     delta: _JsonDelta | _TextDelta | _ThinkingDelta | _SignatureDelta | _CitationsDelta
 
 
-def _hot_rows(at: list[int], structs: list[_DeltaEvent | None], events: list[str],
+class _BlockStop(_Event, tag="content_block_stop"):  # a block's end: no state either
+    index: Index
+
+
+_STOP_ROWS = (Ev("message_stop", "turn_stop"),)
+
+
+class _MessageStop(_Event, tag="message_stop"):
+    pass
+
+
+def _hot_rows(at: list[int], structs: list[_Event | None], events: list[str],
               raws: list[bytes], out: list[Any]) -> None:
     for i, p in decoded(at, structs):
-        d = p.delta  # its kind and key come from _FRAGMENTS, as in normalize
-        frag = d.fragment
-        wire = None if frag is None else raw_wire_length(raws[i], d.key, frag)
-        out[i] = (fragment_row("content_block_delta", d.kind, p.index, frag, wire),)
+        if type(p) is _DeltaEvent:
+            d = p.delta  # its kind and key come from _FRAGMENTS, as in normalize
+            frag = d.fragment
+            wire = None if frag is None else raw_wire_length(raws[i], d.key, frag)
+            out[i] = (fragment_row("content_block_delta", d.kind, p.index, frag, wire),)
+        elif type(p) is _BlockStop:
+            out[i] = (Ev("content_block_stop", "block_stop", p.index),)
+        else:
+            out[i] = _STOP_ROWS
 
 
-_HOT = Hot(msgspec.json.Decoder(_DeltaEvent).decode, _hot_rows,
-           "content_block_delta".__eq__)  # all but a handful of a stream's frames
+_HOT = Hot(msgspec.json.Decoder(_DeltaEvent | _BlockStop | _MessageStop).decode, _hot_rows,
+           frozenset(("content_block_delta", "content_block_stop", "message_stop")).__contains__)
+# (all but a handful of a stream's frames; normalize reads the payload's type, as these do)
 
 
 def _whole_input(data: str, given: dict[str, Any], block: int) -> Ev:
