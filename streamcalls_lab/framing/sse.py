@@ -312,11 +312,20 @@ def split_whole(buf: bytes, *, comments: bool = True
         return None
     lines = buf.split(eol)
     del lines[-1]  # after the last line end; the list now ends with the last blank line
-    starts = None
-    if buf.startswith(b":") or buf.find(eol + b":") >= 0:  # a comment line somewhere
-        if not comments or (kept := _without_comments(lines, len(eol))) is None:
-            return None
-        lines, starts = kept
+    got = _split_lines(buf, eol, lines, None)
+    # A comment line cannot pass those checks (each line is a field or a frame's blank),
+    # so the body is searched for one only when they fail, which is rare.
+    if got is None and comments and (buf.startswith(b":") or buf.find(eol + b":") >= 0):
+        kept = _without_comments(lines, len(eol))
+        if kept is not None:
+            got = _split_lines(buf, eol, *kept)
+    return got
+
+
+def _split_lines(buf: bytes, eol: bytes, lines: list[bytes], starts: list[int] | None
+                 ) -> tuple[list[int], list[str], list[bytes]] | None:
+    """:func:`split_whole` of ``buf``'s ``lines``; ``starts``, each frame's offset where
+    comment frames were taken out of them (else they follow from the lines)."""
     step = 3 if lines[0].startswith(b"event: ") else 2  # lines per frame, the blank included
     n, odd = divmod(len(lines), step)
     if odd or any(lines[step - 1 :: step]):

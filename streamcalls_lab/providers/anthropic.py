@@ -66,7 +66,7 @@ _FRAGMENTS: dict[str, tuple[Kind, str]] = {  # delta type -> row kind, field of 
 
 # A content_block_delta as a typed struct, for hot_rows: every field declared, so a payload
 # that differs in any way is left to normalize(). Each delta type names its kind and key.
-class _Delta(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
+class _Delta(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, gc=False):
     kind: ClassVar[Kind] = "other"
     key: ClassVar[str] = ""
     fragment: ClassVar[str | None] = None
@@ -94,7 +94,7 @@ class _CitationsDelta(_Delta, tag="citations_delta"):
     citation: Any = None
 
 
-class _Event(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
+class _Event(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, gc=False):
     pass
 
 

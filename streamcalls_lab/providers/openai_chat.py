@@ -58,19 +58,19 @@ EVENT = "chat.completion.chunk"
 # A chunk as typed structs, for hot_rows. Every field a real server was seen to send is
 # declared (the others are Any, parsed and ignored), so a chunk with anything else is left
 # to normalize(); the fields hot_rows reads are Any too and are checked where it reads them.
-class _Function(msgspec.Struct, forbid_unknown_fields=True):
+class _Function(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     name: Any = msgspec.UNSET  # UNSET, not None: a null name is a quirk normalize notes
     arguments: Any = None
 
 
-class _ToolCall(msgspec.Struct, forbid_unknown_fields=True):
+class _ToolCall(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     index: Index | None = None
     id: Any = msgspec.UNSET
     function: _Function | None = None
     type: Any = msgspec.UNSET
 
 
-class _Delta(msgspec.Struct, forbid_unknown_fields=True):
+class _Delta(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     content: Any = None
     tool_calls: list[_ToolCall] | None = None
     role: Any = None
@@ -83,7 +83,7 @@ class _Delta(msgspec.Struct, forbid_unknown_fields=True):
     token_id: Any = None
 
 
-class _Choice(msgspec.Struct, forbid_unknown_fields=True):
+class _Choice(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     delta: _Delta | None = None
     finish_reason: Any = None
     index: Index | None = None
@@ -97,7 +97,7 @@ class _Choice(msgspec.Struct, forbid_unknown_fields=True):
     seed: Any = None
 
 
-class _Chunk(msgspec.Struct, forbid_unknown_fields=True):
+class _Chunk(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     choices: list[_Choice] | msgspec.UnsetType | None = msgspec.UNSET
     object: Any = None
     error: Any = msgspec.UNSET

@@ -63,7 +63,7 @@ CALL_ITEMS = {  # item type -> (the field naming the call, the field holding its
 }
 
 
-class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
+class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """Any ``response.*.delta`` as a typed struct, for hot_rows: every field declared, so a
     payload that differs in any way is left to normalize()."""
 
