@@ -66,14 +66,14 @@ class _Function(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 class _ToolCall(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     index: Index | None = None
     id: Any = msgspec.UNSET
-    function: _Function | None = None
     type: Any = msgspec.UNSET
+    function: _Function | None = None
 
 
 class _Delta(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    role: Any = None
     content: Any = None
     tool_calls: list[_ToolCall] | None = None
-    role: Any = None
     refusal: Any = None
     reasoning: Any = None
     reasoning_content: Any = None
@@ -84,10 +84,10 @@ class _Delta(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 
 class _Choice(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    delta: _Delta | None = None
-    finish_reason: Any = None
     index: Index | None = None
+    delta: _Delta | None = None
     logprobs: Any = None
+    finish_reason: Any = None
     native_finish_reason: Any = None
     content_filter_results: Any = None
     matched_stop: Any = None
@@ -97,17 +97,18 @@ class _Choice(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     seed: Any = None
 
 
+# (fields in the order OpenAI sends them: msgspec looks for the next key where it expects it)
 class _Chunk(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    choices: list[_Choice] | msgspec.UnsetType | None = msgspec.UNSET
-    object: Any = None
-    error: Any = msgspec.UNSET
     id: Any = None
-    model: Any = None
+    object: Any = None
     created: Any = None
-    usage: Any = None
-    system_fingerprint: Any = None
+    model: Any = None
     service_tier: Any = None
+    system_fingerprint: Any = None
+    choices: list[_Choice] | msgspec.UnsetType | None = msgspec.UNSET
+    usage: Any = None
     obfuscation: Any = None
+    error: Any = msgspec.UNSET
     provider: Any = None
     prompt_filter_results: Any = None
     x_groq: Any = None

@@ -63,18 +63,19 @@ CALL_ITEMS = {  # item type -> (the field naming the call, the field holding its
 }
 
 
-class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False, kw_only=True):
     """Any ``response.*.delta`` as a typed struct, for hot_rows: every field declared, so a
-    payload that differs in any way is left to normalize()."""
+    payload that differs in any way is left to normalize(). The fields are in the order
+    OpenAI sends them (msgspec looks for the next key where it expects it)."""
 
     type: str
-    output_index: Index
-    delta: Any = None
-    item_id: Any = msgspec.UNSET  # not None: a null item_id is a quirk normalize notes
-    content_index: Any = None
     sequence_number: Any = None
-    obfuscation: Any = None
+    item_id: Any = msgspec.UNSET  # not None: a null item_id is a quirk normalize notes
+    output_index: Index
+    content_index: Any = None
+    delta: Any = None
     logprobs: Any = None
+    obfuscation: Any = None
     command_index: Any = None
     summary_index: Any = None
 
