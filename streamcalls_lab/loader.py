@@ -317,10 +317,6 @@ def load_captures(
             if cap.rebuilt:
                 rebuilt[cap.name] = cap.rebuilt
         df = out.frame()
-        # Its rows go while the collector is still off: each tracked object allocated in the
-        # block counts towards a collection, and one freed counts back, so the collector
-        # wakes to no backlog (left alive, they made it walk every object on re-enabling).
-        del out
     if rebuilt:  # turns whose framing, splits and timing an importer rebuilt: not the wire's
         df.attrs["rebuilt"] = rebuilt
     return df
