@@ -27,6 +27,7 @@ _new = tuple.__new__  # a Decoded from a tuple, without the Python-level __new__
 _OFFSET, _T, _DATA = attrgetter("offset"), attrgetter("t"), attrgetter("data")
 _STATED = {name: f.stated_time for name, f in FORMATS.items() if f.stated_time is not None}
 """The formats whose frames state their receive time (``WireFormat.stated_time``)."""
+_EV_TYPES = "ssisssississ"  # each Ev field's column: string or integer (columns.unzipped)
 _BATCH = 1024  # rows gathered before they go into the columns (a long capture's frames go)
 _PIECE = 1 << 16  # a whole body is decoded this many bytes at a time: its frames are let go
 COLUMNS = (
@@ -157,7 +158,7 @@ class _Columns:
         n = len(self.evs)
         if n:
             (event, kind, block, call_id, tool, fragment, wire, final, problem, choice, reason,
-             quirk) = zip(*self.evs, strict=True)
+             quirk) = columns.unzipped(self.evs, _EV_TYPES) or zip(*self.evs, strict=True)
         else:
             event = kind = block = call_id = tool = fragment = wire = final = problem = ()
             choice = reason = quirk = ()

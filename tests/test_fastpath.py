@@ -17,11 +17,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from streamcalls_lab import _columns as columns
 from streamcalls_lab._fastpath import decode_each
 from streamcalls_lab._fastpath import whole_rows as normalise_whole
 from streamcalls_lab.framing.sse import SSEDecoder, split_whole
 from streamcalls_lab.loader import load_captures
 from streamcalls_lab.providers import READERS as FORMATS
+from streamcalls_lab.providers.as_written import raw_wire_length, wire_length
 from streamcalls_lab.sources import resolve
 
 from .conftest import capture_files
@@ -214,9 +216,27 @@ def test_split_whole_gives_what_the_decoder_gives(body: bytes) -> None:
     b"event: \xff\ndata: a\n\n", b"data:a\n\n", b"event: x\nid: 2\n\n",
     b": a\n: b\n\ndata: x\n\n", b"data: a\n: c\n\n", b": a\n\n\ndata: x\n\n",
     b"event: x\n: c\ndata: a\n\n", b": a\n\n: b\n\n",
+    # the right number of data and event lines, one of them out of place
+    b"event: x\ndata: a\n\ndata: abcd\nevent: wxyz\n\n", b"data: a\n\nevent: y\n\n",
+    b"event: x\ndata: a\n\nevent: y\nevent: z\n\n", b"event: x\ndata: a\n\nid: 1\ndata: b\n\n",
+    b"event: x\r\ndata: a\r\n\r\ndata: b\r\nevent: y\r\n\r\n",
 ])
 def test_split_whole_leaves_anything_else_to_the_decoder(body: bytes) -> None:
     assert split_whole(body) is None
+
+
+_FIELDS = [b"data: a", b"data: abcd", b"data: ", b"data:b", b"event: x", b"event: wxyz",
+           b"event:", b"id: 1", b": c", b"data: \xc3\xa9", b"event: \xff", b"data", b"xdata: a"]
+
+
+@given(st.lists(st.lists(st.sampled_from(_FIELDS), min_size=1, max_size=3), max_size=6),
+       st.sampled_from([b"\n", b"\r\n"]))
+def test_split_whole_is_the_decoder_or_declines(frames: list[list[bytes]], eol: bytes) -> None:
+    """Its field lines are counted over the whole body, not checked one by one: whatever
+    the frames, it gives the decoder's frames or leaves the body to the decoder."""
+    body = b"".join(eol.join(fields) + eol + eol for fields in frames)
+    got = split_whole(body)
+    assert got is None or got == _decoded(body)
 
 
 def test_comment_frames_between_frames_keep_a_capture_on_the_fast_path() -> None:
@@ -227,6 +247,38 @@ def test_comment_frames_between_frames_keep_a_capture_on_the_fast_path() -> None
     assert normalise_whole(body) is not None
     assert_same(body)
     assert_same(body.replace(b"\n", b"\r\n"))
+
+
+@given(st.text(), st.sampled_from(["partial_json", "delta", "content"]), st.booleans())
+def test_the_wire_length_of_a_data_line_in_bytes_is_the_texts(fragment, key, ascii_only) -> None:
+    data = json.dumps({"type": "x", key: fragment}, ensure_ascii=ascii_only)
+    assert raw_wire_length(data.encode(), key, fragment) == wire_length(data, key, fragment)
+
+
+@pytest.mark.parametrize("rows", [
+    [("a", 1, None), (None, None, "c")], [("a", 2**63, "b")], [("a", 1, 2)], [(1, 1, "b")],
+    [("a", True, "b")], [("a", 1.5, "b")], [("\ud800", 1, "b")], [],
+])
+def test_rows_unzipped_in_arrow_make_the_columns_a_zip_makes(rows) -> None:
+    """``columns.unzipped`` (one pass in C) or, where it declines, a ``zip``: the same
+    typed columns, an odd value included (the helpers convert or refuse it as before)."""
+    def typed(cols):
+        out = []
+        for col, kind in zip(cols, "sis", strict=True):
+            try:
+                out.append(pd.Series((columns.strings if kind == "s" else columns.ints)(col)))
+            except Exception as e:  # the same failure either way
+                out.append(type(e))
+        return out
+
+    fast = columns.unzipped(rows, "sis")
+    if fast is None:
+        return  # the zip is the only way: nothing to compare
+    for a, b in zip(typed(fast), typed(list(zip(*rows, strict=True))), strict=True):
+        if isinstance(a, pd.Series):
+            pd.testing.assert_series_equal(a, b)
+        else:
+            assert a == b
 
 
 def test_decode_each_gives_none_where_a_frame_does_not_decode() -> None:

@@ -302,7 +302,9 @@ def split_whole(buf: bytes, *, comments: bool = True
     ends, asks without).
     """
     eol = b"\n"
-    if b"\r" in buf:  # CRLF throughout, or the decoder's way
+    # (``find``, not ``in``: ``in`` on bytes first tries its operand as an integer, and
+    # raises and clears a TypeError every time)
+    if buf.find(b"\r") >= 0:  # CRLF throughout, or the decoder's way
         if not buf.count(b"\r") == buf.count(b"\r\n") == buf.count(b"\n"):
             return None
         eol = b"\r\n"
@@ -310,27 +312,34 @@ def split_whole(buf: bytes, *, comments: bool = True
         return None
     lines = buf.split(eol)
     del lines[-1]  # after the last line end; the list now ends with the last blank line
-    starts = None
-    if buf.startswith(b":") or eol + b":" in buf:  # a comment line somewhere
-        if not comments or (kept := _without_comments(lines, len(eol))) is None:
-            return None
-        lines, starts = kept
+    got = _split_lines(buf, eol, lines, None)
+    # A comment line cannot pass those checks (each line is a field or a frame's blank),
+    # so the body is searched for one only when they fail, which is rare.
+    if got is None and comments and (buf.startswith(b":") or buf.find(eol + b":") >= 0):
+        kept = _without_comments(lines, len(eol))
+        if kept is not None:
+            got = _split_lines(buf, eol, *kept)
+    return got
+
+
+def _split_lines(buf: bytes, eol: bytes, lines: list[bytes], starts: list[int] | None
+                 ) -> tuple[list[int], list[str], list[bytes]] | None:
+    """:func:`split_whole` of ``buf``'s ``lines``; ``starts``, each frame's offset where
+    comment frames were taken out of them (else they follow from the lines)."""
     step = 3 if lines[0].startswith(b"event: ") else 2  # lines per frame, the blank included
     n, odd = divmod(len(lines), step)
     if odd or any(lines[step - 1 :: step]):
         return None  # a blank line where a field should be, or a field where it should not
     data_lines = lines[step - 2 :: step]
-    if sum(map(bytes.startswith, data_lines, repeat(b"data: "))) != n:
+    if not _fields_in_place(buf, eol, step, n, lines if starts is not None else None):
         return None
     sizes = map(len, data_lines)
     if step == 2:
         events = ["message"] * n
     else:
         event_lines = lines[::3]
-        if sum(map(bytes.startswith, event_lines, repeat(b"event: "))) != n:
-            return None
-        try:
-            events = list(map(bytes.decode, map(_AFTER_EVENT, event_lines)))
+        try:  # one str per distinct name: a stream repeats a handful of them
+            events = list(map(_EventNames().__getitem__, event_lines))
         except UnicodeDecodeError:
             return None
         if "" in events:
@@ -342,6 +351,31 @@ def split_whole(buf: bytes, *, comments: bool = True
         bounds = starts
         bounds.append(len(buf))
     return bounds, events, list(map(_AFTER_DATA, data_lines))
+
+
+def _fields_in_place(buf: bytes, eol: bytes, step: int, n: int,
+                     lines: list[bytes] | None) -> bool:
+    """Whether each of the ``n`` frames is ``data: …`` (``step`` 2) or ``event: …`` then
+    ``data: …`` (``step`` 3), the blank lines being already checked. Counted over ``buf`` in
+    C: a line starting ``data: `` is at the start or after a line end, and an ``event: ``
+    line that follows a blank line (or starts the body) starts a frame. With n of each
+    among the 2n lines that are not blank, every line is in its place (a line cannot start
+    both ways). ``lines`` (the body without its comment frames) are checked one by one."""
+    if lines is not None:
+        return sum(map(bytes.startswith, lines[step - 2 :: step], repeat(b"data: "))) == n \
+            and (step == 2
+                 or sum(map(bytes.startswith, lines[::3], repeat(b"event: "))) == n)
+    if buf.count(eol + b"data: ") + buf.startswith(b"data: ") != n:
+        return False
+    return step == 2 or buf.count(eol + eol + b"event: ") + buf.startswith(b"event: ") == n
+
+
+class _EventNames(dict[bytes, str]):
+    """An ``event: `` line's name, decoded once per distinct line."""
+
+    def __missing__(self, line: bytes) -> str:
+        name = self[line] = _AFTER_EVENT(line).decode()
+        return name
 
 
 def _without_comments(lines: list[bytes], eol: int) -> tuple[list[bytes], list[int]] | None:

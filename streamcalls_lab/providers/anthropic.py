@@ -13,7 +13,7 @@ valid JSON: that is ``valid_json`` False in ``calls()``, never a load error.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -43,7 +43,7 @@ from ..turns import (
     raw_json,
     shared,
 )
-from .as_written import object_after, object_text, wire_length
+from .as_written import object_after, object_text, raw_wire_length, wire_length
 from .recognise import ByType
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
@@ -66,7 +66,7 @@ _FRAGMENTS: dict[str, tuple[Kind, str]] = {  # delta type -> row kind, field of 
 
 # A content_block_delta as a typed struct, for hot_rows: every field declared, so a payload
 # that differs in any way is left to normalize(). Each delta type names its kind and key.
-class _Delta(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
+class _Delta(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, gc=False):
     kind: ClassVar[Kind] = "other"
     key: ClassVar[str] = ""
     fragment: ClassVar[str | None] = None
@@ -94,23 +94,43 @@ class _CitationsDelta(_Delta, tag="citations_delta"):
     citation: Any = None
 
 
-class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
-    type: Literal["content_block_delta"]
+class _Event(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, gc=False):
+    pass
+
+
+class _DeltaEvent(_Event, tag="content_block_delta"):
     index: Index
     delta: _JsonDelta | _TextDelta | _ThinkingDelta | _SignatureDelta | _CitationsDelta
 
 
-def _hot_rows(at: list[int], structs: list[_DeltaEvent | None], events: list[str],
+class _BlockStop(_Event, tag="content_block_stop"):  # a block's end: no state either
+    index: Index
+
+
+_STOP_ROWS = (Ev("message_stop", "turn_stop"),)
+
+
+class _MessageStop(_Event, tag="message_stop"):
+    pass
+
+
+def _hot_rows(at: list[int], structs: list[_Event | None], events: list[str],
               raws: list[bytes], out: list[Any]) -> None:
     for i, p in decoded(at, structs):
-        d = p.delta  # its kind and key come from _FRAGMENTS, as in normalize
-        frag = d.fragment
-        wire = None if frag is None else wire_length(raws[i].decode(), d.key, frag)
-        out[i] = (fragment_row("content_block_delta", d.kind, p.index, frag, wire),)
+        if type(p) is _DeltaEvent:
+            d = p.delta  # its kind and key come from _FRAGMENTS, as in normalize
+            frag = d.fragment
+            wire = None if frag is None else raw_wire_length(raws[i], d.key, frag)
+            out[i] = (fragment_row("content_block_delta", d.kind, p.index, frag, wire),)
+        elif type(p) is _BlockStop:
+            out[i] = (Ev("content_block_stop", "block_stop", p.index),)
+        else:
+            out[i] = _STOP_ROWS
 
 
-_HOT = Hot(msgspec.json.Decoder(_DeltaEvent).decode, _hot_rows,
-           "content_block_delta".__eq__)  # all but a handful of a stream's frames
+_HOT = Hot(msgspec.json.Decoder(_DeltaEvent | _BlockStop | _MessageStop).decode, _hot_rows,
+           frozenset(("content_block_delta", "content_block_stop", "message_stop")).__contains__)
+# (all but a handful of a stream's frames; normalize reads the payload's type, as these do)
 
 
 def _whole_input(data: str, given: dict[str, Any], block: int) -> Ev:

@@ -60,6 +60,16 @@ def wire_length(data: str, key: str, fragment: object) -> int | None:
 
 
 
+def raw_wire_length(raw: bytes, key: str, fragment: str) -> int | None:
+    """:func:`wire_length` of a data line still in bytes (the fast path's): decoded only when
+    it holds a backslash (a backslash byte is never part of another character in UTF-8).
+    ``find``, not ``in``: ``in`` on bytes tries its operand as an integer first, and raises
+    and clears a TypeError every time."""
+    if raw.find(b"\\") < 0:
+        return len(fragment)
+    return wire_length(raw.decode(), key, fragment)
+
+
 # -- JSON values as written ---------------------------------------------------------------
 _scan = deepjson.raw_decode  # a JSON value's end, from where it starts (at any depth)
 

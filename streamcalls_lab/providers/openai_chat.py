@@ -45,7 +45,7 @@ from ..turns import (
 )
 from ._identity import Identities
 from ._written import args_in_announcement
-from .as_written import wire_length, wire_lengths
+from .as_written import raw_wire_length, wire_length, wire_lengths
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
 EVENT = "chat.completion.chunk"
@@ -58,22 +58,22 @@ EVENT = "chat.completion.chunk"
 # A chunk as typed structs, for hot_rows. Every field a real server was seen to send is
 # declared (the others are Any, parsed and ignored), so a chunk with anything else is left
 # to normalize(); the fields hot_rows reads are Any too and are checked where it reads them.
-class _Function(msgspec.Struct, forbid_unknown_fields=True):
+class _Function(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     name: Any = msgspec.UNSET  # UNSET, not None: a null name is a quirk normalize notes
     arguments: Any = None
 
 
-class _ToolCall(msgspec.Struct, forbid_unknown_fields=True):
+class _ToolCall(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     index: Index | None = None
     id: Any = msgspec.UNSET
-    function: _Function | None = None
     type: Any = msgspec.UNSET
+    function: _Function | None = None
 
 
-class _Delta(msgspec.Struct, forbid_unknown_fields=True):
+class _Delta(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    role: Any = None
     content: Any = None
     tool_calls: list[_ToolCall] | None = None
-    role: Any = None
     refusal: Any = None
     reasoning: Any = None
     reasoning_content: Any = None
@@ -83,11 +83,11 @@ class _Delta(msgspec.Struct, forbid_unknown_fields=True):
     token_id: Any = None
 
 
-class _Choice(msgspec.Struct, forbid_unknown_fields=True):
-    delta: _Delta | None = None
-    finish_reason: Any = None
+class _Choice(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     index: Index | None = None
+    delta: _Delta | None = None
     logprobs: Any = None
+    finish_reason: Any = None
     native_finish_reason: Any = None
     content_filter_results: Any = None
     matched_stop: Any = None
@@ -97,17 +97,18 @@ class _Choice(msgspec.Struct, forbid_unknown_fields=True):
     seed: Any = None
 
 
-class _Chunk(msgspec.Struct, forbid_unknown_fields=True):
-    choices: list[_Choice] | msgspec.UnsetType | None = msgspec.UNSET
-    object: Any = None
-    error: Any = msgspec.UNSET
+# (fields in the order OpenAI sends them: msgspec looks for the next key where it expects it)
+class _Chunk(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     id: Any = None
-    model: Any = None
+    object: Any = None
     created: Any = None
-    usage: Any = None
-    system_fingerprint: Any = None
+    model: Any = None
     service_tier: Any = None
+    system_fingerprint: Any = None
+    choices: list[_Choice] | msgspec.UnsetType | None = msgspec.UNSET
+    usage: Any = None
     obfuscation: Any = None
+    error: Any = msgspec.UNSET
     provider: Any = None
     prompt_filter_results: Any = None
     x_groq: Any = None
@@ -269,47 +270,58 @@ def _repeated(cid: Any, tool: Any, known_id: Any, known_name: Any) -> str | None
 
 def _hot_rows(at: list[int], structs: list[_Chunk | None], events: list[str],
               raws: list[bytes], out: list[Any]) -> None:
+    """Each chunk that neither opens nor closes a call: text, a bare argument fragment, or
+    nothing (a role, usage); those need none of the call state. Any other is left None.
+    One loop per capture, with no call per chunk: this is most of a Chat stream."""
+    unset, function = msgspec.UNSET, _Function()
     for i, chunk in decoded(at, structs):
-        out[i] = _hot(chunk, events[i], raws[i])
-
-
-def _hot(chunk: _Chunk, event: str, raw: bytes) -> tuple[Ev, ...] | None:
-    """A chunk that neither opens nor closes a call: text, a bare argument fragment, or
-    nothing (a role, usage); those need none of the call state. None for any other."""
-    name = chunk.object or event
-    if chunk.error is not msgspec.UNSET or type(name) is not str:
-        return None
-    choices = chunk.choices
-    if choices is msgspec.UNSET and chunk.object != EVENT:
-        return None  # not the format's signature: normalize, and misread.foreign, read it
-    if not choices:
-        return (Ev(name, "other", quirk=_no_choices(chunk.usage is not None,
-                                                    chunk.prompt_filter_results is not None,
-                                                    False)),)
-    if len(choices) > 1 or choices[0].finish_reason:
-        return None
-    delta = choices[0].delta
-    if delta is None:
-        return None if choices[0].text else (Ev(name, "other", quirk=NO_DELTA),)
-    k = choices[0].index or 0  # a missing index is the first choice's position
-    rows = []
-    content = delta.content
-    if content:
-        if type(content) is not str:
-            return None  # typed parts, or a wrong type normalize() reports
-        rows.append(fragment_row(name, "text_delta", None, content,
-                                 wire_length(raw.decode(), "content", content), k))
-    calls = delta.tool_calls
-    if calls:
-        fn = calls[0].function or _Function()
-        index, args = calls[0].index, fn.arguments
-        if len(calls) > 1 or type(index) is not int or calls[0].id is not msgspec.UNSET \
-                or fn.name is not msgspec.UNSET or calls[0].type in (None, "") \
-                or not (args is None or type(args) is str):
-            return None
-        wire = None if args is None else wire_length(raw.decode(), "arguments", args)
-        rows.append(fragment_row(name, "args_delta", index, args, wire, k))
-    return tuple(rows) or (Ev(name, "other"),)
+        name = chunk.object or events[i]
+        if chunk.error is not unset or type(name) is not str:
+            continue
+        choices = chunk.choices
+        if choices is unset and chunk.object != EVENT:
+            continue  # not the format's signature: normalize, and misread.foreign, read it
+        if not choices:
+            out[i] = (Ev(name, "other", quirk=_no_choices(
+                chunk.usage is not None, chunk.prompt_filter_results is not None, False)),)
+            continue
+        first = choices[0]
+        if len(choices) > 1 or first.finish_reason:
+            continue
+        delta = first.delta
+        if delta is None:
+            if not first.text:
+                out[i] = (Ev(name, "other", quirk=NO_DELTA),)
+            continue
+        content, calls = delta.content, delta.tool_calls
+        if calls:
+            call = calls[0]
+            fn = call.function or function
+            index, args = call.index, fn.arguments
+            if len(calls) > 1 or type(index) is not int or call.id is not unset \
+                    or fn.name is not unset or call.type in (None, "") \
+                    or not (args is None or type(args) is str):
+                continue
+            if content:
+                if type(content) is not str:
+                    continue  # typed parts, or a wrong type normalize() reports
+                k = first.index or 0  # a missing index is the first choice's position
+                out[i] = (fragment_row(name, "text_delta", None, content,
+                                       raw_wire_length(raws[i], "content", content), k),
+                          fragment_row(name, "args_delta", index, args, None if args is None
+                                       else raw_wire_length(raws[i], "arguments", args), k))
+            else:
+                out[i] = (fragment_row(name, "args_delta", index, args, None if args is None
+                                       else raw_wire_length(raws[i], "arguments", args),
+                                       first.index or 0),)
+        elif content:
+            if type(content) is not str:
+                continue
+            out[i] = (fragment_row(name, "text_delta", None, content,
+                                   raw_wire_length(raws[i], "content", content),
+                                   first.index or 0),)
+        else:
+            out[i] = (Ev(name, "other"),)
 
 
 OpenAIChat.hot = Hot(msgspec.json.Decoder(_Chunk).decode, _hot_rows)

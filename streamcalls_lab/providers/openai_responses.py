@@ -41,7 +41,7 @@ from ..turns import (
 )
 from ._identity import Identities
 from ._written import args_in_announcement
-from .as_written import wire_length
+from .as_written import raw_wire_length, wire_length
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
 _TURN_STOPS = frozenset(("response.completed", "response.incomplete", "response.failed"))
@@ -63,18 +63,19 @@ CALL_ITEMS = {  # item type -> (the field naming the call, the field holding its
 }
 
 
-class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True):
+class _DeltaEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False, kw_only=True):
     """Any ``response.*.delta`` as a typed struct, for hot_rows: every field declared, so a
-    payload that differs in any way is left to normalize()."""
+    payload that differs in any way is left to normalize(). The fields are in the order
+    OpenAI sends them (msgspec looks for the next key where it expects it)."""
 
     type: str
-    output_index: Index
-    delta: Any = None
-    item_id: Any = msgspec.UNSET  # not None: a null item_id is a quirk normalize notes
-    content_index: Any = None
     sequence_number: Any = None
-    obfuscation: Any = None
+    item_id: Any = msgspec.UNSET  # not None: a null item_id is a quirk normalize notes
+    output_index: Index
+    content_index: Any = None
+    delta: Any = None
     logprobs: Any = None
+    obfuscation: Any = None
     command_index: Any = None
     summary_index: Any = None
 
@@ -102,7 +103,7 @@ def _hot_rows(at: list[int], structs: list[_DeltaEvent | None], events: list[str
         if kind is None:
             out[i] = (Ev(p.type, "other", p.output_index),)
         elif type(p.delta) is str:  # (anything else: normalize says what is wrong)
-            wire = wire_length(raws[i].decode(), "delta", p.delta)
+            wire = raw_wire_length(raws[i], "delta", p.delta)
             out[i] = (fragment_row(p.type, kind, p.output_index, p.delta, wire),)
 
 
