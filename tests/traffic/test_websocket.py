@@ -366,7 +366,7 @@ def test_an_upstream_closing_mid_message_marks_the_capture_cut_off(tmp_path: Pat
     assert len(_lines(capture)) == 1  # the whole message kept, the cut one not passed off
     meta = provenance.read(capture)
     assert meta is not None and "inside a message" in meta["cut_off"]
-    with pytest.raises(CaptureError, match="cut|broke"):
+    with pytest.raises(CaptureError, match=r"cut|broke"):
         load(capture)
     assert proxy.exchanges[-1].cut_off == meta["cut_off"]
 
