@@ -559,3 +559,44 @@ def test_a_stopped_proxy_cuts_an_open_session(tmp_path: Path) -> None:
             proxy.close()
     meta = provenance.read(_capture(out))
     assert meta is not None and meta["cut_off"] == "the proxy was stopped"
+
+
+def test_the_proxy_verb_listens_with_tls_for_a_wss_client(tmp_path: Path,
+                                                          ca: trustme.CA) -> None:
+    import subprocess
+    import sys
+
+    from ..conftest import REPO
+
+    cert = ca.issue_cert("127.0.0.1")
+    pem = tmp_path / "proxy.pem"
+    cert.private_key_and_cert_chain_pem.write_to_path(str(pem))
+    _, trusted = _tls(ca)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    bad = subprocess.run([sys.executable, "-m", "streamcalls_lab", "proxy", "--upstream",
+                          "http://127.0.0.1:9", "--out", str(tmp_path / "x"), "--tls-cert",
+                          str(tmp_path / "missing.pem")], capture_output=True, env=env,
+                         timeout=60)
+    assert bad.returncode == 2 and b"--tls-cert" in bad.stderr
+    out = tmp_path / "out"
+    hello = b'{"setupComplete": {}}'
+    with raw_upstream(_serving(frame(hello) + frame(b"", opcode=8), wait_close=False)) as up:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamcalls_lab", "proxy", "--upstream",
+             f"ws://127.0.0.1:{up['port']}", "--out", str(out), "--tls-cert", str(pem)],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        try:
+            assert proc.stdout is not None
+            base = proc.stdout.readline().decode().split()[1]
+            assert base.startswith("https://")
+            url = base.replace("https://", "wss://") + "/ws"
+            with ws_client.connect(url, ssl=trusted, open_timeout=TIMEOUT) as ws:
+                assert ws.recv() == hello.decode()
+            logged = ""
+            while "101" not in logged:
+                logged = proc.stdout.readline().decode()
+            assert "GET /ws -> 101" in logged and ".ndjson" in logged
+        finally:
+            proc.terminate()
+            proc.wait(TIMEOUT)
+    assert _lines(_capture(out))[0]["message"] == {"setupComplete": {}}
