@@ -38,6 +38,10 @@ larger one goes through in pieces as it comes, up to ``max_body``
 (:data:`MAX_BODY`; a larger one is 413 at once). A client that closes its
 connection while the upstream is silent has the upstream request closed at
 once, not at the upstream's next byte.
+
+A WebSocket upgrade (OpenAI Realtime, Gemini Live) becomes a session recorded as JSON lines
+of its messages, both sides', with a timing sidecar (:mod:`.websocket`); the frames pass
+both ways unchanged.
 """
 
 from __future__ import annotations
