@@ -729,6 +729,7 @@ class _Session:
         self.first_at: float | None = None
         self.failed: str | None = None  # a read that failed (not an end)
         self.server_done = threading.Event()
+        self.client_left = False  # before the server ended: the upstream was shut for it
 
     def run(self) -> None:
         h, resp = self.h, self.resp
@@ -765,6 +766,7 @@ class _Session:
         assert sock is not None
         self._pump("client", lambda: self.h.rfile.read1(READ_SIZE), sock.sendall)
         if not self.server_done.wait(GONE_GRACE):  # the client left: so does the upstream
+            self.client_left = True
             _shut(sock)
 
     def _pump(self, side: str, read: Callable[[], bytes],
@@ -779,7 +781,7 @@ class _Session:
                     f"{self.proxy.timeout:g} s"
                 return
             except (OSError, ValueError) as e:  # reset, or shut by the other side's end
-                if side == "server" and not self.proxy.cutting.is_set():
+                if side == "server":
                     self.failed = self.failed or f"upstream: {type(e).__name__}"
                 return
             if not data:
@@ -808,6 +810,11 @@ class _Session:
     def _finish(self, headers: list[tuple[str, str]]) -> None:
         proxy, h = self.proxy, self.h
         ends = [s.unfinished() for s in self.sides.values()]
+        closed = any(m.closed is not None for m in self.sides.values())
+        if self.client_left and not closed:
+            self.failed = "the client closed the connection"
+        elif closed and self.failed and self.failed.startswith("upstream:"):
+            self.failed = None  # a reset after a Close frame ends nothing: the session was over
         cut = ("the proxy was stopped" if proxy.cutting.is_set() else None) or \
             self.failed or next((e for e in ends if e is not None), None)
         exchange = Exchange("GET", self.safe_path, 101, None, 0, 0, cut)

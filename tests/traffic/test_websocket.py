@@ -26,6 +26,9 @@ from streamcalls_lab.traffic.proxy import Exchange, RecordingProxy
 from streamcalls_lab.traffic.websocket import accept_for
 from streamcalls_lab.turns import Call, Script, Text, write
 
+from ..conftest import REPO
+from ..support.raw_upstream import raw_upstream
+
 websockets_sync = pytest.importorskip("websockets.sync.server")
 ws_async = pytest.importorskip("websockets.asyncio.server")
 ws_client = pytest.importorskip("websockets.sync.client")
@@ -267,29 +270,6 @@ def _accepting(key: str, extra: bytes = b"") -> bytes:
             b"Sec-WebSocket-Accept: " + accept_for(key).encode() + b"\r\n" + extra + b"\r\n")
 
 
-@contextlib.contextmanager
-def raw_upstream(script: Callable[[socket.socket, bytes], None]) -> Iterator[dict[str, Any]]:
-    """A one-connection upstream: ``script(conn, head)`` answers the handshake as it likes."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    state: dict[str, Any] = {"port": listener.getsockname()[1]}
-
-    def run() -> None:
-        conn, _ = listener.accept()
-        with conn:
-            conn.settimeout(TIMEOUT)
-            head = _read_head(conn)
-            state["head"] = head
-            script(conn, head)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
-        yield state
-    finally:
-        thread.join(TIMEOUT)
-        listener.close()
-
-
 def _drain(conn: socket.socket) -> None:
     with contextlib.suppress(OSError):
         while conn.recv(65536):
@@ -330,6 +310,18 @@ def _serving(frames: bytes, *, wait_close: bool = True) -> Callable[[socket.sock
     return script
 
 
+def _through(out: Path, upstream: bytes | Callable[[socket.socket, bytes], None], *,
+             send: bytes = b"", headers: bytes = b"", target: str = "/v1/realtime",
+             until: bytes | None = None, **kw: Any) -> tuple[bytes, bytes, RecordingProxy]:
+    """One raw session through a proxy to a raw upstream (``upstream``: the frames it sends
+    after accepting, then it closes; or its script): the answer's head, what came after it,
+    and the proxy."""
+    script = _serving(upstream, wait_close=False) if isinstance(upstream, bytes) else upstream
+    with raw_upstream(script) as up, _proxy(up, out, **kw) as p:
+        head, after = _raw_session(p, headers, target, send, until)
+    return head, after, p
+
+
 def test_fragments_and_interleaved_controls_make_one_message_each_relayed_unchanged(
         tmp_path: Path) -> None:
     call = (b'{"type":"response.function_call_arguments.delta","event_id":"e1","item_id":"i1",'
@@ -339,9 +331,7 @@ def test_fragments_and_interleaved_controls_make_one_message_each_relayed_unchan
             + frame(pieces[1], opcode=0, fin=False) + frame(pieces[2], opcode=0)
             + frame((1000).to_bytes(2) + b"bye", opcode=8))
     out = tmp_path / "out"
-    with raw_upstream(_serving(wire, wait_close=False)) as up, \
-            _proxy(f"http://127.0.0.1:{up['port']}", out) as proxy:
-        head, after = _raw_session(proxy, send=CLIENT_CLOSE)
+    head, after, _ = _through(out, wire, send=CLIENT_CLOSE)
     assert head.startswith(b"HTTP/1.1 101")
     assert after == wire  # byte for byte, as the upstream framed it
     capture = _capture(out)
@@ -358,9 +348,7 @@ def test_an_upstream_closing_mid_message_marks_the_capture_cut_off(tmp_path: Pat
     whole = b'{"type":"session.created","event_id":"e0","session":{}}'
     wire = frame(whole) + frame(b'{"type":"response.output_text.delta","ev', fin=False)
     out = tmp_path / "out"
-    with raw_upstream(_serving(wire, wait_close=False)) as up, \
-            _proxy(f"http://127.0.0.1:{up['port']}", out) as proxy:
-        _, after = _raw_session(proxy)
+    _, after, proxy = _through(out, wire)
     assert after == wire
     capture = _capture(out)
     assert len(_lines(capture)) == 1  # the whole message kept, the cut one not passed off
@@ -376,9 +364,7 @@ def test_an_oversized_frame_is_never_held_and_is_a_problem_row(tmp_path: Path) -
     after_it = b'{"type":"session.created","event_id":"e1","session":{}}'
     wire = frame(big, opcode=2) + frame(after_it)
     out = tmp_path / "out"
-    with raw_upstream(_serving(wire + frame(b"", opcode=8), wait_close=False)) as up, \
-            _proxy(f"http://127.0.0.1:{up['port']}", out, max_message=1000) as proxy:
-        _raw_session(proxy, send=CLIENT_CLOSE)
+    _through(out, wire + frame(b"", opcode=8), send=CLIENT_CLOSE, max_message=1000)
     capture = _capture(out)
     lines = _lines(capture)
     assert "problem" in lines[0] and "5,0" in lines[0]["problem"]
@@ -396,9 +382,7 @@ def test_an_oversized_frame_is_never_held_and_is_a_problem_row(tmp_path: Path) -
 def test_a_huge_declared_frame_cut_off_is_never_buffered(tmp_path: Path) -> None:
     wire = frame(b'{"pad":"' + b"b" * 70000, length=1 << 40)  # declares a terabyte
     out = tmp_path / "out"
-    with raw_upstream(_serving(wire, wait_close=False)) as up, \
-            _proxy(f"http://127.0.0.1:{up['port']}", out, max_message=4096) as proxy:
-        _, after = _raw_session(proxy)
+    _, after, _ = _through(out, wire, max_message=4096)
     assert after == wire
     capture = _capture(out)
     assert capture.read_bytes() == b""
@@ -415,10 +399,8 @@ def test_a_huge_declared_frame_cut_off_is_never_buffered(tmp_path: Path) -> None
 def test_a_message_that_is_not_utf8_json_is_an_honest_problem_line(
         tmp_path: Path, payload: bytes, opcode: int, why: str) -> None:
     out = tmp_path / "out"
-    with raw_upstream(_serving(frame(payload, opcode) + frame(b"", opcode=8),
-                               wait_close=False)) as up, \
-            _proxy(f"http://127.0.0.1:{up['port']}", out) as proxy:
-        _, after = _raw_session(proxy, send=CLIENT_CLOSE)
+    _, after, _ = _through(out, frame(payload, opcode) + frame(b"", opcode=8),
+                           send=CLIENT_CLOSE)
     assert after.startswith(frame(payload, opcode))  # relayed all the same: the client judges
     capture = _capture(out)
     (only,) = _lines(capture)
@@ -429,9 +411,7 @@ def test_a_message_that_is_not_utf8_json_is_an_honest_problem_line(
 def test_a_pretty_printed_message_stays_one_line(tmp_path: Path) -> None:
     message = b'{\n  "setupComplete": {}\r\n}'
     out = tmp_path / "out"
-    with raw_upstream(_serving(frame(message) + frame(b"", opcode=8), wait_close=False)) as up, \
-            _proxy(f"http://127.0.0.1:{up['port']}", out) as proxy:
-        _raw_session(proxy, send=CLIENT_CLOSE)
+    _through(out, frame(message) + frame(b"", opcode=8), send=CLIENT_CLOSE)
     capture = _capture(out)
     assert _lines(capture)[0]["message"] == {"setupComplete": {}}
     meta = provenance.read(capture)
@@ -441,9 +421,7 @@ def test_a_pretty_printed_message_stays_one_line(tmp_path: Path) -> None:
 def test_a_protocol_error_stops_parsing_and_is_said(tmp_path: Path) -> None:
     wire = frame(b'{"setupComplete": {}}') + bytes([0x83, 0x00])  # a reserved opcode
     out = tmp_path / "out"
-    with raw_upstream(_serving(wire, wait_close=False)) as up, \
-            _proxy(f"http://127.0.0.1:{up['port']}", out) as proxy:
-        _, after = _raw_session(proxy)
+    _, after, _ = _through(out, wire)
     assert after == wire
     capture = _capture(out)
     assert len(_lines(capture)) == 1
@@ -458,9 +436,7 @@ def test_an_unmasked_client_frame_is_a_protocol_error_on_the_client_side(
         conn.recv(4096)  # the client's frame, relayed as it came: the server judges it
 
     out = tmp_path / "out"
-    with raw_upstream(script) as up, \
-            _proxy(f"http://127.0.0.1:{up['port']}", out) as proxy:
-        _raw_session(proxy, send=frame(b'{"setup": {}}'))  # unmasked: not a client's
+    _through(out, script, send=frame(b'{"setup": {}}'))  # unmasked: not a client's
     meta = provenance.read(_capture(out))
     assert meta is not None and "client frame breaks RFC 6455" in meta["cut_off"]
 
@@ -473,8 +449,7 @@ def test_a_refusal_is_relayed_as_the_http_answer_it_is(tmp_path: Path) -> None:
                      b"content-length: %d\r\n\r\n%s" % (len(body), body))
 
     out = tmp_path / "out"
-    with raw_upstream(refuse) as up, _proxy(f"http://127.0.0.1:{up['port']}", out) as proxy:
-        head, after = _raw_session(proxy, until=body)
+    head, after, _ = _through(out, refuse, until=body)
     assert head.startswith(b"HTTP/1.1 401") and after.startswith(body)
     assert not [p for p in _files(out) if p.suffix == ".ndjson"]
 
@@ -487,9 +462,7 @@ def test_a_101_without_the_accept_is_relayed_and_no_session_kept(tmp_path: Path)
 
     logged: list[Exchange] = []
     out = tmp_path / "out"
-    with raw_upstream(bogus) as up, \
-            _proxy(f"http://127.0.0.1:{up['port']}", out, log=logged.append) as proxy:
-        head, _ = _raw_session(proxy)
+    head, _, _ = _through(out, bogus, log=logged.append)
     assert head.startswith(b"HTTP/1.1 101") and b"Sec-WebSocket-Accept: AAAA" in head
     assert not _files(out)
     assert "Sec-WebSocket-Accept" in (logged[-1].note or "")
@@ -511,9 +484,8 @@ def test_credentials_in_every_place_never_reach_the_disk(tmp_path: Path) -> None
                f"Sec-WebSocket-Protocol: realtime, openai-insecure-api-key.{key}-c, "
                "openai-beta.realtime-v1\r\n"
                "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n")
-    with raw_upstream(script) as up, _proxy(f"http://127.0.0.1:{up['port']}", out) as proxy:
-        head, _ = _raw_session(proxy, headers.encode(), f"/v1/realtime?key={key}-d&model=m",
-                               CLIENT_CLOSE)
+    head, _, _ = _through(out, script, send=CLIENT_CLOSE, headers=headers.encode(),
+                          target=f"/v1/realtime?key={key}-d&model=m")
     assert head.startswith(b"HTTP/1.1 101")
     up_head = offered["head"]
     for part in (b"-a", b"-b", b"-c", b"-d"):  # each credential went upstream as sent
@@ -535,8 +507,8 @@ def test_a_message_echoing_a_credential_keeps_no_capture(tmp_path: Path) -> None
         conn.sendall(_accepting(_key_of(head)) + frame(echo) + frame(b"", opcode=8))
 
     out = tmp_path / "out"
-    with raw_upstream(script) as up, _proxy(f"http://127.0.0.1:{up['port']}", out) as proxy:
-        _raw_session(proxy, f"Authorization: Bearer {key}\r\n".encode(), send=CLIENT_CLOSE)
+    _, _, proxy = _through(out, script, send=CLIENT_CLOSE,
+                           headers=f"Authorization: Bearer {key}\r\n".encode())
     assert not [p for p in _files(out) if p.suffix == ".ndjson"]
     _assert_never_written(out, key)
     assert "not saved" in (proxy.exchanges[-1].note or "")
@@ -546,7 +518,7 @@ def test_a_stopped_proxy_cuts_an_open_session(tmp_path: Path) -> None:
     hello = b'{"setupComplete": {}}'
     out = tmp_path / "out"
     with raw_upstream(_serving(frame(hello))) as up:
-        proxy = RecordingProxy(f"http://127.0.0.1:{up['port']}", out, timeout=TIMEOUT).start()
+        proxy = RecordingProxy(up, out, timeout=TIMEOUT).start()
         sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=TIMEOUT)
         with sock:
             key = base64.b64encode(os.urandom(16)).decode()
@@ -566,7 +538,6 @@ def test_the_proxy_verb_listens_with_tls_for_a_wss_client(tmp_path: Path,
     import subprocess
     import sys
 
-    from ..conftest import REPO
 
     cert = ca.issue_cert("127.0.0.1")
     pem = tmp_path / "proxy.pem"
@@ -583,7 +554,7 @@ def test_the_proxy_verb_listens_with_tls_for_a_wss_client(tmp_path: Path,
     with raw_upstream(_serving(frame(hello) + frame(b"", opcode=8), wait_close=False)) as up:
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamcalls_lab", "proxy", "--upstream",
-             f"ws://127.0.0.1:{up['port']}", "--out", str(out), "--tls-cert", str(pem)],
+             up.replace("http", "ws"), "--out", str(out), "--tls-cert", str(pem)],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         try:
             assert proc.stdout is not None
@@ -600,3 +571,51 @@ def test_the_proxy_verb_listens_with_tls_for_a_wss_client(tmp_path: Path,
             proc.terminate()
             proc.wait(TIMEOUT)
     assert _lines(_capture(out))[0]["message"] == {"setupComplete": {}}
+
+
+@pytest.mark.parametrize(("closing", "cut"), [(True, False), (False, True)],
+                         ids=["after its Close frame", "with no Close frame"])
+def test_an_upstream_reset_cuts_only_a_session_it_had_not_closed(
+        tmp_path: Path, closing: bool, cut: bool) -> None:
+    import struct
+
+    hello = b'{"setupComplete": {}}'
+
+    def reset(conn: socket.socket, head: bytes) -> None:
+        conn.sendall(_accepting(_key_of(head)) + frame(hello)
+                     + (frame((1000).to_bytes(2), opcode=8) if closing else b""))
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    _through(tmp_path, reset)
+    meta = provenance.read(_capture(tmp_path))
+    assert meta is not None and ("cut_off" in meta) is cut
+    if cut:
+        assert meta["cut_off"] == "upstream: ConnectionResetError"
+
+
+@pytest.mark.parametrize(("goodbye", "cut"), [(CLIENT_CLOSE, None),
+                                              (b"", "the client closed the connection")],
+                         ids=["after its Close frame", "with no Close frame"])
+def test_a_client_that_leaves_ends_the_session_cut_only_without_a_close(
+        tmp_path: Path, goodbye: bytes, cut: str | None) -> None:
+    import time
+
+    hello = b'{"setupComplete": {}}'
+    with raw_upstream(_serving(frame(hello))) as up, _proxy(up, tmp_path) as proxy:
+        sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=TIMEOUT)
+        with sock:
+            key = base64.b64encode(os.urandom(16)).decode()
+            sock.sendall(f"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: "
+                         f"Upgrade\r\nSec-WebSocket-Key: {key}\r\n\r\n".encode())
+            got = b""
+            while hello not in got:
+                got += sock.recv(4096)
+            sock.sendall(goodbye)
+        deadline = time.monotonic() + TIMEOUT
+        while not proxy.exchanges:  # the upstream silent: the proxy ends it for the client
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    assert proxy.exchanges[-1].cut_off == cut
+    meta = provenance.read(_capture(tmp_path))
+    assert meta is not None
+    assert meta["websocket"]["close"]["client"] == ([1000, ""] if goodbye else None)
