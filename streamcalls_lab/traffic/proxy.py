@@ -60,7 +60,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from urllib.parse import SplitResult, unquote, urlsplit
+from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
 from .. import provenance
 from ..sources import in_progress
@@ -131,7 +131,8 @@ def stream_suffix(content_type: str | None, path: str = "",
 
 def model_of(path: str, body: bytes) -> str | None:
     """The model a request names: its JSON body's ``model``, else the path's (Gemini's
-    ``/models/X:stream...``, Bedrock's ``/model/X/invoke...``, Azure's ``/deployments/X``)."""
+    ``/models/X:stream...``, Bedrock's ``/model/X/invoke...``, Azure's ``/deployments/X``),
+    else its query's ``model`` (OpenAI Realtime's ``/v1/realtime?model=X``)."""
     try:
         payload = json.loads(body) if body[:1] == b"{" else None
     except (ValueError, RecursionError):  # deep is valid JSON too: the path may still say
@@ -139,7 +140,9 @@ def model_of(path: str, body: bytes) -> str | None:
     if isinstance(payload, dict) and isinstance(payload.get("model"), str):
         return payload["model"]
     found = _MODEL_IN_PATH.search(urlsplit(path).path)
-    return unquote(found.group(1)) if found else None
+    if found:
+        return unquote(found.group(1))
+    return next((v for k, v in parse_qsl(urlsplit(path).query) if k == "model" and v), None)
 
 
 def _connect(parts: SplitResult, timeout: float,

@@ -143,6 +143,7 @@ def test_openai_realtime_through_the_proxy(tmp_path: Path) -> None:
     assert df["t"].notna().all() and df["t"].is_monotonic_increasing
     meta = provenance.read(capture)
     assert meta is not None and meta["status"] == 101 and "cut_off" not in meta
+    assert meta["model"] == "gpt-realtime"  # the model the query names
     assert meta["websocket"]["messages"] == {"server": len(sent), "client": 1}
     assert meta["websocket"]["close"]["client"][0] == 1000
     assert meta["request_to_first_byte"] >= 0
