@@ -125,8 +125,9 @@ class OwnedHTTPServer(ThreadingHTTPServer):
             self._slots.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up is routine, not worth a traceback; anything else is."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
+        """A client that hangs up, or fails its TLS handshake (it does not trust the
+        certificate, or speaks plain HTTP), is routine, not worth a traceback; anything else is."""
+        if not isinstance(sys.exc_info()[1], ConnectionError | ssl.SSLError):
             super().handle_error(request, client_address)
 
 

@@ -620,3 +620,30 @@ def test_a_client_that_leaves_ends_the_session_cut_only_without_a_close(
     meta = provenance.read(_capture(tmp_path))
     assert meta is not None
     assert meta["websocket"]["close"]["client"] == ([1000, ""] if goodbye else None)
+
+
+def test_a_tls_listening_proxy_records_an_http_stream_and_shrugs_off_plain_http(
+        tmp_path: Path, ca: trustme.CA, capfd: pytest.CaptureFixture[str]) -> None:
+    import http.client
+
+    body = b'data: {"type":"message_stop"}\n\n'
+
+    def sse(conn: socket.socket, head: bytes) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                     b"content-length: %d\r\n\r\n%s" % (len(body), body))
+
+    served, trusted = _tls(ca)
+    with raw_upstream(sse) as up, _proxy(up, tmp_path, tls=served) as proxy:
+        plain = socket.create_connection(("127.0.0.1", proxy.port), timeout=TIMEOUT)
+        with plain:  # no TLS: the handshake fails, the connection closes, no traceback
+            plain.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert plain.recv(4096)[:1] != b"H"
+        conn = http.client.HTTPSConnection("127.0.0.1", proxy.port, context=trusted,
+                                           timeout=TIMEOUT)
+        conn.request("POST", "/v1/messages", body=b"{}")
+        resp = conn.getresponse()
+        assert resp.status == 200 and resp.read() == body
+        conn.close()
+    (capture,) = tmp_path.glob("*.sse")
+    assert capture.read_bytes() == body
+    assert "Traceback" not in capfd.readouterr().err
