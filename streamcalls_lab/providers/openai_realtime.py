@@ -40,7 +40,7 @@ from typing import Any
 
 import orjson
 
-from ..events import Ev, fragment_row, maybe_text, obj, stated_status, text
+from ..events import Ev, fragment_row, maybe_text, obj, stated_status, text, ws_message
 from ..turns import Role, Script, Text, WireFrame
 from ._identity import Identities
 from .as_written import wire_length, wire_lengths
@@ -116,7 +116,7 @@ class OpenAIRealtime:
         return self._blocks[item]
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
-        payload = obj(payload, "a Realtime event")
+        payload = ws_message(obj(payload, "a Realtime event"))
         inner = "event" if "event" in payload else "message"
         if inner in payload and "source" in payload:  # the wrapped shape, or the kit's line
             source = text(payload["source"], "source")

@@ -409,6 +409,25 @@ def test_a_message_that_is_not_utf8_json_is_an_honest_problem_line(
     assert load(capture, strict=False)["problem"].notna().all()
 
 
+@pytest.mark.parametrize("first", [b'{"setupComplete": {}}',
+                                   b'{"type":"session.created","event_id":"e0","session":{}}'],
+                         ids=["gemini-live", "openai-realtime"])
+def test_a_problem_line_inside_a_session_is_a_problem_not_a_message(
+        tmp_path: Path, first: bytes) -> None:
+    """Once a reader has the session, a message the proxy could not keep is still reported
+    (a reader would otherwise take the line for one of its own it does not know)."""
+    out = tmp_path / "out"
+    _through(out, frame(first) + frame(b"\xff\xfe", 1) + frame(b"", opcode=8),
+             send=CLIENT_CLOSE)
+    capture = _capture(out)
+    df = load(capture, strict=False)
+    problems = df["problem"].dropna().tolist()
+    assert len(problems) == 1 and "not UTF-8" in problems[0], df
+    with pytest.raises(CaptureError, match="not UTF-8") as err:
+        load(capture)
+    assert err.value.offset == capture.read_bytes().index(b"\n") + 1
+
+
 def test_a_pretty_printed_message_stays_one_line(tmp_path: Path) -> None:
     message = b'{\n  "setupComplete": {}\r\n}'
     out = tmp_path / "out"
