@@ -438,15 +438,23 @@ def test_a_pretty_printed_message_stays_one_line(tmp_path: Path) -> None:
     assert meta is not None and meta["websocket"]["line_breaks_made_spaces"] == 1
 
 
-def test_a_protocol_error_stops_parsing_and_is_said(tmp_path: Path) -> None:
-    wire = frame(b'{"setupComplete": {}}') + bytes([0x83, 0x00])  # a reserved opcode
+@pytest.mark.parametrize("bad", [
+    bytes([0x83, 0x00]),  # a reserved opcode
+    bytes([0xC1]) + frame(b"\xaa\x56\xca\x4d")[1:],  # RSV1: compressed, never negotiated
+    bytes([0x09, 0x00]),  # a ping that is not final: control frames are never fragmented
+    bytes([0x81, 0x7E, 0x00, 0x05]) + b"short",  # a length in 2 bytes that fits in 1
+], ids=["reserved opcode", "compressed", "fragmented ping", "overlong length"])
+def test_a_protocol_error_stops_parsing_and_is_said(tmp_path: Path, bad: bytes) -> None:
+    wire = frame(b'{"setupComplete": {}}') + bad + frame(b'{"setupComplete": {}}')
     out = tmp_path / "out"
     _, after, _ = _through(out, wire)
-    assert after == wire
+    assert after == wire  # relayed all the same: the client judges
     capture = _capture(out)
-    assert len(_lines(capture)) == 1
+    assert len(_lines(capture)) == 1  # nothing after it is read as a message
     meta = provenance.read(capture)
     assert meta is not None and "breaks RFC 6455" in meta["cut_off"]
+    with pytest.raises(CaptureError, match="RFC 6455"):
+        load(capture)
 
 
 def test_an_unmasked_client_frame_is_a_protocol_error_on_the_client_side(
@@ -666,3 +674,40 @@ def test_a_tls_listening_proxy_records_an_http_stream_and_shrugs_off_plain_http(
     (capture,) = tmp_path.glob("*.sse")
     assert capture.read_bytes() == body
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_messages_are_the_same_however_the_bytes_are_cut() -> None:
+    """A session's frames, masked or not, fragmented with controls between, read in any cut
+    of reads, give the same messages (the parser keeps its place across reads)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from streamcalls_lab.traffic.websocket import Messages
+
+    texts = [b'{"a": "\xc3\xa9"}', b"", b'{"toolCall": {}}' * 20, b"x" * 300]
+
+    def wire(mask: bytes | None) -> bytes:
+        out = b""
+        for n, t in enumerate(texts):
+            parts = [t[:n], t[n:]] if n else [t]
+            for i, part in enumerate(parts):
+                out += frame(part, opcode=0 if i else 1 + (n == 3),
+                             fin=i == len(parts) - 1, mask=mask)
+                out += frame(b"p", opcode=9, mask=mask) if i == 0 else b""
+        return out
+
+    @settings(max_examples=60, deadline=None)
+    @given(cuts=st.lists(st.integers(0, 2000), max_size=12), masked=st.booleans())
+    def check(cuts: list[int], masked: bool) -> None:
+        data = wire(MASK if masked else None)
+        reader = Messages("client" if masked else "server", masked=masked)
+        got = []
+        at = 0
+        for cut in sorted({min(c, len(data)) for c in cuts} | {len(data)}):
+            got += reader.feed(data[at:cut])
+            at = cut
+        assert [m.data for m in got] == texts
+        assert [m.binary for m in got] == [False, False, False, True]
+        assert reader.unfinished() is None and reader.controls == 4
+
+    check()
