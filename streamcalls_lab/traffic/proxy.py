@@ -751,8 +751,8 @@ class _Session:
             h.send_header(name, value)
         h.end_headers()
         if why is not None:  # as it came, and no session: the client refuses it
-            self.proxy.done(Exchange("GET", self.safe_path, resp.status, None, 0, 0, None,
-                                     why))
+            self.proxy.done(Exchange(h.command, self.safe_path, resp.status, None, 0, 0,
+                                     None, why))
             return
         client = threading.Thread(target=self._client, daemon=True, name="proxy-ws-client")
         client.start()
@@ -762,7 +762,7 @@ class _Session:
         if client.is_alive():
             _shut(h.connection)
             client.join()
-        self._finish(headers)
+        self._finish()
 
     def _client(self) -> None:
         sock = self.conn.sock
@@ -810,7 +810,7 @@ class _Session:
                     self.first_at = now
                 self.saved.feed(raw, now)
 
-    def _finish(self, headers: list[tuple[str, str]]) -> None:
+    def _finish(self) -> None:
         proxy, h = self.proxy, self.h
         ends = [s.unfinished() for s in self.sides.values()]
         closed = any(m.closed is not None for m in self.sides.values())
@@ -820,7 +820,7 @@ class _Session:
             self.failed = None  # a reset after a Close frame ends nothing: the session was over
         cut = ("the proxy was stopped" if proxy.cutting.is_set() else None) or \
             self.failed or next((e for e in ends if e is not None), None)
-        exchange = Exchange("GET", self.safe_path, 101, None, 0, 0, cut)
+        exchange = Exchange(h.command, self.safe_path, 101, None, 0, 0, cut)
         where, exchange = self.saved.close(exchange)
         offered = [v for k, v in h.headers.items() if k.lower() == websocket.EXTENSIONS]
         session: dict[str, object] = {
@@ -835,7 +835,7 @@ class _Session:
         if self.problems:
             session["problems"] = self.problems
         wait = None if self.first_at is None else round(self.first_at - h.sent_at, 6)
-        h._write_meta(proxy, where, self.resp, "GET", self.target, self.safe_path, b"",
+        h._write_meta(proxy, where, self.resp, h.command, self.target, self.safe_path, b"",
                       self.sent, self.secrets, exchange.cut_off, exchange.note, wait,
                       {"websocket": session})
         self.saved.commit()
