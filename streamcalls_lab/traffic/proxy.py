@@ -732,7 +732,9 @@ class _Session:
         self.first_at: float | None = None
         self.failed: str | None = None  # a read that failed (not an end)
         self.server_done = threading.Event()
+        self.client_done = threading.Event()
         self.client_left = False  # before the server ended: the upstream was shut for it
+        self.active = time.monotonic()  # the last read of either side
 
     def run(self) -> None:
         h, resp = self.h, self.resp
@@ -754,23 +756,40 @@ class _Session:
             self.proxy.done(Exchange(h.command, self.safe_path, resp.status, None, 0, 0,
                                      None, why))
             return
-        client = threading.Thread(target=self._client, daemon=True, name="proxy-ws-client")
-        client.start()
+        # A side that only listens (a client streaming audio to a quiet server) is no idle
+        # session: reads wait as long as it takes, and the watch ends one where neither speaks.
+        assert self.conn.sock is not None
+        self.conn.sock.settimeout(None)
+        h.untimed()
+        for work, name in ((self._client, "proxy-ws-client"), (self._idle, "proxy-ws-idle")):
+            threading.Thread(target=work, daemon=True, name=name).start()
         self._pump("server", lambda: resp.fp.read1(READ_SIZE), h.wfile.write)
         self.server_done.set()
-        client.join(GONE_GRACE)  # the client's Close reply, then its end
-        if client.is_alive():
+        if not self.client_done.wait(GONE_GRACE):  # the client's Close reply, then its end
             _shut(h.connection)
-            client.join()
+            self.client_done.wait()
         self._finish()
 
     def _client(self) -> None:
         sock = self.conn.sock
         assert sock is not None
-        self._pump("client", lambda: self.h.rfile.read1(READ_SIZE), sock.sendall)
-        if not self.server_done.wait(GONE_GRACE):  # the client left: so does the upstream
-            self.client_left = True
-            _shut(sock)
+        try:
+            self._pump("client", lambda: self.h.rfile.read1(READ_SIZE), sock.sendall)
+            if not self.server_done.wait(GONE_GRACE):  # the client left: so does the upstream
+                self.client_left = True
+                _shut(sock)
+        finally:
+            self.client_done.set()
+
+    def _idle(self) -> None:
+        timeout = self.proxy.timeout
+        while not self.client_done.wait(min(1.0, timeout / 4)):
+            if time.monotonic() - self.active > timeout and not self.server_done.is_set():
+                self.failed = self.failed or f"neither side sent anything for {timeout:g} s"
+                _shut(self.h.connection)
+                if self.conn.sock is not None:
+                    _shut(self.conn.sock)
+                return
 
     def _pump(self, side: str, read: Callable[[], bytes],
               write: Callable[[bytes], object]) -> None:
@@ -779,16 +798,13 @@ class _Session:
         while True:
             try:
                 data = read()
-            except TimeoutError:
-                self.failed = self.failed or f"the {side} sent nothing for " \
-                    f"{self.proxy.timeout:g} s"
-                return
             except (OSError, ValueError) as e:  # reset, or shut by the other side's end
                 if side == "server":
                     self.failed = self.failed or f"upstream: {type(e).__name__}"
                 return
             if not data:
                 return
+            self.active = time.monotonic()
             try:
                 write(data)
             except OSError:

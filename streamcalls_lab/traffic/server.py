@@ -206,6 +206,11 @@ class StrictHandler(BaseHTTPRequestHandler):
         finally:
             self._head_read()
 
+    def untimed(self) -> None:
+        """From here on, a read of the client waits as long as it takes (a WebSocket
+        session's owner watches its idleness itself)."""
+        self._clock.idle = None
+
     def _head_read(self) -> None:
         self._clock.disarm()
         self.server.waiting(self.connection, False)  # type: ignore[attr-defined]

@@ -711,3 +711,43 @@ def test_messages_are_the_same_however_the_bytes_are_cut() -> None:
         assert reader.unfinished() is None and reader.controls == 4
 
     check()
+
+
+def test_a_server_that_only_listens_longer_than_the_timeout_is_no_idle_session(
+        tmp_path: Path) -> None:
+    """A client streaming (audio, say) to a silent server: the session lives while either
+    side speaks; the timeout ends one where neither does."""
+    import time
+
+    def listen(conn: socket.socket, head: bytes) -> None:
+        conn.sendall(_accepting(_key_of(head)))
+        got = b""
+        while CLIENT_CLOSE not in got and (more := conn.recv(65536)):
+            got += more
+        conn.sendall(frame((1000).to_bytes(2), opcode=8))
+
+    chunk = frame(b'{"realtimeInput": {"audio": {"data": "AAAA"}}}', mask=MASK)
+    with raw_upstream(listen) as up, RecordingProxy(up, tmp_path, timeout=0.5) as proxy:
+        sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=TIMEOUT)
+        with sock:
+            key = base64.b64encode(os.urandom(16)).decode()
+            sock.sendall(f"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: "
+                         f"Upgrade\r\nSec-WebSocket-Key: {key}\r\n\r\n".encode())
+            assert _read_head(sock).startswith(b"HTTP/1.1 101")
+            for _ in range(6):
+                sock.sendall(chunk)
+                time.sleep(0.25)  # 1.5 s in all: three times the timeout
+            sock.sendall(CLIENT_CLOSE)
+            _drain(sock)
+    assert proxy.exchanges[-1].cut_off is None
+    assert [x["source"] for x in _lines(_capture(tmp_path))] == ["client"] * 6
+
+
+def test_a_session_where_neither_side_speaks_ends_at_the_timeout(tmp_path: Path) -> None:
+    hello = b'{"setupComplete": {}}'
+    with raw_upstream(_serving(frame(hello))) as up, \
+            RecordingProxy(up, tmp_path, timeout=0.5) as proxy:
+        head, after = _raw_session(proxy)  # silent after the handshake, until it is closed
+    assert head.startswith(b"HTTP/1.1 101") and after == frame(hello)
+    assert proxy.exchanges[-1].cut_off == "neither side sent anything for 0.5 s"
+    assert len(_lines(_capture(tmp_path))) == 1
