@@ -277,17 +277,24 @@ def _drain(conn: socket.socket) -> None:
             pass
 
 
+def _handshake(proxy: RecordingProxy, target: str = "/ws",
+               request_headers: bytes = b"") -> socket.socket:
+    """A raw client's connection to ``proxy``, its upgrade request sent (its own headers
+    added)."""
+    sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=TIMEOUT)
+    key = base64.b64encode(os.urandom(16)).decode()
+    sock.sendall(f"GET {target} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                 f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                 "Sec-WebSocket-Version: 13\r\n".encode() + request_headers + b"\r\n")
+    return sock
+
+
 def _raw_session(proxy: RecordingProxy, request_headers: bytes = b"",
                  target: str = "/v1/realtime", send: bytes = b"",
                  until: bytes | None = None) -> tuple[bytes, bytes]:
     """A client's handshake (its own headers added) and ``send`` after it; the answer's head
     and everything after it until the proxy closes (or ``until`` has come)."""
-    sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=TIMEOUT)
-    with sock:
-        key = base64.b64encode(os.urandom(16)).decode()
-        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
-                     f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-                     "Sec-WebSocket-Version: 13\r\n".encode() + request_headers + b"\r\n")
+    with _handshake(proxy, target, request_headers) as sock:
         head = _read_head(sock)
         sock.sendall(send)
         rest = b""
@@ -547,12 +554,7 @@ def test_a_stopped_proxy_cuts_an_open_session(tmp_path: Path) -> None:
     out = tmp_path / "out"
     with raw_upstream(_serving(frame(hello))) as up:
         proxy = RecordingProxy(up, out, timeout=TIMEOUT).start()
-        sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=TIMEOUT)
-        with sock:
-            key = base64.b64encode(os.urandom(16)).decode()
-            sock.sendall(f"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: "
-                         f"Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-                         "Sec-WebSocket-Version: 13\r\n\r\n".encode())
+        with _handshake(proxy) as sock:
             got = b""
             while hello not in got:
                 got += sock.recv(4096)
@@ -630,11 +632,7 @@ def test_a_client_that_leaves_ends_the_session_cut_only_without_a_close(
 
     hello = b'{"setupComplete": {}}'
     with raw_upstream(_serving(frame(hello))) as up, _proxy(up, tmp_path) as proxy:
-        sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=TIMEOUT)
-        with sock:
-            key = base64.b64encode(os.urandom(16)).decode()
-            sock.sendall(f"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: "
-                         f"Upgrade\r\nSec-WebSocket-Key: {key}\r\n\r\n".encode())
+        with _handshake(proxy) as sock:
             got = b""
             while hello not in got:
                 got += sock.recv(4096)
@@ -727,18 +725,14 @@ def test_a_server_that_only_listens_longer_than_the_timeout_is_no_idle_session(
         conn.sendall(frame((1000).to_bytes(2), opcode=8))
 
     chunk = frame(b'{"realtimeInput": {"audio": {"data": "AAAA"}}}', mask=MASK)
-    with raw_upstream(listen) as up, RecordingProxy(up, tmp_path, timeout=0.5) as proxy:
-        sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=TIMEOUT)
-        with sock:
-            key = base64.b64encode(os.urandom(16)).decode()
-            sock.sendall(f"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: "
-                         f"Upgrade\r\nSec-WebSocket-Key: {key}\r\n\r\n".encode())
-            assert _read_head(sock).startswith(b"HTTP/1.1 101")
-            for _ in range(6):
-                sock.sendall(chunk)
-                time.sleep(0.25)  # 1.5 s in all: three times the timeout
-            sock.sendall(CLIENT_CLOSE)
-            _drain(sock)
+    with raw_upstream(listen) as up, RecordingProxy(up, tmp_path, timeout=1.0) as proxy, \
+            _handshake(proxy) as sock:
+        assert _read_head(sock).startswith(b"HTTP/1.1 101")
+        for _ in range(6):
+            sock.sendall(chunk)
+            time.sleep(0.4)  # 2.4 s in all: over twice the timeout
+        sock.sendall(CLIENT_CLOSE)
+        _drain(sock)
     assert proxy.exchanges[-1].cut_off is None
     assert [x["source"] for x in _lines(_capture(tmp_path))] == ["client"] * 6
 
