@@ -711,7 +711,7 @@ class _Handler(StrictHandler):
 class _Session:
     """One WebSocket session (:mod:`.websocket`): the upstream's 101 relayed, then each
     side's bytes relayed to the other as they come (the server's on this thread, the
-    client's on another) and parsed after, each whole message a line of the capture."""
+    client's on another), each whole message a line of the capture."""
 
     def __init__(self, handler: _Handler, proxy: RecordingProxy,
                  conn: http.client.HTTPConnection, resp: http.client.HTTPResponse,
@@ -793,8 +793,9 @@ class _Session:
 
     def _pump(self, side: str, read: Callable[[], bytes],
               write: Callable[[bytes], object]) -> None:
-        """Relay ``side``'s bytes to the other until it ends; each read is sent on first,
-        then parsed and its whole messages saved."""
+        """Relay ``side``'s bytes to the other until it ends. Each read's whole messages
+        are saved before it is sent on: the other side's answer to one can only come after,
+        so the capture keeps the order the messages passed in."""
         while True:
             try:
                 data = read()
@@ -805,11 +806,11 @@ class _Session:
             if not data:
                 return
             self.active = time.monotonic()
+            self._save(self.sides[side].feed(data))
             try:
                 write(data)
             except OSError:
                 return  # the other side is gone: its own read ends the session
-            self._save(self.sides[side].feed(data))
 
     def _save(self, messages: list[websocket.Message]) -> None:
         for message in messages:

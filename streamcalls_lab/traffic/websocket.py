@@ -11,18 +11,20 @@ frame ends::
     {"source": "server" | "client", "time": <seconds since the epoch>, "message": <JSON>}
 
 the shape :mod:`~streamcalls_lab.providers.gemini_live` and ``openai-realtime`` read (and
-the ``.wslog`` import writes). The message is put in as it came, byte for byte; only a
-line break in it (JSON's whitespace between tokens, the only place a JSON text can hold
-one) becomes a space, so the line stays one line (the provenance counts them). Gemini Live
-sends its JSON in binary frames: a binary message that is UTF-8 JSON is kept the same way.
+the ``.wslog`` import writes), in the order the messages passed (a read's messages are saved
+before it is sent on, so no answer is saved before what it answers). The message is put in
+as it came, byte for byte; only a line break in it (JSON's whitespace between tokens, the
+only place a JSON text can hold one) becomes a space, so the line stays one line (the
+provenance counts them). Gemini Live sends its JSON in binary frames: a binary message that
+is UTF-8 JSON is kept the same way.
 
 Nothing is dropped in silence: a message that is not UTF-8 (§8.1 makes that a failure for
 a text frame), not JSON, or longer than :data:`MAX_MESSAGE` is a line with ``problem``
-(why) and ``bytes`` (its size) in place of ``message``, which no reader claims, so
-``load()`` names it (strict: a :class:`~streamcalls_lab.errors.CaptureError` at its byte;
-lenient: a problem row). A frame that breaks the protocol stops the parsing of that side
-(the frames are still relayed: the endpoints judge them); a session that ends inside a
-message or frame is marked cut off.
+(why) and ``bytes`` (its size) in place of ``message``, which both readers report
+(:func:`~streamcalls_lab.events.ws_message`), so ``load()`` names it (strict: a
+:class:`~streamcalls_lab.errors.CaptureError` at its byte; lenient: a problem row). A frame
+that breaks the protocol stops the parsing of that side (the frames are still relayed: the
+endpoints judge them); a session that ends inside a message or frame is marked cut off.
 
 Compressed messages (permessage-deflate, RFC 7692) are never saved as text: the proxy takes
 the client's extension offer out of the handshake, so the server sends none (the provenance

@@ -745,3 +745,43 @@ def test_a_session_where_neither_side_speaks_ends_at_the_timeout(tmp_path: Path)
     assert head.startswith(b"HTTP/1.1 101") and after == frame(hello)
     assert proxy.exchanges[-1].cut_off == "neither side sent anything for 0.5 s"
     assert len(_lines(_capture(tmp_path))) == 1
+
+
+def test_the_capture_keeps_the_order_messages_passed_in(tmp_path: Path) -> None:
+    """A server that answers each client message at once: each answer's line comes after
+    the message it answers, even when saving the client's side is slow (a clock that takes
+    its time on the client's thread)."""
+    import time
+
+    def slow_on_the_client_side() -> float:
+        if threading.current_thread().name == "proxy-ws-client":
+            time.sleep(0.05)
+        return time.monotonic()
+
+    def answer(conn: socket.socket, head: bytes) -> None:
+        conn.sendall(_accepting(_key_of(head)))
+        for n in range(5):
+            got = b""
+            while len(got) < len(ask(n)):
+                got += conn.recv(4096)
+            conn.sendall(frame(b'{"serverContent": {"n": %d}}' % n))
+        _drain(conn)
+
+    def ask(n: int) -> bytes:
+        return frame(b'{"clientContent": {"n": %d}}' % n, mask=MASK)
+
+    with raw_upstream(answer) as up, \
+            RecordingProxy(up, tmp_path, clock=slow_on_the_client_side) as proxy, \
+            _handshake(proxy) as sock:
+        assert _read_head(sock).startswith(b"HTTP/1.1 101")
+        for n in range(5):
+            sock.sendall(ask(n))
+            reply = frame(b'{"serverContent": {"n": %d}}' % n)
+            got = b""
+            while len(got) < len(reply):
+                got += sock.recv(4096)
+            assert got == reply
+        sock.sendall(CLIENT_CLOSE)
+    lines = [(x["source"], x["message"]) for x in _lines(_capture(tmp_path))]
+    assert lines == [pair for n in range(5) for pair in (
+        ("client", {"clientContent": {"n": n}}), ("server", {"serverContent": {"n": n}}))]
