@@ -8,19 +8,25 @@ LAB_PORT  ?= 8888
 
 .PHONY: lab git-filter demo site test data bench browser node clients clean
 
+# uv resolves and downloads in parallel: the test extras install in about 1.5 minutes on a
+# fresh machine, where pip took over 10 (both measured on the same 2-core machine).
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(BIN)/uv: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet "uv>=0.9"
+
+# etc/overrides.txt: versions above what one dependency pins (mitmproxy 11's h11 and
+# tornado), settled in the same single resolve as everything else.
+INSTALL := $(BIN)/uv pip install --quiet --python $(BIN)/python --override etc/overrides.txt
 
 # The course runs the demo (Voila) and, in notebook 7, the real SDK clients.
-$(VENV)/.lab: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[demo,clients]"
+$(VENV)/.lab: pyproject.toml etc/overrides.txt | $(BIN)/uv
+	$(INSTALL) -e ".[demo,clients]"
 	touch $@
 
-$(VENV)/.test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[test,scale,demo,clients,tracers]"
-	$(BIN)/pip install --quiet -e ".[mitmproxy]" && \
-	  $(BIN)/pip install --quiet "h11>=0.16" "tornado>=6.5.7"  # over mitmproxy 11's pins
+$(VENV)/.test: pyproject.toml etc/overrides.txt | $(BIN)/uv
+	$(INSTALL) -e ".[test,scale,demo,clients,tracers,mitmproxy]"
 	touch $@
 
 ## lab: install, then open JupyterLab on the course with the bundled data/ (LAB_PORT=8888)

@@ -17,7 +17,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from . import deepjson
+from . import _deepjson as deepjson
 
 if TYPE_CHECKING:
     from .decode import Decoded, EventDecoder

@@ -370,7 +370,7 @@ def cmd_conform(ns: argparse.Namespace) -> int:
 
     from .display import inert
     from .errors import CaptureError
-    from .producers.conform import conform, record_both
+    from .producers._conform import conform, record_both
     from .traffic.record import RecordError
 
     files, asked = (ns.streamed, ns.whole), (ns.url, ns.request)
@@ -402,7 +402,7 @@ def _differences(table: pd.DataFrame, as_json: bool, facts: dict[str, Any], head
     its readable lines; the exit status, 1 when it has any."""
     import json
 
-    from .producers.conform import rows_json, text
+    from .producers._conform import rows_json, text
 
     if as_json:
         print(json.dumps({**facts, "differences": rows_json(table)}, ensure_ascii=True))
@@ -424,7 +424,7 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     Exit 0 the same (re-chunked or not), 1 differences, 2 usage error."""
     from .display import inert
     from .errors import CaptureError
-    from .producers.diff import diff
+    from .producers._diff import diff
 
     try:
         table = diff(ns.a, ns.b)

@@ -5,7 +5,7 @@ Parquet dataset (``provider=…/host=…/day=…/part-….parquet``), the layout
 and pyarrow all read without being told it:
 
 - ``deltas/``: :func:`~streamcalls_lab.load`'s rows;
-- ``calls/``: :func:`~streamcalls_lab.calls` of them;
+- ``calls/``: :func:`~streamcalls_lab._calls` of them;
 - ``anomalies/``: :func:`~streamcalls_lab.anomalies` of them.
 
 Each row also carries its turn's ``host``, ``model`` and ``day`` (the date the capture was
@@ -32,7 +32,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from . import provenance
-from .calls import calls
+from ._calls import calls
 from .loader import load_captures
 from .producers.scan import anomalies
 from .producers.served import served_rows

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from . import deepjson
+from . import _deepjson as deepjson
 from .errors import CaptureError
 from .events import DONE, DONE_ROWS, PAYLOAD_ERRORS, Ev, conflict, error_message, is_done
 from .framing import AutoDecoder

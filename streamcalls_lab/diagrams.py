@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ._calls import _CALL_KINDS, _FED
 from .accumulate import Accumulator, CallBuffer, present
-from .calls import _CALL_KINDS, _FED
 from .display import inert
 
 _CHAR_W = 7.3  # px per character of the 12 px monospace text

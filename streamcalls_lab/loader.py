@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import columns
+from . import _columns as columns
+from ._fastpath import Whole, whole_rows
 from .decode import UNKNOWN, Decoded, EventDecoder, check_provider
 from .errors import CaptureError
 from .events import KINDS, Ev
-from .fastpath import Whole, whole_rows
 from .framing import decode_any
 from .framing.frame import Frame
 from .providers import FORMATS

@@ -20,7 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from . import stats
-from .calls import calls as _calls
+from ._calls import calls as _calls
 
 COLORS = {
     "anthropic-messages": "#c15f3c",

@@ -25,7 +25,7 @@ from typing import Any
 import jiter
 import pandas as pd
 
-from . import deepjson
+from . import _deepjson as deepjson
 from .accumulate import Accumulator
 from .loader import load
 from .sources import Source

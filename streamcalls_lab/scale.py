@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from tqdm.auto import tqdm
 
-from .calls import calls
+from ._calls import calls
 from .decode import UNKNOWN
 from .loader import load_captures
 from .providers import READERS

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import deepjson
+from . import _deepjson as deepjson
+from ._calls import calls as _calls
 from .accumulate import present
-from .calls import calls as _calls
 from .prefixes import strict_parses
 from .sources import Source
 
@@ -116,7 +116,7 @@ def size_summary(deltas: pd.DataFrame, kind: str = "args_delta") -> pd.DataFrame
     """Fragment size per provider: count, median, mean, p10, p90, max, and the escaped median
     (a :class:`~.rebuilt.RebuiltWarning` when turns an importer rebuilt are among them: their
     ``wire_chars`` measure the importer's escaping)."""
-    from .rebuilt import warn_rebuilt
+    from ._rebuilt import warn_rebuilt
 
     warn_rebuilt(deltas, "size_summary's wire_median")
     frags = fragments(deltas, kind)

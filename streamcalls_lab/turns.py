@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import deepjson
+from . import _deepjson as deepjson
 from .events import DONE
 from .framing.sse import DONE_DATA, json_data
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -11,10 +12,12 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 CAPTURES = Path(os.environ.get("STREAMCALLS_CAPTURES", REPO.parent / "shared" / "captures"))
 FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
-# The folder whose modules share one JupyterLab, one Chromium and one executed course per
-# process: under pytest-xdist all its tests go to a single worker, or each worker would start
-# its own and run the whole course again.
+# The browser tests: each module's tests stay on one worker (its Chromium and servers are
+# module fixtures), and the modules that drive the session's one JupyterLab all go to the same
+# worker, or each worker would start its own. The other browser modules (Voila, the static
+# site) are spread like any test, so no one worker holds every browser test.
 ONE_WORKER = "tests/browser/"
+SHARED_LAB = "jupyter_lab"  # the session fixture that binds a module to the shared JupyterLab
 
 
 def capture_files(*formats: str) -> list[Path]:
@@ -29,9 +32,19 @@ def captures() -> Path:
     return CAPTURES
 
 
+@functools.cache
+def _uses_shared_lab(module: str) -> bool:
+    path = REPO / module
+    return path.is_file() and SHARED_LAB in path.read_text("utf-8")
+
+
 def one_worker_scope(nodeid: str) -> str | None:
-    """The shared scope of a test that must run beside the other browser tests, else None."""
-    return "browser" if nodeid.split("::", 1)[0].startswith(ONE_WORKER) else None
+    """The scope a browser test runs in (every module that uses the shared JupyterLab:
+    ``browser-lab``; any other browser module: that module), else None."""
+    module = nodeid.split("::", 1)[0]
+    if not module.startswith(ONE_WORKER):
+        return None
+    return "browser-lab" if _uses_shared_lab(module) else module
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own; no xdist, no hook

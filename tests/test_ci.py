@@ -16,10 +16,14 @@ def test_every_module_marked_browser_runs_on_one_worker() -> None:
     assert marked == folder and folder
 
 
-def test_browser_tests_share_one_scope_and_the_rest_are_spread() -> None:
-    browser = ["tests/browser/test_browser_course.py::test_notebook_runs[01]",
-               "tests/browser/test_voila.py::test_the_demo_renders"]
-    assert {one_worker_scope(n) for n in browser} == {"browser"}
+def test_browser_tests_that_share_jupyterlab_share_one_scope_and_the_rest_are_spread() -> None:
+    lab = ["tests/browser/test_browser_course.py::test_notebook_runs[01]",
+           "tests/browser/test_browser.py::test_x", "tests/browser/test_browser_stepper.py::t"]
+    assert {one_worker_scope(n) for n in lab} == {"browser-lab"}
+    voila = ["tests/browser/test_voila.py::test_the_demo_renders",
+             "tests/browser/test_voila.py::test_another"]
+    assert {one_worker_scope(n) for n in voila} == {"tests/browser/test_voila.py"}
+    assert one_worker_scope("tests/browser/test_stage.py::t") == "tests/browser/test_stage.py"
     others = ["tests/test_sse.py::test_a", "notebooks/01-anatomy.ipynb::01-anatomy.ipynb",
               "tests/test_fastpath.py::test_x[tests/browser/test_browser.py]"]
     assert [one_worker_scope(n) for n in others] == [None, None, None]

@@ -13,17 +13,22 @@ from streamcalls_lab.framing import sse
 from streamcalls_lab.traffic import proxy
 
 
-def _forget(old: str) -> None:
-    """As if ``old`` had never been imported (a module and its parent's attribute)."""
-    sys.modules.pop(f"streamcalls_lab.{old}", None)
+def _forget(old: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As if ``old`` had never been imported (a module and its parent's attribute), put back
+    as it was after the test: an old path named like a function (``calls``) binds its module
+    over that function, and the rest of the session must see the function again."""
+    monkeypatch.delitem(sys.modules, f"streamcalls_lab.{old}", raising=False)
     parent, _, name = f"streamcalls_lab.{old}".rpartition(".")
-    if hasattr(sys.modules[parent], name):
-        delattr(sys.modules[parent], name)
+    held = getattr(sys.modules[parent], name, None)
+    if held is not None:
+        monkeypatch.setattr(sys.modules[parent], name, held)
+        if isinstance(held, type(sys)):
+            delattr(sys.modules[parent], name)
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))
-def test_an_old_path_warns_naming_where_it_moved(old: str) -> None:
-    _forget(old)
+def test_an_old_path_warns_naming_where_it_moved(old: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    _forget(old, monkeypatch)
     with pytest.warns(DeprecationWarning, match=f"moved to streamcalls_lab.{MOVED[old][0]}"):
         module = importlib.import_module(f"streamcalls_lab.{old}")
     home = importlib.import_module(f"streamcalls_lab.{MOVED[old][0]}")
@@ -31,19 +36,38 @@ def test_an_old_path_warns_naming_where_it_moved(old: str) -> None:
     assert shared and all(getattr(module, k) is getattr(home, k) for k in shared)
 
 
-def test_an_old_path_gives_the_same_objects_as_the_new_one() -> None:
-    _forget("deltas")
+def test_an_old_path_gives_the_same_objects_as_the_new_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _forget("deltas", monkeypatch)
     with pytest.warns(DeprecationWarning):
         from streamcalls_lab import deltas
     assert deltas.load is loader.load and deltas.EventDecoder is decode.EventDecoder
-    _forget("sse")
+    _forget("sse", monkeypatch)
     with pytest.warns(DeprecationWarning):
         from streamcalls_lab.sse import Frame, SSEDecoder, sse_frame  # noqa: F401
     assert SSEDecoder is sse.SSEDecoder
-    _forget("proxy")
+    _forget("proxy", monkeypatch)
     with pytest.warns(DeprecationWarning):
         from streamcalls_lab.proxy import RecordingProxy
     assert RecordingProxy is proxy.RecordingProxy
+
+
+def test_an_old_path_named_like_a_function_still_calls_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``import streamcalls_lab.calls`` (0.2's module) binds a module where the function
+    ``streamcalls_lab.calls`` was; code that then calls ``streamcalls_lab.calls(...)`` gets
+    the function's answer, not ``TypeError: 'module' object is not callable``."""
+    function = streamcalls_lab.calls
+    _forget("calls", monkeypatch)
+    with pytest.warns(DeprecationWarning, match="moved to streamcalls_lab._calls"):
+        importlib.import_module("streamcalls_lab.calls")
+    bound = streamcalls_lab.calls
+    assert bound is not function and bound.calls is function
+    turn = (b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1",'
+            b'"type":"function","function":{"name":"f","arguments":"{}"}}]}}]}\n\n'
+            b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
+            b"data: [DONE]\n\n")
+    assert bound([turn])["args"].tolist() == function([turn])["args"].tolist() == ["{}"]
 
 
 def test_no_old_path_is_still_a_file_and_no_new_code_uses_one() -> None:

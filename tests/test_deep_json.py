@@ -170,7 +170,7 @@ def test_the_judge_compares_a_deep_parsed_input_with_what_was_sent() -> None:
 
 
 def test_a_producer_s_deep_arguments_cut_short_are_said_not_to_parse() -> None:
-    from streamcalls_lab.producers.conform import broken_arguments
+    from streamcalls_lab.producers._conform import broken_arguments
 
     aspect, why = broken_arguments(nested(5_000)[:-1], {"a": 1})
     assert aspect == "arguments_invalid" and "does not parse" in why

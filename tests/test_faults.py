@@ -347,3 +347,62 @@ def test_a_reused_index_compared_parsed_is_merged_calls_when_the_later_call_is_l
         assert _classes(want, got, parsed=True, **on) == [{"merged_calls", "index_as_position"}]
     assert _classes(want, [("call_1", "f", {"a": 1}), ("call_2", "g", {"b": 3})], parsed=True,
                     **on) != [{"merged_calls"}]  # other arguments: something else
+
+
+# -- each class by its own evidence, when a second bug changes the shape (issue 29) ----------
+def test_no_arguments_from_done_then_dropped_by_a_parse_gate_is_still_delta_only() -> None:
+    on = {"quirks": frozenset({"args_only_in_done"})}
+    want = [("call_1", "f", '{"a": 1}'), ("call_2", "g", '{"b": 2}')]
+    assert _classes(want, [], **on) == [{"delta_only"}]  # both emptied, then never handed on
+    assert _classes(want, [("call_1", "f", "")], **on) == [{"delta_only"}]
+    assert "delta_only" not in _classes(want, [])[0]  # the arguments were not done-only
+    assert "delta_only" not in _classes(want, [("call_1", "f", '{"a": 1}'),
+                                               ("call_9", "h", "")], **on)[0]
+
+
+def test_interleaved_fragments_in_the_later_call_are_key_by_last_with_the_earlier_dropped(
+        ) -> None:
+    want = [("call_1", "get_weather", '{"city": "Paris"}'), ("call_2", "get_time", '{"tz": 1}')]
+    mixed = '{"city{"tz": "Pa": 1}ris"}'
+    assert _classes(want, [("call_1", "get_weather", ""), ("call_2", "get_time", mixed)]) == [
+        {"key_by_last"}]
+    assert _classes(want, [("call_2", "get_time", mixed)]) == [{"key_by_last"}]
+    # the later call lost instead: not the later call's buffer holding both
+    assert "key_by_last" not in _classes(want, [("call_1", "get_weather", mixed)])[0]
+
+
+def test_a_reused_index_is_index_as_position_only_where_the_later_slot_was_left_empty(
+        ) -> None:
+    on = {"quirks": frozenset({"index_reuse"})}
+    want = [("call_1", "f", '{"a": 1}'), ("call_2", "g", '{"b": 2}')]
+    merged = [("call_1", "f", '{"a": 1}{"b": 2}')]
+    assert _classes(want, merged, **on) == [{"merged_calls"}]  # the later call never started
+    assert _classes(want, [*merged, ("call_2", "g", "")], **on) == [
+        {"merged_calls", "index_as_position"}]  # a list slot left empty: either
+
+
+def test_an_index_error_after_whole_calls_on_a_gap_is_index_as_position() -> None:
+    want = [("call_1", "f", '{"a": 1}'), ("call_2", "g", '{"b": 2}')]
+    sent = [Sent("call_1", "f", '{"a": 1}', 0, 0), Sent("call_2", "g", '{"b": 2}', 0, 0)]
+    found = symptoms(sent=sent, expected=want, got=[want[0]],
+                     error="exited 1: IndexError: list index out of range")
+    assert [classify(s) for s in found] == [{"index_as_position"}]
+    whole = [Sent(*w, n, 0) for n, w in enumerate(want)]  # indices that are positions
+    found = symptoms(sent=whole, expected=want, got=[want[0]],
+                     error="exited 1: IndexError: list index out of range")
+    assert "index_as_position" not in classify(found[0])
+
+
+def test_lenient_parse_only_for_text_a_partial_parser_reads_as_a_value() -> None:
+    want = [("call_1", "f", '{"limit": 20}')]
+    assert "lenient_parse" in _classes(want, [("call_1", "f", '{"limit": 2')])[0]
+    assert "lenient_parse" not in _classes(want, [("call_1", "f", "")])[0]  # reads nothing
+    number = [("call_1", "f", "10")]
+    assert _classes(number, [("call_1", "f", "1")]) == [{"parse_to_finish", "lenient_parse"}]
+
+
+def test_a_call_handed_on_empty_where_announcements_carry_text_dropped_it() -> None:
+    on = {"quirks": frozenset({"args_in_announcement"})}
+    want = [("call_1", "f", '{"a": 1}')]
+    assert _classes(want, [("call_1", "f", "")], **on) == [{"announcement_args_dropped"}]
+    assert "parse_to_finish" in _classes(want, [("call_1", "f", "")])[0]  # no such text: early

@@ -27,7 +27,7 @@ TURN = check.turn_bytes("openai-chat", [turns.Text(("Let me check",)),
 CLIENT = textwrap.dedent('''
     import json, urllib.request
     import pytest
-    from streamcalls_lab.calls import calls
+    from streamcalls_lab._calls import calls
 
     def ask(base, path="/v1/chat/completions?key=%(q)s"):
         req = urllib.request.Request(base + path, method="POST",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from .conftest import REPO
@@ -40,10 +41,23 @@ def test_every_module_and_subpackage_is_on_the_map() -> None:
     assert sorted(inside - named) == []
 
 
+def _file_names() -> set[str]:
+    """The names of the project's files, in one walk that skips what is not the project's
+    (the virtual environment, node_modules, caches): globbing the checkout once per name
+    walked the whole venv each time (150 s of a CI run)."""
+    names: set[str] = set()
+    for _root, dirs, files in os.walk(REPO):
+        dirs[:] = [d for d in dirs if not d.startswith(".")
+                   and d not in ("node_modules", "__pycache__", "build")]
+        names.update(files)
+    return names
+
+
 def test_the_map_names_nothing_that_is_not_there() -> None:
     where = _section("What is where")
+    names = _file_names()
     for name in set(re.findall(r"`([\w]+\.py)`", where)):
-        assert list(REPO.glob(f"**/{name}")), name
+        assert name in names, name
 
 
 def test_every_local_link_resolves() -> None:

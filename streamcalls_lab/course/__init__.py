@@ -8,8 +8,8 @@ registers them with :func:`~.checking.exercise` when imported.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
+import importlib as _importlib
+import pkgutil as _pkgutil
 
 from .checking import EXERCISES, Exercise, Prediction, Verdict, check, exercise, reveal, solution
 
@@ -19,6 +19,6 @@ __all__ = ["EXERCISES", "Exercise", "Prediction", "Verdict", "check", "exercise"
 
 def load_all() -> None:
     """Import every exercise module of the package, so :data:`EXERCISES` holds them all."""
-    for mod in pkgutil.iter_modules(__path__):
+    for mod in _pkgutil.iter_modules(__path__):
         if mod.name != "checking":
-            importlib.import_module(f"{__name__}.{mod.name}")
+            _importlib.import_module(f"{__name__}.{mod.name}")

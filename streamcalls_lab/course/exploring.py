@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..calls import calls
+from .._calls import calls
 from ..generate import GENERATED_FORMATS, ToolCall, generate
 from ..loader import load
 from ..wording import count

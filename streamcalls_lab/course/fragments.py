@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import corpus, stats
-from ..calls import calls
+from .._calls import calls
 from ..generate import token_pieces
 from ..loader import load
 from ..token_boundaries import on_token

@@ -12,7 +12,7 @@ from functools import cache
 from typing import Any
 
 from .. import turns
-from ..calls import calls
+from .._calls import calls
 from ..loader import load
 from ..producers.examples import exposes
 from .checking import Exercise, Verdict, exercise

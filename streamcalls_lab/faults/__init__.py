@@ -85,7 +85,6 @@ from .registry import FOUND_BY_THE_KIT as FOUND_BY_THE_KIT
 from .registry import OTHER as OTHER
 from .registry import SPECS as SPECS
 from .registry import BugClass as BugClass
-from .registry import T as T
 from .registry import _set as _set
 from .registry import classify as classify
 from .registry import cover as cover
@@ -107,6 +106,64 @@ from .symptom import _calls_shown as _calls_shown
 from .symptom import _order_free as _order_free
 from .symptom import describe as describe
 from .symptom import symptoms as symptoms
+
+__all__ = [
+    "CALLS",
+    "CLASSES",
+    "CORRECT",
+    "ERROR",
+    "ESCAPE",
+    "FAULTS",
+    "FOUND_BY_THE_KIT",
+    "MARKDOWN_SYNTAX",
+    "NO_ARGS",
+    "OTHER",
+    "SEPARATORS",
+    "SPECS",
+    "SURFACE",
+    "TOOL_STOPS",
+    "AnnouncementArgsDropped",
+    "BlankIdNewCall",
+    "BugClass",
+    "DecodeChunks",
+    "DecodeEach",
+    "DeltaOnly",
+    "EmptyArgsDropped",
+    "EofAsStop",
+    "FinishGate",
+    "IndexAsPosition",
+    "KeyByID",
+    "KeyByLast",
+    "KeyByName",
+    "LenientParse",
+    "MarkdownBubble",
+    "MergeOnReuse",
+    "NameConcatenated",
+    "OneCallPerChunk",
+    "OneChoice",
+    "ParseToFinish",
+    "Seen",
+    "Sent",
+    "Splitlines",
+    "Symptom",
+    "Trim",
+    "bubble_text",
+    "classify",
+    "cover",
+    "deleted_only",
+    "describe",
+    "interleaves",
+    "json_value",
+    "lenient_value",
+    "parses",
+    "partly_decoded",
+    "register",
+    "split_characters_lost",
+    "summary",
+    "symptoms",
+    "unescape_fragment",
+    "unregister",
+]
 
 # the classes, in report order (the order reports, ``FAULTS`` and ties in ``cover`` follow)
 _set([

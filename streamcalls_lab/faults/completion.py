@@ -8,7 +8,7 @@ from typing import Any
 
 import jiter
 
-from .. import deepjson
+from .. import _deepjson as deepjson
 from ..accumulate import Accumulator, CallBuffer
 from .recognise import (
     _early,
@@ -90,6 +90,13 @@ class LenientParse(Accumulator):
         buf.dispatched = (buf.args, value)
 
 
+def _read_leniently(early: list[Any]) -> bool:
+    """Every text handed on early is one a partial parser reads as a value: it hands on
+    nothing before that (not ``""``, ``{}``)."""
+    return all(isinstance(a, str) and lenient_value(a) not in (None, {}, [], "")
+               for a in early)
+
+
 EOF_AS_STOP = BugClass(
     "eof_as_stop",
     "Took the end of the stream for the stop of every call still open, so a stream cut "
@@ -124,7 +131,7 @@ LENIENT_PARSE = BugClass(
     "at the stop.",
     ("earendil-works/pi#5964", "langchain-ai/langchain#39275",
      "langchain-ai/langchainjs#11469"),
-    lambda s: _early(s) is not None,
+    lambda s: (early := _early(s)) is not None and (s.parsed or _read_leniently(early)),
     LenientParse,
     # {"limit": 2 reads as a finished object to a partial parser; 20 is what was sent.
     {"args": '{"limit": 20, "status": "refunded"}', "split": 11})

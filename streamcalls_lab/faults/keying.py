@@ -162,6 +162,13 @@ def _merged_parsed(s: Symptom) -> bool:
             and all(h[2] in values for h in extra))
 
 
+def _later_left_empty(s: Symptom) -> bool:
+    """Of two calls sent one after the other whose texts one call holds run together, the
+    later was handed on under its own id with no arguments (a list slot left empty)."""
+    empty = {i for i, _, a in s.got if a in NO_ARGS}
+    return any(b.call_id in empty for _, b, _ in _held_together(s, "run"))
+
+
 KEY_BY_NAME = BugClass(
     "key_by_name",
     "Looked buffers up by tool name, so a second call to the same tool was appended to "
@@ -209,8 +216,10 @@ KEY_BY_LAST = BugClass(
     "Sent every fragment to the call announced last, which holds only while calls come "
     "one after another; route each fragment by its own index (output_index).",
     ("maximhq/bifrost#1829", "mozilla-ai/any-llm PR #1305", "QwenLM/Qwen-Agent PR #943"),
-    lambda s: not s.missing and any(holder == b.call_id
-                                    for _, b, holder in _held_together(s, "mixed")),
+    # the later call holds both calls' fragments shuffled; the earlier one, left empty, is
+    # handed on so or (by a client that also waits for a parse) not at all
+    lambda s: any(holder == b.call_id and all(m[0] == a.call_id for m in s.missing)
+                  for a, b, holder in _held_together(s, "mixed")),
     KeyByLast,
     # Two calls announced, then their fragments alternating (Chat and Responses only).
     {"args": '{"tz": "Europe/Rome"}', "split": 8, "tool": "get_time",
@@ -237,9 +246,11 @@ INDEX_AS_POSITION = BugClass(
     "start at 0 (or skips) raised or landed in the wrong slot; key calls by the index "
     "they are sent under (a reused index: the later call landed in the earlier's slot).",
     ("BerriAI/litellm#5231", "openai/openai-python#2806"),
-    # raised on a stream whose indices are not positions, or merged at a reused one
+    # raised on a stream whose indices are not positions, or, at a reused one, the later
+    # call's text landed in the earlier's slot (its own handed on empty, or parsed, lost):
+    # a later call never started at all is merged_calls' evidence, not this one's
     lambda s: (_raised_index(s) and _index_not_position(s))
-    or (_on("index_reuse", s) and _merged(s)),
+    or (_on("index_reuse", s) and (_merged_parsed(s) or (_merged(s) and _later_left_empty(s)))),
     IndexAsPosition,
     # Anthropic's block index forwarded as Chat's: the first call at index 1.
     {"args": '{"order_id": "A-4471"}', "split": 9, "tool": "lookup_order",

@@ -122,8 +122,16 @@ def _null_arguments(s: Symptom) -> bool:
 
 def _no_args_from_done(s: Symptom) -> bool:
     """On a stream whose arguments came only in the done event: every call that differs
-    came out under its own id with no arguments (as text or parsed)."""
-    return _on("args_only_in_done", s) and _every_difference(
+    came out under its own id with no arguments (as text or parsed), or, by a client that
+    also waits for a parse before handing a call on, not at all; nothing extra."""
+    if not _on("args_only_in_done", s) or s.aspect != CALLS:
+        return False
+    pairs, missing, extra = s.matched
+    if missing and not extra and all(w[2] not in NO_ARGS for w in missing) and all(
+            w == h or (h[1] == w[1] and w[2] not in NO_ARGS and h[2] in NO_ARGS)
+            for w, h in pairs):
+        return True
+    return _every_difference(
         s, lambda w, h: h[1] == w[1] and w[2] not in NO_ARGS and h[2] in NO_ARGS)
 
 

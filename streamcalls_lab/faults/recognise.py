@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from itertools import pairwise
 from typing import Any
 
-from .. import deepjson
+from .. import _deepjson as deepjson
 from .symptom import CALLS, ERROR, Seen, Sent, Symptom
 
 
@@ -97,17 +97,27 @@ def _early(s: Symptom) -> list[Any] | None:
     if missing:
         return None
     early = []
+    # where announcements carry argument text, a call handed on with none dropped it: it
+    # was not handed on early (announcement_args_dropped's evidence, not this one)
+    empty_is_early = not _on("args_in_announcement", s)
     for want, have in pairs:
         if want == have:
             continue
         args = have[2]
         if s.parsed or have[1] != want[1] or not isinstance(args, str) or not (
-                len(args) < len(want[2]) and want[2].startswith(args)):
+                len(args) < len(want[2]) and want[2].startswith(args)) or not (
+                args or empty_is_early):
             return None
         early.append(args)
     by_id = {c.call_id: c for c in s.sent if not _blank(c.call_id)}
     for have in extra:
         call = by_id.get(have[0])
+        if call is None and s.ends_early and _blank(have[0]) and isinstance(have[2], str):
+            # handed on under no id (a client keyed by id, say) from a cut stream: still a
+            # call handed on before its stop, holding the start of one whose stop never came
+            due = {w[0] for w in s.expected}
+            call = next((c for c in s.sent if have[2] and c.call_id not in due
+                         and c.args.startswith(have[2])), None)
         if call is None:
             return None
         args = have[2]
@@ -196,6 +206,12 @@ JavaScript's SyntaxError)."""
 
 def _raised_index(s: Symptom) -> bool:
     """The run raised an index error: a call's index taken for a list position (indices
-    skip on a gateway's stream, and Anthropic's count the text blocks too)."""
-    return s.aspect == ERROR and not s.hung and (
-        "IndexError" in s.error or "list index out of range" in s.error)
+    skip on a gateway's stream, and Anthropic's count the text blocks too). Nothing handed
+    on, or only calls handed on whole before it raised (the later ones never were)."""
+    if s.hung or not ("IndexError" in s.error or "list index out of range" in s.error):
+        return False
+    if s.aspect == ERROR:
+        return True
+    pairs, missing, extra = s.matched
+    return (s.aspect == CALLS and bool(missing) and not extra
+            and all(w == h for w, h in pairs))

@@ -12,8 +12,9 @@ AI SDK 4 data stream). Each module reads its framing and writes it
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Iterator
+import math as _math
+from collections.abc import Iterable as _Iterable
+from collections.abc import Iterator as _Iterator
 
 from . import eventstream, jsonarray, ndjson, prefixed, sse
 from .eventstream import EventStreamDecoder
@@ -83,7 +84,7 @@ class AutoDecoder:
         self.framing: Framing | None = None
         self._held = b""
 
-    def feed(self, chunk: bytes, t: float = math.nan) -> list[Frame]:
+    def feed(self, chunk: bytes, t: float = _math.nan) -> list[Frame]:
         dec = self.decoder
         if dec is None:
             if not chunk:
@@ -114,7 +115,7 @@ class AutoDecoder:
 
 
 def decode_any(
-    chunks: Iterable[bytes | tuple[float, bytes]], source: str = "<bytes>", *, strict: bool = True
-) -> Iterator[Frame]:
+    chunks: _Iterable[bytes | tuple[float, bytes]], source: str = "<bytes>", *, strict: bool = True
+) -> _Iterator[Frame]:
     """:func:`~.sse.decode_frames` with the framing chosen by :class:`AutoDecoder`."""
     return decode_frames(chunks, source, strict=strict, framing=AutoDecoder)

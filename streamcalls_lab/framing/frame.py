@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from .. import deepjson
+from .. import _deepjson as deepjson
 from ..errors import CaptureError
 
 _new = tuple.__new__  # builds a Frame from a tuple without the Python-level __new__

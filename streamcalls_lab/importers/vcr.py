@@ -3,7 +3,7 @@
 A cassette is ``interactions[]``, each a ``request`` and a ``response`` whose
 body sits in ``body.string``: text, or ``!!binary`` bytes when the recorder
 kept them compressed (gzip or deflate, undone here, as the client would, up to
-:data:`~streamcalls_lab.inflate.MAX_INFLATED`: a body that expands further is
+:data:`~streamcalls_lab._inflate.MAX_INFLATED`: a body that expands further is
 kept that far and marked ``cut_off``). Only interactions whose response is an
 event stream become captures; cassettes keep no timing, so no sidecar is written.
 """
@@ -19,8 +19,8 @@ from typing import Any
 import yaml
 
 from .. import provenance
+from .._inflate import Inflater
 from ..errors import CaptureError
-from ..inflate import Inflater
 from .stream import Stream, exchanges
 
 EVENT_STREAM = "text/event-stream"
@@ -50,7 +50,7 @@ def _body(response: dict[str, Any]) -> bytes | None:
 
 def decode_content(body: bytes, encoding: str) -> tuple[bytes, str | None] | None:
     """Undo a ``content-encoding`` the recorder kept: the body and, when it expands past
-    the limit, why it stops there (see :mod:`streamcalls_lab.inflate`); None for
+    the limit, why it stops there (see :mod:`streamcalls_lab._inflate`); None for
     encodings this kit cannot undo. A corrupt or cut-off compressed body raises.
 
     The header often outlives the encoding (many recorders store decoded

@@ -16,13 +16,13 @@ server or gateway sends. This family names it:
   (``python -m streamcalls_lab diff``).
 
 ``conform`` and ``diff`` are the functions here; their modules stay importable by path
-(``from streamcalls_lab.producers.conform import record_both``).
+(``from streamcalls_lab.producers._conform import record_both``).
 """
 
 from __future__ import annotations
 
-from .conform import ASPECTS, CONFORM_COLUMNS, conform
-from .diff import DIFF_COLUMNS, KINDS, diff
+from ._conform import ASPECTS, CONFORM_COLUMNS, conform
+from ._diff import DIFF_COLUMNS, KINDS, diff
 from .quirks import QUIRKS, Quirk
 from .scan import ANOMALY_COLUMNS, anomalies
 from .served import SERVED_COLUMNS, served_by

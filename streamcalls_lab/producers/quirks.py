@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from .. import deepjson
+from .. import _deepjson as deepjson
 from ..turns import Call, Script, Segment, Text
 from ..wording import count
 

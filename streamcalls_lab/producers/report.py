@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..calls import calls as call_table
+from .._calls import calls as call_table
 from ..display import inert
 from ..events import PROVIDER_ERROR
 from ..loader import load_captures

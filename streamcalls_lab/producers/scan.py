@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import columns
+from .. import _columns as columns
 from ..providers import FORMATS, WireFormat
 from .quirks import QUIRKS, SEPARATORS, unmasked
 

@@ -21,7 +21,8 @@ from urllib.parse import urlsplit
 import orjson
 import pandas as pd
 
-from .. import columns, provenance
+from .. import _columns as columns
+from .. import provenance
 from ..errors import CaptureError
 from ..events import is_done
 from ..framing import decode_any

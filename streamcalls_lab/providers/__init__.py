@@ -14,7 +14,7 @@ Adding a format is one new module plus one line in :data:`FORMATS`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any as _Any
 
 from . import (
     ag_ui,
@@ -69,7 +69,7 @@ Anthropic's content blocks are sequential (each block's stop comes before the ne
 start), though its SDK keys deltas by ``index`` too."""
 
 
-def sniff(event: str, payload: Any) -> str | None:
+def sniff(event: str, payload: _Any) -> str | None:
     """The format a frame belongs to, or None when one frame cannot tell (a ping)."""
     for name, fmt in READERS.items():
         if fmt.sniff(event, payload):

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from .. import deepjson
+from .. import _deepjson as deepjson
 from ..events import obj
 
 

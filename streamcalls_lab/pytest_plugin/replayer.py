@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from .. import provenance
-from ..traffic import http1, replay
+from ..traffic import _http1 as http1
+from ..traffic import replay
 from ..traffic.serve import MAX_BODY
 from ..traffic.server import LoopbackServer, OwnedHTTPServer, StreamHandler, chunk
 from .cassette import Recording

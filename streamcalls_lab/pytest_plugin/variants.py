@@ -20,7 +20,7 @@ from itertools import pairwise
 import pandas as pd
 
 from .. import turns
-from ..calls import calls
+from .._calls import calls
 from ..check import PRODUCER_SPLITS, TURN_FORMATS, producer_families
 from ..faults import Seen, Sent
 from ..fixtures import boundaries, escape_spans, resplit, truncate

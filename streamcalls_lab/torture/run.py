@@ -27,8 +27,8 @@ from typing import IO, Any
 from ..faults import SPECS, json_value
 from ..providers import FORMATS
 from ..traffic.server import LoopbackServer, StreamHandler, chunk
-from .cases import WireCase, framing
-from .processes import OUTPUT_LIMIT, Capped, Client, capped_lines
+from ._cases import WireCase, framing
+from ._processes import OUTPUT_LIMIT, Capped, Client, capped_lines
 
 GZIP, IDENTITY = "gzip", "identity"
 
@@ -75,6 +75,10 @@ def accepts_gzip(accept_encoding: str | None) -> bool:
 
 class _CaseServer(LoopbackServer):
     """One case on loopback: its writes, paced so that each is its own client read."""
+
+    poll_interval = 0.005
+    """A server lives for one case, a few hundredths of a second: closing it should not
+    wait as long again for its loop to notice (the default cost a pair test half its time)."""
 
     def __init__(self, case: WireCase) -> None:
         super().__init__(_Handler, "127.0.0.1", 0)

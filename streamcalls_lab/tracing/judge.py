@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..deepjson import loads
+from .._deepjson import loads
 from .records import TracedCall
 
 

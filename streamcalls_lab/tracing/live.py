@@ -18,9 +18,9 @@ from typing import Any
 
 import pandas as pd
 
+from .._deepjson import dumps
 from ..check import REPORT_COLUMNS
-from ..deepjson import dumps
-from ..torture.cases import WireCase, cases
+from ..torture._cases import WireCase, cases
 from ..torture.run import LoopClient
 from .judge import Judged, WireCall, judge_turn
 from .otlp_json import turns_of

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from ..deepjson import dumps
+from .._deepjson import dumps
 from .records import TracedCall
 
 _WALK_LIMIT = 64  # containers looked into for messages: a value is never walked without end

@@ -16,7 +16,7 @@ import zlib
 from typing import Any
 
 from ..errors import CaptureError
-from ..traffic import http1
+from ..traffic import _http1 as http1
 from ..traffic.server import LoopbackServer, StrictHandler
 from .otlp_json import turns_of
 from .otlp_proto import documents

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from ..deepjson import depth
+from .._deepjson import depth
 from ..errors import CaptureError
 
 MAX_BYTES = 64 * 1024 * 1024

@@ -1,4 +1,4 @@
-"""The wire's side: each captured turn's calls (exactly as :func:`~streamcalls_lab.calls`
+"""The wire's side: each captured turn's calls (exactly as :func:`~streamcalls_lab._calls`
 assembles them), response id, token figures and time to first chunk."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pandas as pd
 
-from ..calls import calls
+from .._calls import calls
 from ..loader import load
 from ..sources import Source
 from .judge import WireCall

@@ -27,8 +27,8 @@ from typing import Any
 
 from streamcalls_lab import provenance
 from streamcalls_lab.display import inert
+from streamcalls_lab.traffic._saving import BodyNotSaved, BodyRecorder, new_capture
 from streamcalls_lab.traffic.proxy import DATA_STREAM_HEADER, model_of, stream_suffix
-from streamcalls_lab.traffic.saving import BodyNotSaved, BodyRecorder, new_capture
 
 SOURCE = "mitmproxy-addon"
 Passed = bytes | Iterable[bytes]

@@ -64,9 +64,10 @@ from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
 from .. import provenance
 from ..sources import in_progress
-from . import http1, websocket
+from . import _http1 as http1
+from . import websocket
+from ._saving import BodyNotSaved, BodyRecorder, new_capture
 from .replay import AWS_EVENT_STREAM, EVENT_STREAM, JSON, NDJSON, Clock
-from .saving import BodyNotSaved, BodyRecorder, new_capture
 from .server import (
     HEADER_TIMEOUT,
     MAX_CONNECTIONS,

@@ -10,7 +10,7 @@ it would sit in shell history.
 The stdlib HTTP client is used on purpose: it reads the socket exactly as
 the response arrives (``read1``), adds no retries, and logs nothing. An answer
 whose framing can be read two ways (:func:`.http1.check_response`) is refused,
-and a gzip body inflates no further than :data:`~streamcalls_lab.inflate.MAX_INFLATED`.
+and a gzip body inflates no further than :data:`~streamcalls_lab._inflate.MAX_INFLATED`.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import provenance
-from . import http1
+from . import _http1 as http1
+from ._saving import BodyNotSaved, BodyRecorder
 from .replay import Clock
-from .saving import BodyNotSaved, BodyRecorder
 
 AUTH_MODES = ("auto", "x-api-key", "bearer", "api-key", "x-goog-api-key", "none")
 ANTHROPIC_VERSION = "2023-06-01"

@@ -38,7 +38,8 @@ from typing import Any
 
 from .. import echoes, provenance
 from ..sources import Capture, Source, resolve
-from . import http1, replay
+from . import _http1 as http1
+from . import replay
 from .replay import Clock, Read, Sleep, paced, reads
 from .server import (
     HEADER_TIMEOUT,

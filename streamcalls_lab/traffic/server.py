@@ -29,7 +29,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-from . import http1
+from . import _http1 as http1
 
 HEADER_TIMEOUT = 10.0
 """Seconds from a request's first byte to the end of its head (default)."""
@@ -296,6 +296,8 @@ class LoopbackServer:
     """
 
     httpd_class: type[OwnedHTTPServer] = OwnedHTTPServer
+    poll_interval: float = 0.05
+    """How often the serving loop looks for a shutdown: :meth:`close` waits up to this."""
 
     def __init__(self, handler: type[BaseHTTPRequestHandler], host: str, port: int,
                  max_connections: int = MAX_CONNECTIONS,
@@ -319,7 +321,7 @@ class LoopbackServer:
     def start(self) -> Self:
         # A short poll interval: shutdown() waits for the loop to notice, up to one interval.
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, args=(0.05,), daemon=True,
+            target=self._httpd.serve_forever, args=(self.poll_interval,), daemon=True,
             name=f"{type(self).__name__}:{self.port}")
         self._thread.start()
         return self

@@ -31,7 +31,8 @@ from ..support.xss import IMG, XSS_STATE
 if TYPE_CHECKING:
     from .conftest import Server
 
-# One worker runs every browser test (conftest.ONE_WORKER), so they share one server.
+# Every module that uses the jupyter_lab fixture runs on one worker (conftest.one_worker_scope),
+# so they share one server.
 pytestmark = [pytest.mark.browser]
 
 COURSE = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from streamcalls_lab import CaptureError, calls, load, provenance
@@ -18,9 +19,11 @@ FIRST = turns.anthropic(text=["Hi"], calls=[("lookup", ['{"city": "Par', 'is"}']
 SECOND = turns.anthropic(calls=[("search", ['{"q"', ': "x"}']), ("read", ["{}"])])
 
 
-def _events(body: bytes) -> list[dict[str, Any]]:
-    """The Messages events of an SSE body, as the CLI parsed them."""
-    frames = load(body, raw=True).drop_duplicates("frame")  # a frame can give several rows
+def _events(body: bytes | pd.DataFrame) -> list[dict[str, Any]]:
+    """The Messages events of an SSE body (or of its ``load(raw=True)`` table), as the CLI
+    parsed them."""
+    deltas = body if isinstance(body, pd.DataFrame) else load(body, raw=True)
+    frames = deltas.drop_duplicates("frame")  # a frame can give several rows
     return [json.loads(d) for d in frames["data"] if d and d.startswith("{")]
 
 
@@ -176,15 +179,16 @@ def test_every_real_anthropic_capture_survives_the_stream_json_round_trip(
     checked = 0
     for n, cap in enumerate(real):
         body = cap.read_bytes()
-        if load(body, strict=False)["provider"].astype(str).ne("anthropic-messages").any():
+        deltas = load(body, strict=False, raw=True)  # once: the corpus is large
+        if deltas["provider"].astype(str).ne("anthropic-messages").any():
             continue  # a capture the kit reads as another format or with problems
-        if (load(body, strict=False)["kind"] == "error").any():
+        if (deltas["kind"] == "error").any():
             continue
-        lines = [_line(e) for e in _events(body)]
+        lines = [_line(e) for e in _events(deltas)]
         written = import_file(_ndjson(tmp_path, lines, f"r{n}.jsonl"), tmp_path / "out")
         got = calls(tmp_path / "out" / written[0].name)
         cols = ["tool", "args", "complete"]
-        assert got[cols].equals(calls(body)[cols]), cap.name
+        assert got[cols].equals(calls(deltas)[cols]), cap.name
         checked += 1
     assert checked > 10
 
@@ -193,7 +197,7 @@ def test_a_wire_measure_over_rebuilt_turns_warns_and_over_real_ones_does_not(
     tmp_path: Path,
 ) -> None:
     from streamcalls_lab import stats
-    from streamcalls_lab.rebuilt import RebuiltWarning
+    from streamcalls_lab._rebuilt import RebuiltWarning
 
     import_file(_ndjson(tmp_path, _run(FIRST)), tmp_path / "out")
     with pytest.warns(RebuiltWarning, match="run__m0"):

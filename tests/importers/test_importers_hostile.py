@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from streamcalls_lab import CaptureError, cli, inflate, load, provenance
+from streamcalls_lab._inflate import Inflater
 from streamcalls_lab.importers import import_file, import_paths, vcr
-from streamcalls_lab.inflate import Inflater
 
 from ..support import turns
 

@@ -21,7 +21,7 @@ import pytest
 
 from streamcalls_lab import cli, turns
 from streamcalls_lab.producers import CONFORM_COLUMNS, conform
-from streamcalls_lab.producers.conform import record_both, request_format
+from streamcalls_lab.producers._conform import record_both, request_format
 from streamcalls_lab.providers import FORMATS
 from streamcalls_lab.traffic.server import LoopbackServer, StreamHandler, chunk
 from streamcalls_lab.turns import Call, Script, Text

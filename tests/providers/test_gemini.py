@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import streamcalls_lab as scl
-from streamcalls_lab.fastpath import whole_rows as normalise_whole
+from streamcalls_lab._fastpath import whole_rows as normalise_whole
 from streamcalls_lab.loader import load_captures
 from streamcalls_lab.providers import READERS as FORMATS
 from streamcalls_lab.providers import sniff

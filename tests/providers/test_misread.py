@@ -15,7 +15,7 @@ import pytest
 
 import streamcalls_lab as scl
 from streamcalls_lab import CaptureError
-from streamcalls_lab.fastpath import hot_rows, whole_rows
+from streamcalls_lab._fastpath import hot_rows, whole_rows
 from streamcalls_lab.framing.sse import split_whole
 from streamcalls_lab.providers import FORMATS, READERS
 from streamcalls_lab.providers.misread import call_part

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import streamcalls_lab as scl
+from streamcalls_lab._fastpath import whole_rows
 from streamcalls_lab.events import DONE, is_done
-from streamcalls_lab.fastpath import whole_rows
 from streamcalls_lab.framing import decode_any
 from streamcalls_lab.producers.quirks import with_implied
 from streamcalls_lab.providers import FORMATS, INTERLEAVING, READERS, sniff

@@ -18,8 +18,8 @@ import pytest
 
 from streamcalls_lab.torture import LoopClient, cases, run_case, verdict
 from streamcalls_lab.torture import run as run_module
-from streamcalls_lab.torture.judge import OUTPUT_CUT
-from streamcalls_lab.torture.processes import MARK, OUTPUT_LIMIT, Client, marked
+from streamcalls_lab.torture._judge import OUTPUT_CUT
+from streamcalls_lab.torture._processes import MARK, OUTPUT_LIMIT, Client, marked
 
 CASE = cases(["openai-chat"], "quick", ["spaces"])[0]
 TIMEOUT = 30.0  # far more than any client here takes: reaching it means a hang

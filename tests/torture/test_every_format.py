@@ -16,7 +16,7 @@ from streamcalls_lab.check import TURN_FORMATS
 from streamcalls_lab.framing import framing_of
 from streamcalls_lab.providers import FORMATS
 from streamcalls_lab.torture import check_client
-from streamcalls_lab.torture.cases import cases, served_formats
+from streamcalls_lab.torture._cases import cases, served_formats
 
 REFERENCE = [sys.executable, str(Path(__file__).resolve().parents[2] / "clients" / "reference.py")]
 # the SSE formats test_torture.py runs the reference client on already
@@ -146,7 +146,7 @@ def test_streamed_arguments_are_served_where_the_format_can_stream_them() -> Non
     as the calls expected, passed by the reference client; two calls to one tool there
     still catch ``key_by_name``."""
     from streamcalls_lab import turns
-    from streamcalls_lab.calls import calls
+    from streamcalls_lab._calls import calls
     from streamcalls_lab.loader import load
     from streamcalls_lab.turns import Call
 

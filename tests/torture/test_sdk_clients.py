@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from streamcalls_lab.torture import check_client
-from streamcalls_lab.torture.cases import cases
+from streamcalls_lab.torture._cases import cases
 
 CLIENTS = Path(__file__).resolve().parents[2] / "clients"
 SSE_EXTRAS = {"comments": {"crash"}, "retry_field": {"crash"}, "ids_and_keepalive": {"crash"}}

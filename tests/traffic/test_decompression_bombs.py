@@ -1,5 +1,5 @@
 """Decompression bombs (issue #22): the proxy and record inflate a body no further than
-import does (one limit, streamcalls_lab.inflate), keep it that far, mark the capture
+import does (one limit, streamcalls_lab._inflate), keep it that far, mark the capture
 cut off so it loads with an error row saying so, and never hold the inflated body whole."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from streamcalls_lab import inflate, load, provenance
-from streamcalls_lab.inflate import Inflater
+from streamcalls_lab._inflate import Inflater
 from streamcalls_lab.traffic.proxy import RecordingProxy
 from streamcalls_lab.traffic.record import RecordError, record
 from streamcalls_lab.traffic.server import LoopbackServer

@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamcalls_lab.traffic import http1
+from streamcalls_lab.traffic import _http1 as http1
 from streamcalls_lab.traffic.proxy import RecordingProxy
 
 from ..support.upstreams import Upstream

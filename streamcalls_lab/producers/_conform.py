@@ -29,7 +29,8 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
-from .. import columns, deepjson
+from .. import _columns as columns
+from .. import _deepjson as deepjson
 from ..accumulate import Accumulator, present
 from ..display import inert
 from ..loader import load

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import columns
+from . import _columns as columns
+from ._deepjson import is_json
 from .accumulate import Accumulator, CallBuffer, present
-from .deepjson import is_json
 from .events import IDENTITY_CHANGED
 from .loader import gc_paused, load
 from .providers import FORMATS

@@ -16,10 +16,10 @@ from collections.abc import Iterator, Sequence
 
 import pandas as pd
 
-from .. import deepjson
+from .. import _deepjson as deepjson
 from ..providers import FORMATS
 from ..sources import Source
-from .conform import (
+from ._conform import (
     Row,
     SeenCall,
     SeenTurn,

@@ -19,16 +19,16 @@ from typing import Any
 
 import pandas as pd
 
+from .._calls import calls
 from ..accumulate import present
-from ..calls import calls
 from ..check import DOCUMENTS, report_frame
 from ..display import code_point, hidden
 from ..faults import CLASSES as CLASSES  # what a failure is put down to, in report order
 from ..faults import Seen, Sent, classify, cover, describe, json_value, symptoms
 from ..loader import load
 from ..producers.quirks import with_implied
-from .cases import WireCase
-from .processes import OUTPUT_LIMIT
+from ._cases import WireCase
+from ._processes import OUTPUT_LIMIT
 from .run import GZIP, IDENTITY, Run
 
 

@@ -2,7 +2,7 @@
 
 What a capture keeps is the body the client's event parser sees: after
 transfer decoding (the HTTP library's job) and content decoding (gzip,
-deflate; here, never past :data:`~streamcalls_lab.inflate.MAX_INFLATED`).
+deflate; here, never past :data:`~streamcalls_lab._inflate.MAX_INFLATED`).
 Each read's decoded size and time go to ``X.timing.tsv``. A body that breaks
 off, whose compressed stream is corrupt or unfinished, or that expands past the
 limit, is kept as far as it decoded, with the reason in :attr:`BodyRecorder.cut`.
@@ -23,8 +23,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .. import timing
+from .._inflate import Inflater
 from ..echoes import EchoSearch
-from ..inflate import Inflater
 from ..sources import in_progress
 from .replay import Clock
 

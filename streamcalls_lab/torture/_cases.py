@@ -135,7 +135,7 @@ def _carries(fmt: str, args: str) -> bool:
     that sends an object cannot send a bare number (its writer refuses), and the AI SDK's
     streams end such a call with an error instead; such a case would blame a correct client
     for what the format lacks."""
-    from ..calls import calls
+    from .._calls import calls
     from ..loader import load
 
     try:
@@ -267,7 +267,7 @@ where the kit's own reader still reads the calls sent."""
 
 
 def _reads_as_sent(reads: Sequence[bytes], want: tuple[CallTuple, ...]) -> bool:
-    from ..calls import calls
+    from .._calls import calls
     from ..loader import load
 
     table = calls(load(b"".join(reads), strict=False))
