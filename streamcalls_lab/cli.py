@@ -452,17 +452,29 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     arg("--timeout", type=float, default=600.0, help="seconds to wait for each upstream read"),
     arg("--max-body", type=int, metavar="BYTES",
         help="largest request body passed on; a larger one is answered 413 (default 4 GiB)"),
+    arg("--tls-cert", metavar="PEM", help="listen with TLS (https/wss): this certificate "
+        "chain, for an SDK that only speaks wss:// (google-genai's live client)"),
+    arg("--tls-key", metavar="PEM", help="the --tls-cert's private key (if not in it)"),
     *(arg(name, **options) for name, options in LIMITS),
 )
 def cmd_proxy(ns: argparse.Namespace) -> int:
     """Forward an application's API traffic to the upstream, saving every streamed response
     byte-exact with its read timing; credentials pass through and are never written."""
     import signal
+    import ssl
 
     from .traffic.proxy import RecordingProxy
 
+    tls = None
+    if ns.tls_cert:  # for an SDK that only speaks https/wss
+        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        try:
+            tls.load_cert_chain(ns.tls_cert, ns.tls_key)
+        except (OSError, ssl.SSLError) as e:
+            _error(f"proxy: error: --tls-cert/--tls-key cannot be used: {e}")
+            return 2
     proxy = RecordingProxy(ns.upstream, ns.out, port=ns.port, save_all=ns.save_all,
-                           ca_bundle=ns.ca_bundle, timeout=ns.timeout,
+                           ca_bundle=ns.ca_bundle, timeout=ns.timeout, tls=tls,
                            **_limits(ns, "max_body"),
                            log=lambda exchange: print(exchange, flush=True))
     print(f"proxying {proxy.base_url} to {ns.upstream}, saving streams in {ns.out}")

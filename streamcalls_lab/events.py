@@ -157,6 +157,16 @@ def obj(value: Any, field: str) -> dict[str, Any]:
     raise TypeError(f"{field} should be an object, not {type(value).__name__}")
 
 
+def ws_message(payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload``, unless it is the line the proxy writes for a WebSocket message it could
+    not keep (``{"source", "time", "problem", "bytes"}``, :mod:`~streamcalls_lab.traffic.
+    websocket`): that is reported (its ``problem``), never read as a message of the session."""
+    if "problem" in payload and "source" in payload and "message" not in payload:
+        raise TypeError(f"a {text(payload['source'], 'source')} WebSocket message not kept: "
+                        f"{text(payload['problem'], 'problem')}")
+    return payload
+
+
 def array(value: Any, field: str) -> list[Any]:
     """A field that must be a JSON array."""
     if type(value) is list:

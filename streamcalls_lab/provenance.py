@@ -13,7 +13,8 @@ a bearer token; a Basic credential, decoded, and its user and password; a SigV4
 ``Authorization``'s ``Signature`` and ``Credential`` (with its access key id);
 each cookie of a ``Cookie`` header and the value a ``Set-Cookie`` sets; the values
 of ``x-api-key``, ``api-key``, ``x-goog-api-key``, ``x-amz-security-token`` and
-every other credential-named header; secret-named query (and URL fragment) parameters; and values
+every other credential-named header; a WebSocket subprotocol that carries one
+(``openai-insecure-api-key.<key>``); secret-named query (and URL fragment) parameters; and values
 under secret-named keys of a JSON or form-encoded (``api_key=``, ``key=``) body.
 Each is looked for in every form a stream can carry it (:mod:`.echoes`): raw, JSON-escaped
 in any mix, URL-quoted, base64, and split across frames and fragments.
@@ -290,11 +291,26 @@ def secret_values(headers: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> lis
     found: list[str] = []
     for name, value in items:
         key = str(name).lower()
+        if key == "sec-websocket-protocol":  # a browser cannot set Authorization on a socket
+            found += [s for v in (value if isinstance(value, list | tuple) else [value])
+                      for s in _subprotocol_secrets(str(v))]
         if not is_secret_name(key):
             continue
         for v in value if isinstance(value, list | tuple) else [value]:
             found += _parts(key, str(v).strip())
     return list(dict.fromkeys(s for s in found if len(s) >= _MIN_SECRET))
+
+
+def _subprotocol_secrets(value: str) -> list[str]:
+    """Credentials a WebSocket client offers as subprotocols, ``<name>.<value>`` with a
+    secret-named name (OpenAI Realtime's ``openai-insecure-api-key.sk-...``,
+    ``openai-organization.org-...``): each token whole and its value."""
+    found = []
+    for token in value.split(","):
+        name, dot, rest = token.strip().partition(".")
+        if dot and rest and is_secret_name(name):
+            found += [token.strip(), rest]
+    return found
 
 
 _PUBLIC_PARAMS = frozenset(("signedheaders", "realm", "algorithm", "qop"))

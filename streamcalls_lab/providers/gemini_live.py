@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import Ev, array, fragment_row, maybe_text, obj, text
+from ..events import Ev, array, fragment_row, maybe_text, obj, text, ws_message
 from ..turns import Script, Text, WireFrame, json_object, raw, raw_json
 from .as_written import exact_span, wire_length
 from .spec import Envelope, Fields, WireFormat
@@ -72,7 +72,7 @@ class GeminiLive:
             raise
 
     def _message(self, payload: Any, data: str) -> list[Ev]:
-        payload = obj(payload, "a Live message")
+        payload = ws_message(obj(payload, "a Live message"))
         if "message" in payload and "source" in payload:
             source = text(payload["source"], "source")
             payload = obj(payload["message"], "message")

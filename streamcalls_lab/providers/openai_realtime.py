@@ -11,8 +11,9 @@ A WebSocket carries no framing of its own to save, so a session is kept as JSON 
 - the event with its receive time, as ``@openai/realtime-api-beta``'s ``RealtimeClient``
   logs every event (``realtime.event``, what openai-realtime-console shows):
   ``{"time": "<ISO 8601>", "source": "server" | "client", "event": {...}}`` (and
-  ``"type": "realtime.event"`` in later releases). A client's events (``source``
-  ``client``) are other rows.
+  ``"type": "realtime.event"`` in later releases), or the kit's line for a WebSocket
+  message, the event under ``message`` (the proxy's WebSocket capture, the ``.wslog``
+  import). A client's events (``source`` ``client``) are other rows.
 
 Recognised by ``event_id`` (or the wrapper), never by ``type`` alone: the Realtime API's
 ``response.*`` events share their names with the Responses API's SSE events, which carry
@@ -39,7 +40,7 @@ from typing import Any
 
 import orjson
 
-from ..events import Ev, fragment_row, maybe_text, obj, stated_status, text
+from ..events import Ev, fragment_row, maybe_text, obj, stated_status, text, ws_message
 from ..turns import Role, Script, Text, WireFrame
 from ._identity import Identities
 from .as_written import wire_length, wire_lengths
@@ -85,6 +86,15 @@ _BARE = ByKeys({"event_id": str}, {"type": str})
 _WRAPPED = ByKeys({"event": dict}, {"source": str, "time": None})
 
 
+def _kit_line(payload: Any) -> bool:
+    """The kit's line for a WebSocket message (the proxy's and the ``.wslog`` import's):
+    ``{"source", "time", "message"}``, the message a Realtime event (it names its ``type``;
+    a Gemini Live message never does)."""
+    message = payload.get("message") if isinstance(payload, dict) else None
+    return (isinstance(message, dict) and type(message.get("type")) is str
+            and type(payload.get("source")) is str)
+
+
 class OpenAIRealtime:
     name = "openai-realtime"
     hot = None  # calls are keyed by item id: every frame goes through normalize
@@ -96,7 +106,7 @@ class OpenAIRealtime:
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
-        return _BARE(event, payload) or _WRAPPED(event, payload)
+        return _BARE(event, payload) or _WRAPPED(event, payload) or _kit_line(payload)
 
     def _block(self, item: str, new: bool = False) -> int:
         """The block of the call ``item`` names (``new``: a call announced anew)."""
@@ -106,10 +116,11 @@ class OpenAIRealtime:
         return self._blocks[item]
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
-        payload = obj(payload, "a Realtime event")
-        if "event" in payload and "source" in payload:  # the wrapped shape
+        payload = ws_message(obj(payload, "a Realtime event"))
+        inner = "event" if "event" in payload else "message"
+        if inner in payload and "source" in payload:  # the wrapped shape, or the kit's line
             source = text(payload["source"], "source")
-            payload = obj(payload["event"], "event")
+            payload = obj(payload[inner], inner)
             kind = text(payload["type"], "event.type")
             if source != "server":
                 return [Ev(kind, "other")]
@@ -216,7 +227,7 @@ def stated_time(data: str) -> float | None:
         payload = orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
-    value = payload.get("time") if _WRAPPED("line", payload) else None
+    value = payload.get("time") if _WRAPPED("line", payload) or _kit_line(payload) else None
     if type(value) in (int, float):
         return float(value)
     if type(value) is str:
@@ -314,7 +325,7 @@ FORMAT = WireFormat(
     fields=Fields(call_id=("call_id",), tool=("name",), fragment=("delta", "arguments"),
                   whole=("arguments",), text=("delta", "transcript", "text")),
     envelope=Envelope(
-        containers=frozenset(("event", "session", "item", "response", "error", "usage",
+        containers=frozenset(("event", "message", "session", "item", "response", "error", "usage",
                               "output", "status_details", "part", "content",
                               "input_token_details", "output_token_details")),
         schema=frozenset(("type", "object", "role", "name", "status", "source", "model")),

@@ -38,6 +38,10 @@ larger one goes through in pieces as it comes, up to ``max_body``
 (:data:`MAX_BODY`; a larger one is 413 at once). A client that closes its
 connection while the upstream is silent has the upstream request closed at
 once, not at the upstream's next byte.
+
+A WebSocket upgrade (OpenAI Realtime, Gemini Live) becomes a session recorded as JSON lines
+of its messages, both sides', with a timing sidecar (:mod:`.websocket`); the frames pass
+both ways unchanged.
 """
 
 from __future__ import annotations
@@ -56,11 +60,12 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from urllib.parse import SplitResult, unquote, urlsplit
+from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
 from .. import provenance
 from ..sources import in_progress
 from . import _http1 as http1
+from . import websocket
 from ._saving import BodyNotSaved, BodyRecorder, new_capture
 from .replay import AWS_EVENT_STREAM, EVENT_STREAM, JSON, NDJSON, Clock
 from .server import (
@@ -127,7 +132,8 @@ def stream_suffix(content_type: str | None, path: str = "",
 
 def model_of(path: str, body: bytes) -> str | None:
     """The model a request names: its JSON body's ``model``, else the path's (Gemini's
-    ``/models/X:stream...``, Bedrock's ``/model/X/invoke...``, Azure's ``/deployments/X``)."""
+    ``/models/X:stream...``, Bedrock's ``/model/X/invoke...``, Azure's ``/deployments/X``),
+    else its query's ``model`` (OpenAI Realtime's ``/v1/realtime?model=X``)."""
     try:
         payload = json.loads(body) if body[:1] == b"{" else None
     except (ValueError, RecursionError):  # deep is valid JSON too: the path may still say
@@ -135,7 +141,9 @@ def model_of(path: str, body: bytes) -> str | None:
     if isinstance(payload, dict) and isinstance(payload.get("model"), str):
         return payload["model"]
     found = _MODEL_IN_PATH.search(urlsplit(path).path)
-    return unquote(found.group(1)) if found else None
+    if found:
+        return unquote(found.group(1))
+    return next((v for k, v in parse_qsl(urlsplit(path).query) if k == "model" and v), None)
 
 
 def _connect(parts: SplitResult, timeout: float,
@@ -191,6 +199,9 @@ class RecordingProxy(LoopbackServer):
     ``timeout`` bounds each wait for the upstream, not a whole stream. ``log``
     gets one :class:`Exchange` per request. ``max_body``: the largest request body
     passed on; ``header_timeout`` and ``max_connections``: see :mod:`.server`.
+    A WebSocket upgrade becomes a recorded session (:mod:`.websocket`), its messages kept
+    up to ``max_message`` bytes each. ``tls``: a server context to listen with (an SDK that
+    only speaks ``wss://``, as google-genai's live client does, needs one).
     """
 
     def __init__(
@@ -208,10 +219,14 @@ class RecordingProxy(LoopbackServer):
         max_body: int = MAX_BODY,
         header_timeout: float = HEADER_TIMEOUT,
         max_connections: int = MAX_CONNECTIONS,
+        max_message: int = websocket.MAX_MESSAGE,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         parts = urlsplit(upstream)
+        if parts.scheme in ("ws", "wss"):  # the same server: a WebSocket begins as HTTP/1.1
+            parts = parts._replace(scheme="http" if parts.scheme == "ws" else "https")
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("the upstream must be an http:// or https:// URL with a host")
+            raise ValueError("the upstream must be an http(s):// or ws(s):// URL with a host")
         if parts.query or parts.fragment or parts.username or parts.password:
             raise ValueError("the upstream URL takes no query, fragment or user info")
         self.upstream = parts
@@ -230,6 +245,7 @@ class RecordingProxy(LoopbackServer):
         self.log = log
         self.max_body = max_body
         self.header_timeout = header_timeout
+        self.max_message = max_message
         self.exchanges: list[Exchange] = []
         self.stopping = threading.Event()
         self.cutting = threading.Event()  # stopping, and open streams' sockets shut
@@ -238,7 +254,7 @@ class RecordingProxy(LoopbackServer):
         self._idle: list[tuple[http.client.HTTPConnection, float]] = []
         self._busy: set[http.client.HTTPConnection] = set()
         self.out.mkdir(parents=True, exist_ok=True)
-        super().__init__(_Handler, host, port, max_connections)
+        super().__init__(_Handler, host, port, max_connections, tls)
 
     # -- upstream connections: kept open between requests, as the SDK's own pool would --
     def upstream_headers(self, method: str, client: list[tuple[str, str]],
@@ -433,7 +449,8 @@ class _Watch:
         with wake:
             try:
                 ready = select.select([client, wake], [], [])[0]
-                if wake in ready or client.recv(1, socket.MSG_PEEK):
+                if wake in ready or isinstance(client, ssl.SSLSocket) or client.recv(
+                        1, socket.MSG_PEEK):  # (no peek under TLS: a byte may be its own)
                     return
             except (OSError, ValueError):
                 pass  # reset or closed: gone as well
@@ -526,9 +543,14 @@ class _Handler(StrictHandler):
             length = len(body)
         sent = proxy.upstream_headers(method, list(self.headers.items()), length)
         safe_path = provenance.scrub_url("http://x" + target, secrets).removeprefix("http://x")
+        upgrade = rest is None and websocket.is_upgrade(self.headers.items())
+        if upgrade:  # the handshake goes up whole; no compression offered (module docstring)
+            sent = [(k, v) for k, v in sent if k.lower() != websocket.EXTENSIONS]
+            sent += [("Connection", "Upgrade"), ("Upgrade", "websocket")]
+            rest = iter(())  # on a connection of its own: it becomes the session's
         watch = _Watch(self.connection)
         self.sent_at = proxy.clock()  # time to first chunk counts from here (OpenTelemetry's)
-        self.whole_body = rest is None
+        self.whole_body = rest is None or upgrade
         try:
             conn, resp = proxy.send(method, target, sent, body, rest, watch)
         except http1.BadMessage as e:  # the rest of a long body broke its framing
@@ -553,6 +575,10 @@ class _Handler(StrictHandler):
             return
         self.kept_upstream = False
         try:
+            if upgrade and resp.status == 101:
+                _Session(self, proxy, conn, resp, target, safe_path, sent, secrets,
+                         watch).run()
+                return
             self._relay(proxy, conn, resp, method, target, safe_path, body, sent, secrets,
                         watch)
         finally:
@@ -653,12 +679,13 @@ class _Handler(StrictHandler):
     def _write_meta(self, proxy: RecordingProxy, capture: Path, resp: http.client.HTTPResponse,
                     method: str, target: str, safe_path: str, body: bytes,
                     sent: list[tuple[str, str]], secrets: list[str], cut: str | None,
-                    note: str | None, wait: float | None) -> None:
+                    note: str | None, wait: float | None,
+                    more: dict[str, object] | None = None) -> None:
         up = proxy.upstream
         meta = provenance.exchange(
             "proxy", f"{up.scheme}://{up.netloc}{proxy.prefix}{target}", method, resp.status,
             sent, resp.getheaders(), secrets, cut_off=cut, path=safe_path,
-            model=model_of(target, body))
+            model=model_of(target, body), **(more or {}))
         if wait is not None:
             meta["request_to_first_byte"] = wait
         if note:
@@ -677,7 +704,166 @@ class _Handler(StrictHandler):
             provenance.write(capture, meta, secrets)
         except ValueError:  # a credential turned up in the model name, say
             meta["model"] = None
+            if "websocket" in meta:  # a Close reason, say
+                meta["websocket"] = {"not_kept": "the session's details held a credential"}
             provenance.write(capture, meta, secrets)
+
+
+class _Session:
+    """One WebSocket session (:mod:`.websocket`): the upstream's 101 relayed, then each
+    side's bytes relayed to the other as they come (the server's on this thread, the
+    client's on another), each whole message a line of the capture."""
+
+    def __init__(self, handler: _Handler, proxy: RecordingProxy,
+                 conn: http.client.HTTPConnection, resp: http.client.HTTPResponse,
+                 target: str, safe_path: str, sent: list[tuple[str, str]],
+                 secrets: list[str], watch: _Watch) -> None:
+        self.h, self.proxy, self.conn, self.resp = handler, proxy, conn, resp
+        self.target, self.safe_path, self.sent, self.secrets = target, safe_path, sent, secrets
+        self.watch = watch
+        self.sides = {side: websocket.Messages(side, masked=side == "client",
+                                               max_message=proxy.max_message)
+                      for side in ("server", "client")}
+        self.saved = _Saved(proxy, target, websocket.SUFFIX, None, secrets)
+        self.lock = threading.Lock()
+        self.lines = 0
+        self.counts = dict.fromkeys(self.sides, 0)
+        self.problems: list[dict[str, object]] = []
+        self.flattened = 0
+        self.first_at: float | None = None
+        self.failed: str | None = None  # a read that failed (not an end)
+        self.server_done = threading.Event()
+        self.client_done = threading.Event()
+        self.client_left = False  # before the server ended: the upstream was shut for it
+        self.active = time.monotonic()  # the last read of either side
+
+    def run(self) -> None:
+        h, resp = self.h, self.resp
+        self.watch.stop()
+        h.close_connection = True  # the connection is the session's, to its end
+        headers = resp.getheaders()
+        try:
+            http1.check_response(headers, resp.version)
+        except http1.BadMessage as e:
+            h.refuse(502, f"the upstream's answer is framed ambiguously: {e.reason}")
+            return
+        key = next((v for k, v in h.headers.items() if k.lower() == "sec-websocket-key"), None)
+        why = websocket.refusal(key, resp.status, headers)
+        h.send_response_only(resp.status, resp.reason)
+        for name, value in headers:
+            h.send_header(name, value)
+        h.end_headers()
+        if why is not None:  # as it came, and no session: the client refuses it
+            self.proxy.done(Exchange(h.command, self.safe_path, resp.status, None, 0, 0,
+                                     None, why))
+            return
+        # A side that only listens (a client streaming audio to a quiet server) is no idle
+        # session: reads wait as long as it takes, and the watch ends one where neither speaks.
+        assert self.conn.sock is not None
+        self.conn.sock.settimeout(None)
+        h.untimed()
+        for work, name in ((self._client, "proxy-ws-client"), (self._idle, "proxy-ws-idle")):
+            threading.Thread(target=work, daemon=True, name=name).start()
+        self._pump("server", lambda: resp.fp.read1(READ_SIZE), h.wfile.write)
+        self.server_done.set()
+        if not self.client_done.wait(GONE_GRACE):  # the client's Close reply, then its end
+            _shut(h.connection)
+            self.client_done.wait()
+        self._finish()
+
+    def _client(self) -> None:
+        sock = self.conn.sock
+        assert sock is not None
+        try:
+            self._pump("client", lambda: self.h.rfile.read1(READ_SIZE), sock.sendall)
+            if not self.server_done.wait(GONE_GRACE):  # the client left: so does the upstream
+                self.client_left = True
+                _shut(sock)
+        finally:
+            self.client_done.set()
+
+    def _idle(self) -> None:
+        timeout = self.proxy.timeout
+        while not self.client_done.wait(min(1.0, timeout / 4)):
+            if time.monotonic() - self.active > timeout and not self.server_done.is_set():
+                self.failed = self.failed or f"neither side sent anything for {timeout:g} s"
+                _shut(self.h.connection)
+                if self.conn.sock is not None:
+                    _shut(self.conn.sock)
+                return
+
+    def _pump(self, side: str, read: Callable[[], bytes],
+              write: Callable[[bytes], object]) -> None:
+        """Relay ``side``'s bytes to the other until it ends. Each read's whole messages
+        are saved before it is sent on: the other side's answer to one can only come after,
+        so the capture keeps the order the messages passed in."""
+        while True:
+            try:
+                data = read()
+            except (OSError, ValueError) as e:  # reset, or shut by the other side's end
+                if side == "server":
+                    self.failed = self.failed or f"upstream: {type(e).__name__}"
+                return
+            if not data:
+                return
+            self.active = time.monotonic()
+            self._save(self.sides[side].feed(data))
+            try:
+                write(data)
+            except OSError:
+                return  # the other side is gone: its own read ends the session
+
+    def _save(self, messages: list[websocket.Message]) -> None:
+        for message in messages:
+            now = self.proxy.clock()
+            raw, why, flat = websocket.line(message)
+            with self.lock:
+                self.lines += 1
+                self.counts[message.source] += 1
+                self.flattened += flat
+                if why is not None:
+                    self.problems.append({"line": self.lines, "source": message.source,
+                                          "problem": why})
+                if self.first_at is None and message.source == "server":
+                    self.first_at = now
+                self.saved.feed(raw, now)
+
+    def _finish(self) -> None:
+        proxy, h = self.proxy, self.h
+        ends = [s.unfinished() for s in self.sides.values()]
+        closed = any(m.closed is not None for m in self.sides.values())
+        if self.client_left and not closed:
+            self.failed = "the client closed the connection"
+        elif closed and self.failed and self.failed.startswith("upstream:"):
+            self.failed = None  # a reset after a Close frame ends nothing: the session was over
+        cut = ("the proxy was stopped" if proxy.cutting.is_set() else None) or \
+            self.failed or next((e for e in ends if e is not None), None)
+        exchange = Exchange(h.command, self.safe_path, 101, None, 0, 0, cut)
+        where, exchange = self.saved.close(exchange)
+        offered = [v for k, v in h.headers.items() if k.lower() == websocket.EXTENSIONS]
+        session: dict[str, object] = {
+            "messages": self.counts,
+            "close": {side: m.closed for side, m in self.sides.items()},
+            "control_frames": {side: m.controls for side, m in self.sides.items()},
+        }
+        if offered:
+            session["extensions_removed"] = offered
+        if self.flattened:
+            session["line_breaks_made_spaces"] = self.flattened
+        if self.problems:
+            session["problems"] = self.problems
+        wait = None if self.first_at is None else round(self.first_at - h.sent_at, 6)
+        h._write_meta(proxy, where, self.resp, h.command, self.target, self.safe_path, b"",
+                      self.sent, self.secrets, exchange.cut_off, exchange.note, wait,
+                      {"websocket": session})
+        self.saved.commit()
+        proxy.done(replace(exchange, nreads=self.lines))
+
+
+def _shut(sock: socket.socket) -> None:
+    """Both ways, at the socket (under any TLS): a blocked read on it ends at once."""
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
 def _searched(pieces: Iterator[bytes], secrets: list[str]) -> Iterator[bytes]:

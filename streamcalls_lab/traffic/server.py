@@ -22,6 +22,7 @@ import contextlib
 import io
 import ipaddress
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -57,7 +58,9 @@ class OwnedHTTPServer(ThreadingHTTPServer):
     request_queue_size = 128  # SDKs open many connections at once; 5 would drop some SYNs
 
     def __init__(self, address: tuple[str, int], handler: type, owner: Any,
-                 max_connections: int = MAX_CONNECTIONS) -> None:
+                 max_connections: int = MAX_CONNECTIONS,
+                 tls: ssl.SSLContext | None = None) -> None:
+        self.tls = tls
         if max_connections < 1:
             raise ValueError(f"max_connections must be at least 1, not {max_connections}")
         if ":" in address[0]:
@@ -68,6 +71,14 @@ class OwnedHTTPServer(ThreadingHTTPServer):
         # Connections waiting for a request head, oldest first (dicts keep insertion order).
         self._waiting: dict[socket.socket, None] = {}
         self._waiting_lock = threading.Lock()
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        """The next connection; under ``tls``, its handshake left to its own thread's
+        first read (the accepting thread never waits on a client)."""
+        sock, address = super().get_request()
+        if self.tls is not None:
+            sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, address
 
     def waiting(self, sock: socket.socket, now: bool) -> None:
         """``sock`` starts (``now``) or ends waiting for a request head."""
@@ -114,8 +125,9 @@ class OwnedHTTPServer(ThreadingHTTPServer):
             self._slots.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up is routine, not worth a traceback; anything else is."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
+        """A client that hangs up, or fails its TLS handshake (it does not trust the
+        certificate, or speaks plain HTTP), is routine, not worth a traceback; anything else is."""
+        if not isinstance(sys.exc_info()[1], ConnectionError | ssl.SSLError):
             super().handle_error(request, client_address)
 
 
@@ -193,6 +205,11 @@ class StrictHandler(BaseHTTPRequestHandler):
             super().handle_one_request()
         finally:
             self._head_read()
+
+    def untimed(self) -> None:
+        """From here on, a read of the client waits as long as it takes (a WebSocket
+        session's owner watches its idleness itself)."""
+        self._clock.idle = None
 
     def _head_read(self) -> None:
         self._clock.disarm()
@@ -275,7 +292,7 @@ class LoopbackServer:
 
     Use as a context manager (``with Server(...) as s: s.base_url``), or call
     :meth:`serve_forever` in the foreground. A subclass may set ``httpd_class`` (a larger
-    listen backlog, say).
+    listen backlog, say). ``tls``: a server context to listen with (``https``).
     """
 
     httpd_class: type[OwnedHTTPServer] = OwnedHTTPServer
@@ -283,10 +300,11 @@ class LoopbackServer:
     """How often the serving loop looks for a shutdown: :meth:`close` waits up to this."""
 
     def __init__(self, handler: type[BaseHTTPRequestHandler], host: str, port: int,
-                 max_connections: int = MAX_CONNECTIONS) -> None:
+                 max_connections: int = MAX_CONNECTIONS,
+                 tls: ssl.SSLContext | None = None) -> None:
         if not is_loopback(host):
             raise ValueError(f"refusing to serve on {host!r}: only loopback addresses")
-        self._httpd = self.httpd_class((host, port), handler, self, max_connections)
+        self._httpd = self.httpd_class((host, port), handler, self, max_connections, tls)
         self._thread: threading.Thread | None = None
 
     @property
@@ -297,7 +315,8 @@ class LoopbackServer:
     def base_url(self) -> str:
         host = self._httpd.server_address[0]
         host = f"[{host}]" if ":" in host else host
-        return f"http://{host}:{self.port}"
+        scheme = "http" if self._httpd.tls is None else "https"
+        return f"{scheme}://{host}:{self.port}"
 
     def start(self) -> Self:
         # A short poll interval: shutdown() waits for the loop to notice, up to one interval.

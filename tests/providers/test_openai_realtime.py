@@ -289,3 +289,22 @@ def test_a_session_logged_from_the_sdks_recv_loads_as_written() -> None:
     assert len(logged) == len(events)
     assert call_triples(scl.calls(raw)) == [("call_1", "get_weather", turn.calls[0].args)]
     assert "".join(scl.load(raw).query("kind == 'text_delta'").fragment) == "Let me check."
+
+
+def test_the_kits_websocket_lines_and_a_session_log_read_as_realtime(tmp_path: Path) -> None:
+    """The kit's line for a WebSocket message (``{"source", "time", "message"}``: the proxy's
+    capture, the ``.wslog`` import) is read as the wrapped shape is; a client's event is other."""
+    from streamcalls_lab.importers import import_file
+
+    client = {"type": "response.create"}
+    kit = [{"source": "client", "time": 0.0, "message": client}]
+    kit += [{"source": "server", "time": 0.01 * n, "message": e} for n, e in enumerate(WEATHER)]
+    raw = b"".join(orjson.dumps(x) + b"\n" for x in kit)
+    assert rows_of(raw)[0] == ("response.create", "other", None, "-")
+    assert call_triples(scl.calls(raw)) == [("call_1", "get_weather", '{"city":"Paris"}')]
+    assert scl.load(raw)["t"].tolist()[:2] == [0.0, 0.0]
+    log = tmp_path / "realtime.wslog"
+    log.write_bytes(b"".join(b"%s %d %s\n" % (mark, len(m := orjson.dumps(e)), m)
+                             for mark, e in [(b">", client), *((b"<", e) for e in WEATHER)]))
+    (path,) = import_file(log, tmp_path / "out")
+    assert call_triples(scl.calls(path)) == [("call_1", "get_weather", '{"city":"Paris"}')]
