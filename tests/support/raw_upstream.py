@@ -16,6 +16,15 @@ TIMEOUT = 20  # seconds: no request here comes near it
 Script = Callable[[socket.socket, bytes], None]
 
 
+def read_head(conn: socket.socket) -> bytes:
+    """What ``conn`` sends up to and with the first blank line (all it sent, if it closed
+    before one: the caller tells a whole head from that by its ending)."""
+    data = b""
+    while b"\r\n\r\n" not in data and (more := conn.recv(65536)):
+        data += more
+    return data
+
+
 @contextlib.contextmanager
 def raw_upstream(script: Script) -> Iterator[str]:
     """An upstream that reads one request per connection, then runs ``script(conn, head)``."""
@@ -25,10 +34,7 @@ def raw_upstream(script: Script) -> Iterator[str]:
 
     def one(conn: socket.socket) -> None:
         with conn:
-            data = b""
-            while b"\r\n\r\n" not in data and (more := conn.recv(65536)):
-                data += more
-            head, _, rest = data.partition(b"\r\n\r\n")
+            head, _, rest = read_head(conn).partition(b"\r\n\r\n")
             found = re.search(rb"(?im)^content-length: *(\d+)", head)
             while found and len(rest) < int(found.group(1)) and (more := conn.recv(65536)):
                 rest += more

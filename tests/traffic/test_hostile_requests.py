@@ -24,6 +24,7 @@ from streamcalls_lab.traffic.proxy import RecordingProxy
 from streamcalls_lab.traffic.serve import SSEServer
 
 from ..support import turns
+from ..support.raw_upstream import read_head
 from ..support.upstreams import Upstream
 
 BODY = turns.anthropic(text=["Hi"], calls=[("lookup", ['{"q"', ': "x"}'])])
@@ -197,13 +198,7 @@ def _scripted(script: Callable[[socket.socket, bytes], None],
 
     def one(conn: socket.socket) -> None:
         with conn, contextlib.suppress(OSError):
-            while True:
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    more = conn.recv(65536)
-                    if not more:
-                        return
-                    data += more
+            while b"\r\n\r\n" in (data := read_head(conn)):  # until it closes
                 script(conn, data)
 
     def accept() -> None:

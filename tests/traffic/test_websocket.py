@@ -27,7 +27,7 @@ from streamcalls_lab.traffic.websocket import accept_for
 from streamcalls_lab.turns import Call, Script, Text, write
 
 from ..conftest import REPO
-from ..support.raw_upstream import raw_upstream
+from ..support.raw_upstream import raw_upstream, read_head
 
 websockets_sync = pytest.importorskip("websockets.sync.server")
 ws_async = pytest.importorskip("websockets.asyncio.server")
@@ -248,16 +248,6 @@ def frame(payload: bytes, opcode: int = 1, fin: bool = True, mask: bytes | None 
     return head + payload
 
 
-def _read_head(conn: socket.socket) -> bytes:
-    head = b""
-    while b"\r\n\r\n" not in head:
-        got = conn.recv(4096)
-        if not got:
-            break
-        head += got
-    return head
-
-
 def _key_of(head: bytes) -> str:
     for line in head.split(b"\r\n"):
         name, _, value = line.partition(b":")
@@ -295,7 +285,7 @@ def _raw_session(proxy: RecordingProxy, request_headers: bytes = b"",
     """A client's handshake (its own headers added) and ``send`` after it; the answer's head
     and everything after it until the proxy closes (or ``until`` has come)."""
     with _handshake(proxy, target, request_headers) as sock:
-        head = _read_head(sock)
+        head = read_head(sock)
         sock.sendall(send)
         rest = b""
         with contextlib.suppress(OSError):
@@ -727,7 +717,7 @@ def test_a_server_that_only_listens_longer_than_the_timeout_is_no_idle_session(
     chunk = frame(b'{"realtimeInput": {"audio": {"data": "AAAA"}}}', mask=MASK)
     with raw_upstream(listen) as up, RecordingProxy(up, tmp_path, timeout=1.0) as proxy, \
             _handshake(proxy) as sock:
-        assert _read_head(sock).startswith(b"HTTP/1.1 101")
+        assert read_head(sock).startswith(b"HTTP/1.1 101")
         for _ in range(6):
             sock.sendall(chunk)
             time.sleep(0.4)  # 2.4 s in all: over twice the timeout
@@ -773,7 +763,7 @@ def test_the_capture_keeps_the_order_messages_passed_in(tmp_path: Path) -> None:
     with raw_upstream(answer) as up, \
             RecordingProxy(up, tmp_path, clock=slow_on_the_client_side) as proxy, \
             _handshake(proxy) as sock:
-        assert _read_head(sock).startswith(b"HTTP/1.1 101")
+        assert read_head(sock).startswith(b"HTTP/1.1 101")
         for n in range(5):
             sock.sendall(ask(n))
             reply = frame(b'{"serverContent": {"n": %d}}' % n)
