@@ -74,7 +74,7 @@ site: $(VENV)/.lab
 ## test: install, then lint and run every test, notebooks and browser included
 test: $(VENV)/.test browser node
 	$(BIN)/ruff check .
-	$(BIN)/pytest -n 2 --dist loadgroup --nbmake tests notebooks
+	$(BIN)/pytest -n 2 --dist loadgroup --nbmake --durations=25 tests notebooks
 
 ## browser: Debian's Chromium for the browser tests (never a downloaded build)
 browser:
