@@ -60,7 +60,8 @@ from anthropic._streaming import SSEDecoder
 from baseline import library_at
 
 import streamcalls_lab as scl
-from streamcalls_lab import columns, scale, stats
+from streamcalls_lab import _columns as columns
+from streamcalls_lab import scale, stats
 from streamcalls_lab.loader import events_frame, gc_paused, load_captures
 from streamcalls_lab.sources import resolve
 

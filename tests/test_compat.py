@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 
 import pytest
@@ -19,11 +20,12 @@ def _forget(old: str, monkeypatch: pytest.MonkeyPatch) -> None:
     over that function, and the rest of the session must see the function again."""
     monkeypatch.delitem(sys.modules, f"streamcalls_lab.{old}", raising=False)
     parent, _, name = f"streamcalls_lab.{old}".rpartition(".")
-    held = getattr(sys.modules[parent], name, None)
+    package = importlib.import_module(parent)
+    held = getattr(package, name, None)
     if held is not None:
-        monkeypatch.setattr(sys.modules[parent], name, held)
+        monkeypatch.setattr(package, name, held)
         if isinstance(held, type(sys)):
-            delattr(sys.modules[parent], name)
+            delattr(package, name)
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))
@@ -70,6 +72,26 @@ def test_an_old_path_named_like_a_function_still_calls_it(
     assert bound([turn])["args"].tolist() == function([turn])["args"].tolist() == ["{}"]
 
 
+def _imported_by_name(old: str, text: str) -> bool:
+    """``from streamcalls_lab import inflate``: the old module imported from its package (a
+    name its package exports, as ``calls`` the function, is no such import)."""
+    parent, _, leaf = f"streamcalls_lab.{old}".rpartition(".")
+    if leaf in importlib.import_module(parent).__all__:
+        return False
+    pattern = rf"^\s*from {re.escape(parent)} import (\([^)]*\)|[^\n]*)"
+    for names in re.findall(pattern, text, re.M):
+        imported = [n.split(" as ")[0].strip() for n in names.strip("()").split(",")]
+        if leaf in imported:
+            return True
+    return False
+
+
+def test_an_old_module_imported_from_its_package_is_found() -> None:
+    assert _imported_by_name("inflate", "from streamcalls_lab import cli, inflate, load\n")
+    assert not _imported_by_name("inflate", "from streamcalls_lab import _inflate as inflate\n")
+    assert not _imported_by_name("calls", "from streamcalls_lab import calls\n")
+
+
 def test_no_old_path_is_still_a_file_and_no_new_code_uses_one() -> None:
     root = loader.__file__.rsplit("/", 1)[0]
     from pathlib import Path
@@ -87,7 +109,7 @@ def test_no_old_path_is_still_a_file_and_no_new_code_uses_one() -> None:
         text = path.read_text("utf-8")
         for old in MOVED:
             if (f"streamcalls_lab.{old} " in text or f"streamcalls_lab.{old}\n" in text
-                    or f"streamcalls_lab.{old} import" in text):
+                    or f"streamcalls_lab.{old} import" in text or _imported_by_name(old, text)):
                 used.append(f"{path.relative_to(repo)}: {old}")
     assert [u for u in used if not u.startswith("tests/test_compat.py")] == []
 

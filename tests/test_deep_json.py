@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streamcalls_lab as scl
-from streamcalls_lab import deepjson
+from streamcalls_lab import _deepjson as deepjson
 from streamcalls_lab.accumulate import Accumulator
 from streamcalls_lab.faults import json_value, parses
 from streamcalls_lab.prefixes import strict_parses, top_type

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from streamcalls_lab import CaptureError, cli, inflate, load, provenance
+from streamcalls_lab import CaptureError, cli, load, provenance
+from streamcalls_lab import _inflate as inflate
 from streamcalls_lab._inflate import Inflater
 from streamcalls_lab.importers import import_file, import_paths, vcr
 

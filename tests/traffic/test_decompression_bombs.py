@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from streamcalls_lab import inflate, load, provenance
+from streamcalls_lab import _inflate as inflate
+from streamcalls_lab import load, provenance
 from streamcalls_lab._inflate import Inflater
 from streamcalls_lab.traffic.proxy import RecordingProxy
 from streamcalls_lab.traffic.record import RecordError, record
