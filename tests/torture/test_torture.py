@@ -779,7 +779,8 @@ FAMILIES = ["interleaved", "index_reuse", "retry_field", "truncated", "no_event_
 REAL = {
     "openai_chat_stream.py": ("openai", ["openai-chat"], FAMILIES,
                               {"parse_to_finish", "blank_identity_copied", "name_concatenated",
-                               "index_as_position", "null_arguments", "crash"}),
+                               "index_as_position", "merged_calls", "null_arguments",
+                               "crash"}),
     "openai_chat_iter.py": ("openai", ["openai-chat"], FAMILIES, {"crash"}),
     "openai_responses_stream.py": ("openai", ["openai-responses"], FAMILIES,
                                    {"delta_only", "crash", "missing_call"}),
