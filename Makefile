@@ -102,7 +102,8 @@ data: $(VENV)/.lab
 ## bench: load throughput and memory against peers, as ratios in one run; check_handler's pace;
 ## the breaker's refresh (2,000 characters against 400, and against the base commit);
 ## the torture harness's cases/s, a process per case against loop mode; serve under 200 clients;
-## one long line in every reader (time at twice the length: ~2x linear, ~4x quadratic)
+## one long line in every reader (time at twice the length: ~2x linear, ~4x quadratic);
+## a million turns to Parquet in bounded memory, three questions in DuckDB against pandas
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_load.py
 	$(BIN)/python benchmarks/bench_long_lines.py
@@ -112,6 +113,7 @@ bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_torture.py
 	$(BIN)/python benchmarks/bench_serve.py
 	$(BIN)/python benchmarks/bench_proxy.py
+	$(BIN)/python benchmarks/bench_million.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
