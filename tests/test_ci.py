@@ -1,4 +1,4 @@
-"""How CI spreads the suite over its two workers: the browser modules stay together."""
+"""How CI spreads the suite over its workers: the modules sharing JupyterLab stay together."""
 
 from __future__ import annotations
 
