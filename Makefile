@@ -74,7 +74,8 @@ site: $(VENV)/.lab
 ## test: install, then lint and run every test, notebooks and browser included
 # Three workers on CI's two cores: much of the suite waits on a browser, a kernel, a client
 # process or a paced server, and a third worker fills those waits (the same fresh clone on
-# this 2-core machine: 19 min 21 s with -n 2, 14 min 22 s with -n 3, every test passing).
+# this 2-core machine, one run each: 19 min 21 s with -n 2, beside a niced benchmark, and
+# 14 min 22 s with -n 3, every test passing both times).
 test: $(VENV)/.test browser node
 	$(BIN)/ruff check .
 	$(BIN)/pytest -n 3 --dist loadgroup --nbmake --durations=25 tests notebooks
