@@ -35,10 +35,15 @@ def odd_folder(root: Path) -> Path:
     return folder
 
 
-def run(notebook: Path, data: Path | str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Execute ``notebook`` on ``data``; the error outputs it produced."""
+def run(notebook: Path, data: Path | str, monkeypatch: pytest.MonkeyPatch,
+        tmp: Path) -> list[str]:
+    """Execute ``notebook`` on ``data`` with ``tmp`` as its temporary folder; the error
+    outputs it produced, and a line for anything it left in ``tmp`` (a reader's /tmp would
+    fill up with every run)."""
     from nbclient import NotebookClient
 
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
     monkeypatch.setenv("STREAMCALLS_DATA", str(data))
     monkeypatch.setenv("STREAMCALLS_CAPTURES", str(data))  # notebook 5 then surveys one folder
     monkeypatch.setenv("MPLBACKEND", "Agg")
@@ -50,23 +55,24 @@ def run(notebook: Path, data: Path | str, monkeypatch: pytest.MonkeyPatch) -> li
                    resources={"metadata": {"path": str(notebook.parent)}}).execute()
     return [f"cell {i}: {o.get('ename')}: {o.get('evalue')}"
             for i, c in enumerate(nb.cells) if c.cell_type == "code"
-            for o in c.outputs if o.output_type == "error"]
+            for o in c.outputs if o.output_type == "error"] + [
+        f"left behind: {p.name}" for p in sorted(tmp.iterdir())]
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])
 def test_each_notebook_runs_on_the_real_captures(
-    notebook: Path, monkeypatch: pytest.MonkeyPatch
+    notebook: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if not CAPTURES.is_dir():
         pytest.skip(f"real captures not found at {CAPTURES}")
-    assert run(notebook, CAPTURES, monkeypatch) == []
+    assert run(notebook, CAPTURES, monkeypatch, tmp_path / "tmp") == []
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])
 def test_each_notebook_runs_on_a_folder_of_odd_recordings(
     notebook: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert run(notebook, odd_folder(tmp_path), monkeypatch) == []
+    assert run(notebook, odd_folder(tmp_path), monkeypatch, tmp_path / "tmp") == []
 
 
 def _reads_data_folder(notebook: Path) -> bool:

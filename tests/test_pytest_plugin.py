@@ -205,15 +205,22 @@ def test_a_vcr_cassette_is_replayed_and_recut(pytester):
                                  "*fix:*"])
 
 
-def test_xdist_workers_each_their_own_port(pytester, upstream):
+def _alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A subprocess pytest loads only the plugins its command names: each installed one
+    (nbmake's schema checker, hypothesis, langsmith) costs its start about 5 s."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
+def test_xdist_workers_each_their_own_port(pytester, upstream, monkeypatch):
+    _alone(monkeypatch)
     _record(pytester, upstream)
     pytester.makepyfile(test_rec=CLIENT.replace(
         "def test_turn(", "@pytest.mark.streamcalls_recut\ndef test_turn(streamcalls_variant, "
     ).replace("assert list(table", "from streamcalls_lab.pytest_plugin import assert_calls\n"
               "    assert_calls(table[table.complete].to_dict('records'), streamcalls_variant)\n"
               "    #"))
-    result = pytester.runpytest_subprocess("-p", PLUGIN, "-p", "no:cacheprovider", "-n", "2",
-                                           "-q")
+    result = pytester.runpytest_subprocess("-p", PLUGIN, "-p", "xdist", "-p", "no:cacheprovider",
+                                           "-n", "2", "-q")
     result.assert_outcomes(passed=len(_ids(pytester)))
 
 
@@ -242,9 +249,11 @@ def test_assert_calls_names_the_bug_class_and_fix():
     assert escape.id in text
 
 
-def test_the_entry_point_imports_nothing_heavy(pytester):
+def test_the_entry_point_imports_nothing_heavy(pytester, monkeypatch):
     """pytest loads an installed entry point in every run: a suite that never uses the
-    plugin must not pay for the kit (pandas, the specs), yet the plugin is there."""
+    plugin must not pay for the kit (pandas, the specs), yet the plugin is there. (Other
+    installed plugins are left out: what they import is not the kit's cost.)"""
+    _alone(monkeypatch)
     pytester.makepyfile(test_plain=textwrap.dedent("""
         import sys
 

@@ -3,6 +3,10 @@
 The site is built once, on a copy of the bundled data with a hostile capture planted in it
 (markup in its arguments, its prose and its file name), then each page is opened from disk
 in Debian's Chromium with every request that would leave the machine aborted and recorded.
+The same build is read as a reader sees it: body text at least 16 px in a readable measure,
+code on a tinted block, and every figure named by its own title (a PNG's alt text from its
+matplotlib titles, an SVG's from its ``<title>``), never nbconvert's placeholder. (One build
+for both: executing the course is this module's whole cost.)
 """
 
 from __future__ import annotations
@@ -34,6 +38,13 @@ document.addEventListener('securitypolicyviolation',
 """
 LIVE_MARKUP = ("() => document.querySelectorAll("
                "'script, iframe, object, embed, [onerror], [onload]').length")
+# The notebooks that draw figures of both kinds (01: a matplotlib timeline and the calls
+# diagram; 02: matplotlib panels).
+DRAWN = ["01-anatomy-of-a-streamed-turn", "02-fragment-size"]
+PLACEHOLDERS = {"", "No description has been provided for this image", "figure",
+                "a figure without a title", "a drawing without a title"}
+FONT_PX = "px => parseFloat(getComputedStyle(document.querySelector(px)).fontSize)"
+ALTS = "() => [...document.querySelectorAll('img')].map(i => i.getAttribute('alt'))"
 
 
 @pytest.fixture(scope="module")
@@ -129,3 +140,38 @@ def test_the_checks_see_markup_that_was_not_escaped(page: Any, tmp_path: Path) -
     assert page.evaluate(LIVE_MARKUP) == 1
     assert page.evaluate("() => window.__blocked.length") >= 1  # the handler, refused
     assert IMG not in page.inner_text("body")
+
+
+def test_body_text_is_at_least_16px_in_a_readable_measure(
+    page: Any, site: tuple[Path, list[Page]]
+) -> None:
+    page.set_viewport_size({"width": 1600, "height": 900})
+    for name in ["index.html", *(f"{stem}.html" for stem in DRAWN)]:
+        page.goto((site[0] / name).as_uri())
+        paragraph = "main p" if name == "index.html" else ".jp-RenderedMarkdown p"
+        assert page.evaluate(FONT_PX, paragraph) >= 16, name
+        assert page.evaluate(FONT_PX, "body") >= 16, name
+        width = page.evaluate("() => document.querySelector('main').getBoundingClientRect()"
+                              ".width")
+        assert width <= 62 * 17 + 1, name  # about 80 characters a line, not the whole screen
+
+
+def test_code_cells_read_as_code_blocks(page: Any, site: tuple[Path, list[Page]]) -> None:
+    page.goto((site[0] / f"{DRAWN[0]}.html").as_uri())
+    size = page.evaluate(FONT_PX, ".jp-InputArea-editor pre, .highlight pre")
+    assert 14 <= size <= 17
+    ground = page.evaluate("() => getComputedStyle(document.querySelector('.highlight pre'))"
+                           ".backgroundColor")
+    assert ground not in ("rgba(0, 0, 0, 0)", "transparent")
+
+
+def test_every_figure_is_named_by_its_own_title(page: Any, site: tuple[Path, list[Page]]) -> None:
+    named = 0
+    for stem in DRAWN:
+        page.goto((site[0] / f"{stem}.html").as_uri())
+        alts = page.evaluate(ALTS)
+        assert alts and not set(alts) & PLACEHOLDERS, (stem, alts)
+        named += len(alts)
+        if stem.startswith("01"):  # the calls diagram, named by its SVG <title>
+            assert any(a.startswith("The calls of") for a in alts), alts
+    assert named >= 3
