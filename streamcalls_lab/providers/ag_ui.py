@@ -167,9 +167,8 @@ def write(turn: Script) -> list[WireFrame]:
 
 
 _STOPS = tuple(sorted(TYPES - _PASSING))  # the events that end a chunked call
-FORMAT = WireFormat(
-    name=AGUI.name,
-    reader=AGUI,
+FORMAT = WireFormat.of(
+    AGUI,
     framing="sse",
     docs="https://docs.ag-ui.com/concepts/events",
     path="/",

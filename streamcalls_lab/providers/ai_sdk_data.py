@@ -159,9 +159,8 @@ def write(turn: Script) -> list[WireFrame]:
     return frames
 
 
-FORMAT = WireFormat(
-    name=AISDKDataStream.name,
-    reader=AISDKDataStream,
+FORMAT = WireFormat.of(
+    AISDKDataStream,
     framing="prefixed",
     docs="https://v4.ai-sdk.dev/docs/ai-sdk-ui/stream-protocol#data-stream-protocol",
     path="/api/chat",

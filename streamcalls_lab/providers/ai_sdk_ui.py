@@ -172,9 +172,8 @@ def write(turn: Script) -> list[WireFrame]:
     return frames
 
 
-FORMAT = WireFormat(
-    name=AISDKUIStream.name,
-    reader=AISDKUIStream,
+FORMAT = WireFormat.of(
+    AISDKUIStream,
     framing="sse",
     docs="https://ai-sdk.dev/docs/ai-sdk-ui/stream-protocol",
     path="/api/chat",

@@ -327,9 +327,8 @@ QUIRKS: dict[str, Transform | None] = {
 """What a Messages producer can send, and how each is written (None: only the content)."""
 
 
-FORMAT = WireFormat(
-    name=AnthropicMessages.name,
-    reader=AnthropicMessages,
+FORMAT = WireFormat.of(
+    AnthropicMessages,
     framing="sse",
     docs="https://docs.anthropic.com/en/api/messages-streaming",
     path="/v1/messages",

@@ -308,9 +308,8 @@ _HEADERS = frozenset((":event-type", ":exception-type", ":message-type", ":conte
                       ":error-code"))
 """The event-stream headers that are structure (what the framing reads events by)."""
 _TOP = frozenset(("role", "stopReason", "contentBlockIndex"))
-FORMAT = WireFormat(
-    name=BedrockConverse.name,
-    reader=BedrockConverse,
+FORMAT = WireFormat.of(
+    BedrockConverse,
     framing="eventstream",
     docs="https://docs.aws.amazon.com/bedrock/latest/APIReference/"
          "API_runtime_ConverseStream.html",
@@ -339,9 +338,8 @@ FORMAT = WireFormat(
     tool_stop=frozenset(("tool_use",)),
     whole=whole,
 )
-INVOKE = WireFormat(
-    name=BedrockInvoke.name,
-    reader=BedrockInvoke,
+INVOKE = WireFormat.of(
+    BedrockInvoke,
     framing="eventstream",
     docs="https://docs.aws.amazon.com/bedrock/latest/APIReference/"
          "API_runtime_InvokeModelWithResponseStream.html",

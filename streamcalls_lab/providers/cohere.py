@@ -190,9 +190,8 @@ QUIRKS: dict[str, Transform | None] = {
 """What a Cohere producer can send, and how each is written."""
 
 
-FORMAT = WireFormat(
-    name=CohereChat.name,
-    reader=CohereChat,
+FORMAT = WireFormat.of(
+    CohereChat,
     framing="sse",
     docs="https://docs.cohere.com/v2/docs/streaming",
     path="/v2/chat",

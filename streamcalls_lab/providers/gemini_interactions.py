@@ -178,9 +178,8 @@ QUIRKS: dict[str, Transform | None] = {
 """What an Interactions producer can send, and how each is written."""
 
 
-FORMAT = WireFormat(
-    name=GeminiInteractions.name,
-    reader=GeminiInteractions,
+FORMAT = WireFormat.of(
+    GeminiInteractions,
     framing="sse",
     docs="https://ai.google.dev/gemini-api/docs/interactions/streaming",
     path="/v1beta/interactions",

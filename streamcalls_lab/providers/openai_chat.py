@@ -592,9 +592,8 @@ QUIRKS: dict[str, Transform | None] = {
 """What a Chat producer can send, and how each is written (None: only the content changes)."""
 
 
-FORMAT = WireFormat(
-    name=OpenAIChat.name,
-    reader=OpenAIChat,
+FORMAT = WireFormat.of(
+    OpenAIChat,
     framing="sse",
     docs="https://platform.openai.com/docs/api-reference/chat-streaming",
     interleaves=True,

@@ -409,9 +409,8 @@ QUIRKS: dict[str, Transform | None] = {
 """What a Responses producer can send, and how each is written (None: only the content)."""
 
 
-FORMAT = WireFormat(
-    name=OpenAIResponses.name,
-    reader=OpenAIResponses,
+FORMAT = WireFormat.of(
+    OpenAIResponses,
     framing="sse",
     docs="https://platform.openai.com/docs/api-reference/responses-streaming",
     interleaves=True,
