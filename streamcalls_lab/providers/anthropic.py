@@ -12,7 +12,7 @@ valid JSON: that is ``valid_json`` False in ``calls()``, never a load error.
 
 from __future__ import annotations
 
-import json
+from operator import itemgetter
 from typing import Any, ClassVar
 
 import msgspec
@@ -32,15 +32,12 @@ from ..events import (
     text,
 )
 from ..turns import (
-    Call,
     Role,
     Script,
     Text,
     Transform,
     WireFrame,
-    json_object,
-    raw,
-    raw_json,
+    args_announced,
     shared,
 )
 from .as_written import object_after, object_text, raw_wire_length, wire_length
@@ -292,24 +289,6 @@ def _set_block(f: WireFrame, block: int) -> None:
     f.payload["index"] = block
 
 
-def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """Each call's input sent whole in ``content_block_start``, no deltas (Gemini through a
-    gateway, pydantic-ai#2302: the shape of a server tool called from code)."""
-    out = []
-    for f in frames:
-        seg = turn.segments[f.segment] if f.segment is not None else None
-        if f.role == "call_start" and isinstance(seg, Call) and seg.args:
-            args = json_object(seg.args, FORMAT.name)
-            f.payload["content_block"]["input"] = raw(0)
-            f.data, f.fragment = raw_json(f.payload, [args]), args
-            f.payload["content_block"]["input"] = json.loads(args)
-        elif f.block is not None and f.role in ("args", "other") and isinstance(seg, Call) \
-                and seg.args:
-            continue  # its deltas, the empty first one included
-        out.append(f)
-    return out
-
-
 def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
     """``stop_reason: "end_turn"`` on a message that made client calls."""
     for f in frames:
@@ -319,7 +298,11 @@ def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFra
 
 
 QUIRKS: dict[str, Transform | None] = {
-    "args_in_announcement": _args_in_announcement,
+    # Gemini through a gateway, pydantic-ai#2302 (the shape of a server tool called from
+    # code): each call's input whole in content_block_start, no deltas, the empty first one
+    # included
+    "args_in_announcement": args_announced(AnthropicMessages.name, itemgetter("content_block"),
+                                           "input", ("args", "other")),
     "empty_arguments": None,
     "stop_reason_mismatch": _stop_reason_mismatch,
     **shared(_set_block, _set_fragment),

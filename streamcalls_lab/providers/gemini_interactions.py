@@ -16,20 +16,17 @@ tools (Google Search, code execution, URL context) run on the server: their step
 
 from __future__ import annotations
 
-import json
+from operator import itemgetter
 from typing import Any
 
 from ..events import Ev, Kind, error_message, fragment_row, index, maybe_text, obj, stated, text
 from ..turns import (
-    Call,
     Role,
     Script,
     Text,
     Transform,
     WireFrame,
-    json_object,
-    raw,
-    raw_json,
+    args_announced,
     shared,
 )
 from .as_written import object_text, wire_length
@@ -152,25 +149,10 @@ def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFra
     return frames
 
 
-def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """Each call's arguments sent whole, as an object, in its ``step.start`` (instead of the
-    documented ``{}`` placeholder), no deltas."""
-    out = []
-    for f in frames:
-        seg = turn.segments[f.segment] if f.segment is not None else None
-        if f.role == "call_start" and isinstance(seg, Call) and seg.args:
-            args = json_object(seg.args, FORMAT.name)
-            f.payload["step"]["arguments"] = raw(0)
-            f.data, f.fragment = raw_json(f.payload, [args]), args
-            f.payload["step"]["arguments"] = json.loads(args)
-        elif f.role == "args" and isinstance(seg, Call) and seg.args:
-            continue
-        out.append(f)
-    return out
-
-
 QUIRKS: dict[str, Transform | None] = {
-    "args_in_announcement": _args_in_announcement,
+    # each call's arguments whole in its step.start (not the documented {}), no deltas
+    "args_in_announcement": args_announced(GeminiInteractions.name, itemgetter("step"),
+                                           "arguments"),
     "empty_arguments": None,
     "stop_reason_mismatch": _stop_reason_mismatch,
     **shared(_set_block, _set_fragment),
