@@ -281,31 +281,6 @@ def renumbered(set_block: Callable[[WireFrame, int], None],
     return apply
 
 
-def args_announced(fmt: str, holder: Callable[[Any], dict[str, Any]], key: str,
-                   deltas: tuple[Role, ...] = ("args",)) -> Transform:
-    """Each call's arguments sent whole, as an object, in its announcement (at ``key`` of the
-    object ``holder`` finds in its payload), and none of its block's ``deltas`` frames: the
-    ``args_in_announcement`` quirk of a format that announces a call with an object."""
-
-    def apply(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-        out = []
-        for f in frames:
-            seg = turn.segments[f.segment] if f.segment is not None else None
-            if not isinstance(seg, Call) or not seg.args:
-                out.append(f)
-            elif f.role == "call_start":
-                args = json_object(seg.args, fmt)
-                holder(f.payload)[key] = raw(0)  # its text written as given, not re-serialised
-                f.data, f.fragment = raw_json(f.payload, [args]), args
-                holder(f.payload)[key] = deepjson.loads(args)
-                out.append(f)
-            elif f.block is None or f.role not in deltas:
-                out.append(f)
-        return out
-
-    return apply
-
-
 def shared(set_block: Callable[[WireFrame, int], None],
            set_fragment: Callable[[WireFrame, str], None]) -> dict[str, Transform | None]:
     """The quirks every format whose fragments name their call carries, written the same way

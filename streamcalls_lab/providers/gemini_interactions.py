@@ -16,7 +16,6 @@ tools (Google Search, code execution, URL context) run on the server: their step
 
 from __future__ import annotations
 
-from operator import itemgetter
 from typing import Any
 
 from ..events import Ev, Kind, error_message, fragment_row, index, maybe_text, obj, stated, text
@@ -26,9 +25,9 @@ from ..turns import (
     Text,
     Transform,
     WireFrame,
-    args_announced,
     shared,
 )
+from ._written import args_announced, restated, setter
 from .as_written import object_text, wire_length
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
@@ -133,28 +132,17 @@ def write(turn: Script) -> list[WireFrame]:
 
 
 # -- the quirks an Interactions producer can send --------------------------------------------
-def _set_fragment(f: WireFrame, text: str) -> None:
-    f.payload["delta"]["arguments"] = text
-
-
-def _set_block(f: WireFrame, block: int) -> None:
-    f.payload["index"] = block
-
-
-def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """``status: "completed"`` although calls wait for the client."""
-    for f in frames:
-        if f.role == "end":
-            f.payload["interaction"]["status"] = "completed"
-    return frames
+_set_fragment = setter("delta", "arguments")
+_set_block = setter("index")
 
 
 QUIRKS: dict[str, Transform | None] = {
     # each call's arguments whole in its step.start (not the documented {}), no deltas
-    "args_in_announcement": args_announced(GeminiInteractions.name, itemgetter("step"),
-                                           "arguments"),
+    "args_in_announcement": args_announced(GeminiInteractions.name,
+                                           ("step", "arguments")),
     "empty_arguments": None,
-    "stop_reason_mismatch": _stop_reason_mismatch,
+    # ``status: "completed"`` although calls wait for the client.
+    "stop_reason_mismatch": restated("end", ("interaction", "status"), "completed"),
     **shared(_set_block, _set_fragment),
 }
 """What an Interactions producer can send, and how each is written."""
