@@ -4,7 +4,7 @@ appearance, and a call is filled by fragments that name it, so calls may be open
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from ..events import Ev, fragment_row, text
 from ._identity import Identities
@@ -13,6 +13,8 @@ from .as_written import wire_length
 
 class ById:
     """The state these readers share: blocks by id, each call's name, the calls filled."""
+
+    hot: ClassVar[None] = None  # browser-side streams: every frame goes through normalize
 
     def __init__(self) -> None:
         self._blocks: dict[str, int] = {}  # toolCallId -> block, in order of first appearance

@@ -48,7 +48,6 @@ TYPES = frozenset((
 
 class AGUI(ById):
     name = "ag-ui"
-    hot = None  # a browser-side stream: every frame goes through normalize
     sniff = ByType(TYPES)
 
     def __init__(self) -> None:

@@ -42,7 +42,6 @@ NAMES = {code: name for code, (name, _) in PARTS.items()}
 
 class AISDKDataStream(ById):
     name = "ai-sdk-data"
-    hot = None  # a browser-side stream: every frame goes through normalize
 
     def __init__(self) -> None:
         super().__init__()

@@ -57,7 +57,6 @@ _ANSWERS = frozenset(("tool-output-available", "tool-output-error", "tool-output
 
 class AISDKUIStream(ById):
     name = "ai-sdk-ui"
-    hot = None  # a browser-side stream: every frame goes through normalize
     sniff = ByType(TYPES)
 
     def __init__(self) -> None:
