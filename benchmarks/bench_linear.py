@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench_long_lines import best  # the same CPU-time measure, best of rounds
+from _timing import best  # the same CPU-time measure, best of rounds
 
 from streamcalls_lab import load
 from streamcalls_lab.providers import FORMATS

@@ -54,6 +54,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 import pandas as pd
+from _timing import best
 
 # Imported before any clock starts: importing the SDK takes longer than decoding a corpus.
 from anthropic._streaming import SSEDecoder
@@ -193,16 +194,6 @@ def long_capture_memory(files: list[Path], root: Path, megabytes: float) -> None
         tracemalloc.stop()
         print(f"    {name:10s} peak {peak / 1e6:7.1f} MB = {peak / len(body):4.2f}x")
     shutil.rmtree(root / "long")
-
-
-def best(fn: Callable[[], object], repeat: int, clock: Callable[[], float]) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = clock()
-        fn()
-        times.append(clock() - start)
-    return min(times)
 
 
 # -- synthetic turns for the curve --------------------------------------------------------------

@@ -16,10 +16,10 @@ as ``load()`` reads bytes: 64 KB at a time, through the framing and the decoder.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
-import time
 from collections.abc import Callable
+
+from _timing import best  # the same CPU-time measure, best of rounds
 
 from streamcalls_lab import load
 from streamcalls_lab.framing.eventstream import MAX_PAYLOAD, event_message
@@ -80,16 +80,6 @@ READERS: dict[str, tuple[Callable[[int], object], Callable[[object], object]]] =
     "JSON-lines log line (import)": (jsonl, rebuild),
     "client output line (torture judge)": (client_line, _judged),
 }
-
-
-def best(fn: Callable[[], object], rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        gc.collect()
-        start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return min(times)
 
 
 def main() -> None:

@@ -39,6 +39,8 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from _timing import best  # noqa: E402
+
 import streamcalls_lab as scl  # noqa: E402
 from streamcalls_lab import dataset  # noqa: E402
 from streamcalls_lab.producers.served import served_by  # noqa: E402
@@ -119,15 +121,6 @@ def child(turns: int, chunk: int, hosts: int, out: Path) -> dict[str, float]:
     return json.loads(got.stdout.strip().splitlines()[-1])
 
 
-def best(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--turns", type=int, default=1_000_000)
@@ -170,9 +163,11 @@ def main() -> None:
         print(f"\n{'question':<40}{'pandas':>10}{'duckdb':>10}{'ratio':>8}"
               f"{'duckdb ' + format(args.turns, ','):>20}")
         for name, (sql, in_pandas) in QUESTIONS.items():
-            p = best(lambda f=in_pandas: f(tables), args.repeat)
-            d = best(lambda s=sql: con_small.execute(s).fetchall(), args.repeat)
-            d_full = best(lambda s=sql: con_full.execute(s).fetchall(), args.repeat)
+            p = best(lambda f=in_pandas: f(tables), args.repeat, time.perf_counter)
+            d = best(lambda s=sql: con_small.execute(s).fetchall(), args.repeat,
+                     time.perf_counter)
+            d_full = best(lambda s=sql: con_full.execute(s).fetchall(), args.repeat,
+                          time.perf_counter)
             print(f"{name:<40}{p:>9.3f}s{d:>9.3f}s{p / d:>7.1f}x{d_full:>19.3f}s")
         print("\nratio: pandas time / DuckDB time on the same corpus (above 1: DuckDB faster); "
               "pandas' time leaves out reading the rows into memory, DuckDB's includes it.")

@@ -13,13 +13,15 @@ which hold a split character or line until the rest arrives.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from . import _deepjson as deepjson
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .decode import Decoded, EventDecoder
 
 
@@ -346,3 +348,19 @@ class Accumulator:
             for buf in self.calls if self.is_finished(buf)
         )
         return Snapshot(self.buffers(), self.message, finished, self.events_seen)
+
+
+FED = ["kind", "block", "call_id", "tool", "fragment", "final"]
+"""The columns of a ``load()`` table the correct handler reads for a turn's calls."""
+
+
+def turn_calls(table: pd.DataFrame) -> Iterator[tuple[Any, Any, CallBuffer]]:
+    """Each call of each turn of a ``load()`` table, finished or not, as the correct handler
+    reads it: ``(turn, provider, buffer)``, turns in table order, calls in announcement order."""
+    for (turn, provider), group in table.groupby(["turn", "provider"], sort=False,
+                                                 observed=True):
+        acc = Accumulator()
+        for event in group[FED].to_dict("records"):
+            acc.feed(event)
+        for buf in acc.calls:
+            yield turn, provider, buf

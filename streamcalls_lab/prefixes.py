@@ -26,7 +26,7 @@ import jiter
 import pandas as pd
 
 from . import _deepjson as deepjson
-from .accumulate import Accumulator
+from .accumulate import turn_calls
 from .loader import load
 from .sources import Source
 
@@ -37,7 +37,6 @@ PREFIX_COLUMNS = (
     "changes_strings_cuts", "first_strict",
 )
 _ENDS = frozenset('}]"0123456789el')  # the last character of any JSON text
-_FED = ["kind", "block", "call_id", "tool", "fragment", "final"]
 
 
 def top_type(args: str) -> str:
@@ -146,14 +145,9 @@ def prefix_parses(corpus: Source | pd.DataFrame) -> pd.DataFrame:
             rows.append(_row(r.turn, r.provider, r.block, r.tool, str(r.args),
                              bool(r.complete), None))
     else:
-        for (turn, provider), group in corpus.groupby(["turn", "provider"], sort=False,
-                                                      observed=True):
-            acc = Accumulator()
-            for event in group[_FED].to_dict("records"):
-                acc.feed(event)
-            for buf in acc.calls:
-                rows.append(_row(turn, provider, buf.block, buf.tool, buf.args,
-                                 buf.complete, buf.parts))
+        for turn, provider, buf in turn_calls(corpus):
+            rows.append(_row(turn, provider, buf.block, buf.tool, buf.args,
+                             buf.complete, buf.parts))
     table = pd.DataFrame(rows, columns=list(PREFIX_COLUMNS))
     counts = [c for c in PREFIX_COLUMNS if c.endswith(("boundaries", "cuts"))]
     return table.astype({"turn": "str", "provider": "str", "block": "Int64", "tool": "str",

@@ -101,7 +101,7 @@ import orjson
 from . import echoes, timing
 from .errors import CaptureError
 from .events import PAYLOAD_ERRORS, Ev
-from .framing import framing_of, jsonarray, ndjson
+from .framing import framing_of, jsonarray, ndjson, sse
 from .providers import FORMATS, sniff
 from .providers.spec import Reader, WireFormat
 from .sources import CAPTURE_SUFFIXES, entry_problem, in_progress, over_files, path_tag
@@ -119,7 +119,7 @@ _ID_PREFIX = re.compile(
 )
 """Id prefixes providers use (``toolu_``, ``call_``...), kept; any other prefix is replaced."""
 _NUMBER_PREFIX = re.compile(r"-?[0-9]*(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?")
-_UNNAMED = frozenset(("message", jsonarray.EVENT, ndjson.EVENT))
+_UNNAMED = frozenset((sse.EVENT, jsonarray.EVENT, ndjson.EVENT))
 """The event names frames get when nothing names them (SSE's default, an array's element,
 an NDJSON line): a format whose frames carry no name of their own reads them all so."""
 _HEADER_SIZES = {2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}  # event-stream header value sizes
@@ -594,7 +594,7 @@ class Redactor:
             counter += 1
 
     # -- a data payload ---------------------------------------------------------------
-    def data(self, text: str, turn: _Turn | None = None, event: str = "message") -> str:
+    def data(self, text: str, turn: _Turn | None = None, event: str = sse.EVENT) -> str:
         """One frame's ``data``, redacted (``turn`` carries the capture's format and its
         calls' documents across frames; without one the frame is a capture of its own;
         ``event`` is the frame's event name). The first pass only reads it."""

@@ -20,13 +20,12 @@ from itertools import accumulate
 
 import pandas as pd
 
-from .accumulate import Accumulator
+from .accumulate import turn_calls
 from .generate import token_pieces
 
 ALIGNMENT_COLUMNS = ("turn", "provider", "block", "tool", "chars", "fragments", "boundaries",
                      "on_token")
 SUMMARY_COLUMNS = ("calls", "boundaries", "on_token", "share_on_token")
-_FED = ["kind", "block", "call_id", "tool", "fragment", "final"]
 
 
 def token_offsets(text: str) -> frozenset[int]:
@@ -56,18 +55,13 @@ def token_alignment(deltas: pd.DataFrame) -> pd.DataFrame:
     """One row per finished call of a ``load()`` table in two or more non-empty fragments:
     its ``boundaries`` (interior fragment boundaries) and how many fall ``on_token``."""
     rows = []
-    for (turn, provider), group in deltas.groupby(["turn", "provider"], sort=False,
-                                                  observed=True):
-        acc = Accumulator()
-        for event in group[_FED].to_dict("records"):
-            acc.feed(event)
-        for buf in acc.calls:
-            if not buf.complete:
-                continue
-            hit, cuts = on_token(buf.parts)
-            if cuts:
-                rows.append((turn, provider, buf.block, buf.tool, len(buf.args),
-                             cuts + 1, cuts, hit))
+    for turn, provider, buf in turn_calls(deltas):
+        if not buf.complete:
+            continue
+        hit, cuts = on_token(buf.parts)
+        if cuts:
+            rows.append((turn, provider, buf.block, buf.tool, len(buf.args),
+                         cuts + 1, cuts, hit))
     out = pd.DataFrame(rows, columns=list(ALIGNMENT_COLUMNS))
     return out.astype({"turn": "str", "provider": "str", "block": "Int64", "tool": "str",
                        "chars": "int64", "fragments": "int64", "boundaries": "int64",

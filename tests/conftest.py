@@ -32,6 +32,17 @@ def captures() -> Path:
     return CAPTURES
 
 
+@pytest.fixture(scope="session")
+def readable_captures(captures: Path) -> list[Path]:
+    """Every real capture a reader reads as it is (the cassettes, read through their importer,
+    left out), sorted; more than 500 of them, or the corpus is not the one the tests know."""
+    files = [p for p in sorted(captures.rglob("*")) if p.is_file()
+             and "_cassettes" not in p.parts
+             and p.suffix in (".sse", ".eventstream", ".json", ".jsonl", ".ndjson")]
+    assert len(files) > 500
+    return files
+
+
 @functools.cache
 def _uses_shared_lab(module: str) -> bool:
     path = REPO / module

@@ -88,6 +88,13 @@ def test_a_checker_rejects_every_wrong_answer_and_says_why(name: str) -> None:
         assert not verdict.right and verdict.why, (name, answer)
 
 
+@pytest.mark.parametrize("name", [n for n in _exercises() if EXERCISES[n].unanswered])
+def test_an_answer_still_none_is_asked_for_not_checked(name: str) -> None:
+    verdict = check(name, None)
+    assert not verdict.right
+    assert verdict.why == f"no answer yet: {EXERCISES[name].unanswered}"
+
+
 def test_an_answer_of_the_wrong_shape_is_wrong_not_a_crash() -> None:
     for name in _exercises():
         assert not check(name, object()).right

@@ -51,7 +51,8 @@ class Exercise:
     """One exercise: its ``name`` (``"01-anatomy/first-call"``: notebook, then topic), the
     ``task`` in a sentence, a ``checker`` from the student's answer to a :class:`Verdict`, the
     worked ``solution`` (a function returning the right answer, so the solution is code the
-    tests run, and its ``explanation``), and ``wrong``: answers a checker must reject."""
+    tests run, and its ``explanation``), ``wrong``: answers a checker must reject, and
+    ``unanswered``: what to set, said before any checking while the answer is None."""
 
     name: str
     task: str
@@ -59,8 +60,12 @@ class Exercise:
     solution: Callable[[], Any]
     explanation: str
     wrong: Sequence[Any] = field(default_factory=tuple)
+    unanswered: str | None = None
+    """What to set, said while the answer is still None (None: the checker reads None)."""
 
     def check(self, answer: Any) -> Verdict:
+        if answer is None and self.unanswered is not None:
+            return Verdict(False, f"no answer yet: {self.unanswered}")
         try:
             return self.checker(answer)
         except Exception as e:  # a student's answer of the wrong shape is a wrong answer

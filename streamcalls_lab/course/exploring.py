@@ -49,8 +49,6 @@ def _samples() -> tuple[tuple[str, pd.DataFrame, int], ...]:
 
 
 def _check_unfinished(answer: Any) -> Verdict:
-    if answer is None:
-        return Verdict(False, "no answer yet: define unfinished(deltas) and pass the function")
     if not callable(answer):
         return Verdict(False, "pass your function itself (unfinished), not a number: it is "
                               "run on turns whose answer the kit knows")
@@ -72,6 +70,7 @@ exercise(Exercise(
     name="06-explore/unfinished",
     task="Write unfinished(deltas): how many calls in a load() table never got their stop.",
     checker=_check_unfinished,
+    unanswered="define unfinished(deltas) and pass the function",
     solution=lambda: unfinished,
     explanation=(
         "calls() assembles each call with the correct accumulator and sets complete when the "

@@ -89,8 +89,6 @@ class _DeltasOnly(Handler):
 
 
 def _check_handler(answer: Any) -> Verdict:
-    if answer is None:
-        return Verdict(False, "no answer yet: pass your handler class itself (MyHandler)")
     if not (isinstance(answer, type) or callable(answer)):
         return Verdict(False, "pass the handler class itself (MyHandler), not an instance "
                               "or its result")
@@ -108,6 +106,7 @@ exercise(Exercise(
     name="05-fixtures/handler",
     task="Edit MyHandler until the kit's suite finds no failure in it.",
     checker=_check_handler,
+    unanswered="pass your handler class itself (MyHandler)",
     solution=lambda: Handler,
     explanation=(
         "Each change answers one row of the report: append every fragment exactly as sent "

@@ -41,8 +41,6 @@ def _as_ints(answer: Any) -> tuple[int, ...]:
 
 
 def _check_gap(answer: Any) -> Verdict:
-    if answer is None:
-        return Verdict(False, "no answer yet: set indices to a list of numbers, one per call")
     got, want = _as_ints(answer), _gap_indices()
     if got == want:
         return Verdict(True, f"the calls carry indices {list(want)}: the server skipped, and "
@@ -69,8 +67,6 @@ def _interleaved_wrong() -> frozenset[str]:
 
 
 def _check_interleaved(answer: Any) -> Verdict:
-    if answer is None:
-        return Verdict(False, "no answer yet: set goes_wrong to a list of fault names")
     got, want = _faults(answer), _interleaved_wrong()
     if got == want:
         return Verdict(True, f"{', '.join(sorted(want))}: only when fragments of two calls "
@@ -96,8 +92,6 @@ STOP_CHOICES = {
 
 
 def _check_stop(answer: Any) -> Verdict:
-    if answer is None:
-        return Verdict(False, "no answer yet: set answer to one letter, a, b or c")
     letter = str(answer).strip().lower()[:1]
     if letter == "b":
         return Verdict(True, "a call is finished by its own stop event (in Chat, by any "
@@ -118,6 +112,7 @@ exercise(Exercise(
     name="08-servers/index-gap",
     task="Write a Cohere v2 turn with index_gap and find it: which index does each call carry?",
     checker=_check_gap,
+    unanswered="set indices to a list of numbers, one per call",
     solution=lambda: list(_gap_indices()),
     explanation=(
         "cohere = gap_turn() (turns.turn_bytes('cohere-chat', turns.Script(SEGMENTS, "
@@ -132,6 +127,7 @@ exercise(Exercise(
     task=("Fragments of two calls alternate (interleaved_calls) in OpenAI Responses: which "
           "faults of notebook 3 go wrong only then?"),
     checker=_check_interleaved,
+    unanswered="set goes_wrong to a list of fault names",
     solution=lambda: sorted(_interleaved_wrong()),
     explanation=(
         "exposes('openai-responses', ['interleaved_calls']) writes the turn clean and with "
@@ -147,6 +143,7 @@ exercise(Exercise(
     task=("Your server ends every turn with finish_reason 'stop', calls or not. What should "
           "decide that the model asked for tools? Answer a, b or c (STOP_CHOICES)."),
     checker=_check_stop,
+    unanswered="set answer to one letter, a, b or c",
     solution=lambda: "b",
     explanation=(
         "b. A client that hands calls on only when the stop reason says tool_calls drops "

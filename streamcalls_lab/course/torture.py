@@ -25,8 +25,6 @@ _FORMAT = "openai-chat"
 
 
 def _check_family(answer: Any) -> Verdict:
-    if answer is None:
-        return Verdict(False, "no answer yet: set family to one family name, as a string")
     if not isinstance(answer, str):
         return Verdict(False, "name one family, as a string (a family column value, such as "
                               "'escapes')")
@@ -57,6 +55,7 @@ exercise(Exercise(
     task=("A client cuts the stream into lines with str.splitlines(). Name the case family "
           "that catches it."),
     checker=_check_family,
+    unanswered="set family to one family name, as a string",
     solution=lambda: "line_separator_in_data",
     explanation=(
         "line_separator_in_data serves a frame whose JSON data holds U+2028 LINE SEPARATOR "

@@ -27,8 +27,6 @@ def _answer() -> str:
 
 
 def _check_verdict(answer: Any) -> Verdict:
-    if answer is None:
-        return Verdict(False, "no answer yet: set verdict to one verdict name, as a string")
     if not isinstance(answer, str) or answer not in VERDICTS:
         return Verdict(False, f"{answer!r} is not a verdict; the verdicts are: "
                               f"{', '.join(VERDICTS)}")
@@ -46,6 +44,7 @@ exercise(Exercise(
           "the trace holds one call whose arguments are both texts joined. Which verdict "
           "does the first wire call get?"),
     checker=_check_verdict,
+    unanswered="set verdict to one verdict name, as a string",
     solution=_answer,
     explanation=(
         "merged: the traced arguments hold this call's text joined with the other call's. A "

@@ -12,6 +12,9 @@ from typing import NamedTuple
 from .. import _deepjson as deepjson
 from ..errors import CaptureError
 
+BOM = b"\xef\xbb\xbf"
+"""A UTF-8 byte-order mark: no content where a capture starts with it."""
+
 _new = tuple.__new__  # builds a Frame from a tuple without the Python-level __new__
 
 
@@ -151,5 +154,31 @@ class LineDecoder(FrameDecoder):
         return deepjson.is_json(line)
 
     def _line(self, line: bytes, at: int, end: int) -> None:
-        """One line, its ``\\n`` cut off (``end`` is just past it)."""
+        """One line, its ``\\n`` cut off (``end`` is just past it): a ``\\r`` before it and
+        a leading byte-order mark are no content (as in SSE), a blank line carries nothing."""
+        body = line[:-1] if line.endswith(b"\r") else line
+        if at == 0 and body.startswith(BOM):
+            body, at = body[3:], 3
+        if body.strip(b" \t") and not self._stopped:
+            self._content(body, at, end)
+
+    def _content(self, body: bytes, at: int, end: int) -> None:
+        """A line with content, from ``at`` (its first content byte) to ``end``."""
         raise NotImplementedError
+
+    def _binary(self, body: bytes, at: int, end: int, framing: str) -> bool:
+        """Whether the line holds a NUL byte (said as a problem: binary data, not ``framing``)."""
+        if b"\0" not in body:
+            return False
+        self._problem(at + body.index(b"\0"), end, f"binary data (a NUL byte), not {framing}")
+        return True
+
+    def _text(self, body: bytes, at: int, end: int) -> str | None:
+        """The line as text, or None once its invalid UTF-8 is said as a problem."""
+        try:
+            return body.decode("utf-8")
+        except UnicodeDecodeError as e:
+            where = at + e.start
+            self._problem(where, end, f"invalid UTF-8 in a line (byte 0x{body[e.start]:02x} "
+                          f"at {where})")
+            return None

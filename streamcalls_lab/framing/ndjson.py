@@ -19,12 +19,11 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 
 from ..errors import CaptureError
-from .frame import Frame, LineDecoder
+from .frame import BOM, Frame, LineDecoder
 from .spec import Framing, Served, Transport, Values, Written, as_text, crlf_cases, same_size
 
 EVENT = "line"
 """The ``event`` of every NDJSON frame."""
-_BOM = b"\xef\xbb\xbf"
 _new = tuple.__new__
 
 
@@ -32,8 +31,8 @@ def looks_like_ndjson(head: bytes) -> bool | None:
     """Whether a capture starting with ``head`` is JSON text rather than SSE: its first byte
     that is not whitespace (after a BOM) opens a JSON object or array. None while ``head``
     is all whitespace, which cannot tell yet."""
-    rest = head[3:] if head.startswith(_BOM) else head
-    if _BOM.startswith(head):
+    rest = head[3:] if head.startswith(BOM) else head
+    if BOM.startswith(head):
         return None  # a BOM still arriving
     stripped = rest.lstrip(b" \t\r\n")
     if not stripped:
@@ -68,15 +67,7 @@ class NDJSONDecoder(LineDecoder):
         self._first = True  # no line with content yet
 
     # -- internals --------------------------------------------------------------
-    def _line(self, line: bytes, at: int, end: int) -> None:
-        if self._stopped:
-            return
-        body = line[:-1] if line.endswith(b"\r") else line
-        if at == 0 and body.startswith(_BOM):
-            body = body[3:]  # as SSE: a leading byte-order mark is not content
-            at = 3
-        if not body.strip(b" \t"):
-            return  # a blank line carries nothing
+    def _content(self, body: bytes, at: int, end: int) -> None:
         if self._first:
             self._first = False
             why = _not_a_stream(body.strip(b" \t"))
@@ -84,16 +75,9 @@ class NDJSONDecoder(LineDecoder):
                 self._stopped = True
                 self._problem(at, end, why + ": nothing after it is read")
                 return
-        if b"\0" in body:
-            self._problem(at + body.index(b"\0"), end,
-                          "binary data (a NUL byte), not newline-delimited JSON")
+        if self._binary(body, at, end, "newline-delimited JSON"):
             return
-        try:
-            data = body.decode("utf-8")
-        except UnicodeDecodeError as e:
-            where = at + e.start
-            self._problem(where, end, f"invalid UTF-8 in a line (byte 0x{body[e.start]:02x} "
-                          f"at {where})")
+        if (data := self._text(body, at, end)) is None:
             return
         self._out.append(_new(Frame, (at, end, EVENT, data, "", None, self._t, None)))
 

@@ -17,14 +17,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from .frame import Frame, LineDecoder
+from .frame import BOM, Frame, LineDecoder
 from .ndjson import line_cases
 from .spec import Framing, Served, Transport, Values, Written, as_text, same_size
 
 CODES = frozenset("0123456789abcdefghijk")
 """The type codes a part may carry (``0`` text ... ``k`` file; ``1``, ``4`` to ``7``
 belong to older releases and are read so a stream of them is named, not misframed)."""
-_BOM = b"\xef\xbb\xbf"
 _SHAPE = (frozenset("".join(sorted(CODES)).encode()),
           frozenset(b":"), frozenset(b'"{[-0123456789tfn'))
 """What each of a capture's first three bytes must be: a code, a colon, a JSON value's start."""
@@ -37,9 +36,9 @@ def looks_prefixed(head: bytes) -> bool | None:
     a BOM and blank lines) are a code, a colon and the start of a JSON value (``0:"``,
     ``b:{``). An SSE line starts with a field name of more than one letter (``data:``) or a
     colon, NDJSON with ``{``: neither can. None while ``head`` is too short to tell."""
-    if _BOM.startswith(head):
+    if BOM.startswith(head):
         return None  # a BOM still arriving
-    rest = (head[3:] if head.startswith(_BOM) else head).lstrip(b" \t\r\n")
+    rest = (head[3:] if head.startswith(BOM) else head).lstrip(b" \t\r\n")
     if not all(byte in allowed for byte, allowed in zip(rest, _SHAPE, strict=False)):
         return False
     return True if len(rest) >= len(_SHAPE) else None
@@ -61,27 +60,15 @@ class PrefixedDecoder(LineDecoder):
         colon = line.find(b":")
         return super()._whole(line[colon + 1:] if colon >= 0 else line)
 
-    def _line(self, line: bytes, at: int, end: int) -> None:
-        body = line[:-1] if line.endswith(b"\r") else line
-        if at == 0 and body.startswith(_BOM):
-            body, at = body[3:], 3  # a leading byte-order mark is not content
-        if not body.strip(b" \t"):
-            return  # a blank line carries nothing
-        if b"\0" in body:
-            self._problem(at + body.index(b"\0"), end,
-                          "binary data (a NUL byte), not a type-prefixed line")
+    def _content(self, body: bytes, at: int, end: int) -> None:
+        if self._binary(body, at, end, "a type-prefixed line"):
             return
         colon = body.find(b":")
         if colon <= 0 or not _PREFIX.fullmatch(body, 0, colon):
             self._problem(at, end, f"not a type-prefixed line (CODE:JSON): "
                           f"{body[:40].decode('utf-8', 'replace')!r}")
             return
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError as e:
-            where = at + e.start
-            self._problem(where, end, f"invalid UTF-8 in a line (byte 0x{body[e.start]:02x} "
-                          f"at {where})")
+        if (text := self._text(body, at, end)) is None:
             return
         self._out.append(_new(Frame, (at, end, text[:colon], text[colon + 1:], "", None,
                                       self._t, None)))

@@ -26,6 +26,8 @@ from .containers import container_signature, wrong_container
 from .frame import Frame, FrameDecoder, _frame
 from .spec import Framing, Served, Transport, Values, Written, as_text, crlf_cases, same_size
 
+EVENT = "message"
+"""The ``event`` of a frame that names none (the SSE spec's default)."""
 _EOL = re.compile(rb"\r\n|\r|\n")
 _BOM = b"\xef\xbb\xbf"
 _FIELDS = frozenset((b"data", b"event", b"id", b"retry"))
@@ -251,7 +253,7 @@ class SSEDecoder(FrameDecoder):
             # "If the data buffer is an empty string, ... return": no event.
             self._reset()
             return
-        event = self._event or "message"
+        event = self._event or EVENT
         raw = self._data[0] if len(self._data) == 1 else b"\n".join(self._data)
         problem = None
         try:
@@ -335,7 +337,7 @@ def _split_lines(buf: bytes, eol: bytes, lines: list[bytes], starts: list[int] |
         return None
     sizes = map(len, data_lines)
     if step == 2:
-        events = ["message"] * n
+        events = [EVENT] * n
     else:
         event_lines = lines[::3]
         try:  # one str per distinct name: a stream repeats a handful of them
@@ -619,7 +621,7 @@ def rewrite(body: bytes, source: str, values: Values) -> bytes:
         text = as_text(body[value:end])
         if name == b"data":
             if value not in done:
-                out[value:end] = same_size(values.data(text, "message"), end - value)
+                out[value:end] = same_size(values.data(text, EVENT), end - value)
         elif name == b"":
             out[value:end] = same_size(values.comment(text), end - value)
         elif name == b"id":

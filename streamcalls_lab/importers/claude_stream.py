@@ -33,6 +33,7 @@ from typing import Any
 import orjson
 
 from ..errors import CaptureError
+from ..providers.anthropic import FORMAT as MESSAGES
 from .jsonl import frame
 from .stream import Stream
 
@@ -40,9 +41,9 @@ REBUILT = ("rebuilt from parsed stream-json events: SSE framing, JSON whitespace
            "timing are not the wire's")
 LINE_TYPES = frozenset(("stream_event", "system", "assistant", "user", "result"))
 """What Claude Code's stream-json lines say they are (``SDKMessage``)."""
-EVENTS = frozenset(("message_start", "content_block_start", "content_block_delta",
-                    "content_block_stop", "message_delta", "message_stop", "ping", "error"))
-"""The Messages API's stream events, as a harness may keep them unwrapped."""
+EVENTS = frozenset(name for names in MESSAGES.events.values() for name in names)
+"""The Messages API's stream events (as its format declares them), as a harness may keep
+them unwrapped."""
 _STARTS = frozenset(("message_start", "content_block_delta"))  # what makes a list a stream
 
 

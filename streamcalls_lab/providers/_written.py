@@ -4,8 +4,38 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from ..turns import Script, Transform, WireFrame
+from .. import _deepjson as deepjson
+from ..turns import Call, Role, Script, Transform, WireFrame, json_object, raw, raw_json
+
+
+def setter(*path: str | int) -> Callable[[WireFrame, Any], None]:
+    """Writes a value at ``path`` in a frame's payload: where a format's quirk writers find a
+    call's block or fragment (``turns.shared``, ``turns.renumbered``)."""
+    *within, last = path
+
+    def put(f: WireFrame, value: Any) -> None:
+        target = f.payload
+        for key in within:
+            target = target[key]
+        target[last] = value
+
+    return put
+
+
+def restated(role: Role, path: tuple[str | int, ...], value: Any) -> Transform:
+    """Every ``role`` frame states ``value`` at ``path`` (the ``stop_reason_mismatch`` quirk:
+    a stop reason that says no calls were made, on a turn that made them)."""
+    put = setter(*path)
+
+    def apply(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+        for f in frames:
+            if f.role == role:
+                put(f, value)
+        return frames
+
+    return apply
 
 
 def args_in_announcement(put: Callable[[WireFrame, str], None]) -> Transform:
@@ -25,3 +55,29 @@ def args_in_announcement(put: Callable[[WireFrame, str], None]) -> Transform:
             out.append(f)
         return out
     return transform
+
+
+def args_announced(fmt: str, path: tuple[str | int, ...],
+                   deltas: tuple[Role, ...] = ("args",)) -> Transform:
+    """Each call's arguments sent whole, as an object, at ``path`` of its announcement, and
+    none of its block's ``deltas`` frames: the ``args_in_announcement`` quirk of a format that
+    announces a call with an object."""
+    put = setter(*path)
+
+    def apply(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
+        out = []
+        for f in frames:
+            seg = turn.segments[f.segment] if f.segment is not None else None
+            if not isinstance(seg, Call) or not seg.args:
+                out.append(f)
+            elif f.role == "call_start":
+                args = json_object(seg.args, fmt)
+                put(f, raw(0))  # its text written as given, not re-serialised
+                f.data, f.fragment = raw_json(f.payload, [args]), args
+                put(f, deepjson.loads(args))
+                out.append(f)
+            elif f.block is None or f.role not in deltas:
+                out.append(f)
+        return out
+
+    return apply

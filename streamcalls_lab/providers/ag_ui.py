@@ -24,7 +24,7 @@ from typing import Any
 
 from ..events import Ev, fragment_row, maybe_text, stated, text
 from ..turns import Role, Script, Text, WireFrame
-from ._identity import Identities
+from ._by_id import ById
 from .as_written import wire_length
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
@@ -46,18 +46,13 @@ TYPES = frozenset((
 """Every event type of the protocol (``@ag-ui/core``'s ``EventType``)."""
 
 
-class AGUI:
+class AGUI(ById):
     name = "ag-ui"
-    hot = None  # a browser-side stream: every frame goes through normalize
     sniff = ByType(TYPES)
 
     def __init__(self) -> None:
-        self._blocks: dict[str, int] = {}  # toolCallId -> block, in order of first appearance
+        super().__init__()
         self._chunked: str | None = None  # the call TOOL_CALL_CHUNKs are filling
-        self._who = Identities()  # each call's name, by block (its id is its key)
-
-    def _block(self, call_id: str) -> int:
-        return self._blocks.setdefault(call_id, len(self._blocks))
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         # Every field is checked before any state changes: a problem event ends nothing.
@@ -167,9 +162,8 @@ def write(turn: Script) -> list[WireFrame]:
 
 
 _STOPS = tuple(sorted(TYPES - _PASSING))  # the events that end a chunked call
-FORMAT = WireFormat(
-    name=AGUI.name,
-    reader=AGUI,
+FORMAT = WireFormat.of(
+    AGUI,
     framing="sse",
     docs="https://docs.ag-ui.com/concepts/events",
     path="/",

@@ -24,7 +24,8 @@ from typing import Any
 
 from ..events import Ev, fragment_row, obj, stated, text
 from ..turns import Role, Script, Text, WireFrame
-from .as_written import object_text, wire_length
+from ._by_id import ById
+from .as_written import object_text
 from .spec import Envelope, Fields, WireFormat
 
 PARTS = {  # code -> (the part's name, the JSON type of its value)
@@ -39,23 +40,18 @@ PARTS = {  # code -> (the part's name, the JSON type of its value)
 NAMES = {code: name for code, (name, _) in PARTS.items()}
 
 
-class AISDKDataStream:
+class AISDKDataStream(ById):
     name = "ai-sdk-data"
-    hot = None  # a browser-side stream: every frame goes through normalize
 
     def __init__(self) -> None:
-        self._blocks: dict[str, int] = {}  # toolCallId -> block, in order of first appearance
+        super().__init__()
         self._streamed: set[str] = set()  # calls b: announced (their c: parts are the text)
-        self._filled: set[str] = set()  # calls a non-empty fragment has arrived for
 
     @staticmethod
     def sniff(event: str, payload: Any) -> bool:
         """A part's code (the framing's event) with a value of the part's JSON type."""
         part = PARTS.get(event)
         return part is not None and type(payload) is part[1]
-
-    def _block(self, call_id: str) -> int:
-        return self._blocks.setdefault(call_id, len(self._blocks))
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         part = PARTS.get(event)
@@ -69,16 +65,9 @@ class AISDKDataStream:
         if kind == "text":
             return [fragment_row(kind, "text_delta", None, payload, _string_length(data))]
         if kind == "tool_call_delta":
-            call_id = text(payload["toolCallId"], "toolCallId")
-            frag = text(payload["argsTextDelta"], "argsTextDelta")
-            if frag:
-                self._filled.add(call_id)
-            return [fragment_row(kind, "args_delta", self._block(call_id), frag,
-                                 wire_length(data, "argsTextDelta", frag), None, call_id)]
+            return self._args_delta(kind, payload, data, "argsTextDelta")
         if kind == "tool_call_streaming_start":
-            call_id = text(payload["toolCallId"], "toolCallId")
-            tool = text(payload["toolName"], "toolName")
-            self._filled.discard(call_id)
+            call_id, tool = self._announced(payload, "toolName")
             self._streamed.add(call_id)
             return [Ev(kind, "call_start", self._block(call_id), call_id, tool)]
         if kind == "tool_call":
@@ -159,9 +148,8 @@ def write(turn: Script) -> list[WireFrame]:
     return frames
 
 
-FORMAT = WireFormat(
-    name=AISDKDataStream.name,
-    reader=AISDKDataStream,
+FORMAT = WireFormat.of(
+    AISDKDataStream,
     framing="prefixed",
     docs="https://v4.ai-sdk.dev/docs/ai-sdk-ui/stream-protocol#data-stream-protocol",
     path="/api/chat",

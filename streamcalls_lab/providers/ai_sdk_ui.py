@@ -26,7 +26,7 @@ from typing import Any
 
 from ..events import DONE, Ev, fragment_row, maybe_text, stated, text
 from ..turns import Role, Script, Text, WireFrame
-from ._identity import Identities
+from ._by_id import ById
 from .as_written import value_text, wire_length
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
@@ -55,37 +55,24 @@ _ANSWERS = frozenset(("tool-output-available", "tool-output-error", "tool-output
                       "tool-approval-request"))  # about a call, by its toolCallId
 
 
-class AISDKUIStream:
+class AISDKUIStream(ById):
     name = "ai-sdk-ui"
-    hot = None  # a browser-side stream: every frame goes through normalize
     sniff = ByType(TYPES)
 
     def __init__(self) -> None:
-        self._blocks: dict[str, int] = {}  # toolCallId -> block, in order of first appearance
-        self._filled: set[str] = set()  # calls a non-empty fragment has arrived for
+        super().__init__()
         self._plain: set[str] = set()  # calls announced with inputEncoding "text"
-        self._who = Identities()  # each call's name, by block (its id is its key)
-
-    def _block(self, call_id: str) -> int:
-        return self._blocks.setdefault(call_id, len(self._blocks))
 
     def normalize(self, event: str, payload: Any, data: str) -> list[Ev]:
         payload, kind = self.sniff.typed(event, payload, "a UI message chunk")
         if kind == "tool-input-delta":
-            call_id = text(payload["toolCallId"], "toolCallId")
-            frag = text(payload["inputTextDelta"], "inputTextDelta")
-            if frag:
-                self._filled.add(call_id)
-            return [fragment_row(kind, "args_delta", self._block(call_id), frag,
-                                 wire_length(data, "inputTextDelta", frag), None, call_id)]
+            return self._args_delta(kind, payload, data, "inputTextDelta")
         if kind == "text-delta":
             maybe_text(payload.get("id"), "id")
             frag = text(payload["delta"], "delta")
             return [fragment_row(kind, "text_delta", None, frag, wire_length(data, "delta", frag))]
         if kind == "tool-input-start":
-            call_id = text(payload["toolCallId"], "toolCallId")
-            tool = text(payload["toolName"], "toolName")
-            self._filled.discard(call_id)  # announced anew: a new call
+            call_id, tool = self._announced(payload, "toolName")
             # (a text-encoded call's input is its raw text, not a JSON value)
             if payload.get("inputEncoding") == "text":
                 self._plain.add(call_id)
@@ -172,9 +159,8 @@ def write(turn: Script) -> list[WireFrame]:
     return frames
 
 
-FORMAT = WireFormat(
-    name=AISDKUIStream.name,
-    reader=AISDKUIStream,
+FORMAT = WireFormat.of(
+    AISDKUIStream,
     framing="sse",
     docs="https://ai-sdk.dev/docs/ai-sdk-ui/stream-protocol",
     path="/api/chat",

@@ -12,7 +12,6 @@ valid JSON: that is ``valid_json`` False in ``calls()``, never a load error.
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar
 
 import msgspec
@@ -32,17 +31,14 @@ from ..events import (
     text,
 )
 from ..turns import (
-    Call,
     Role,
     Script,
     Text,
     Transform,
     WireFrame,
-    json_object,
-    raw,
-    raw_json,
     shared,
 )
+from ._written import args_announced, restated, setter
 from .as_written import object_after, object_text, raw_wire_length, wire_length
 from .recognise import ByType
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
@@ -284,52 +280,26 @@ def write(turn: Script) -> list[WireFrame]:
 
 
 # -- the quirks a Messages producer can send, each written into a turn's frames ------------
-def _set_fragment(f: WireFrame, text: str) -> None:
-    f.payload["delta"]["partial_json"] = text
-
-
-def _set_block(f: WireFrame, block: int) -> None:
-    f.payload["index"] = block
-
-
-def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """Each call's input sent whole in ``content_block_start``, no deltas (Gemini through a
-    gateway, pydantic-ai#2302: the shape of a server tool called from code)."""
-    out = []
-    for f in frames:
-        seg = turn.segments[f.segment] if f.segment is not None else None
-        if f.role == "call_start" and isinstance(seg, Call) and seg.args:
-            args = json_object(seg.args, FORMAT.name)
-            f.payload["content_block"]["input"] = raw(0)
-            f.data, f.fragment = raw_json(f.payload, [args]), args
-            f.payload["content_block"]["input"] = json.loads(args)
-        elif f.block is not None and f.role in ("args", "other") and isinstance(seg, Call) \
-                and seg.args:
-            continue  # its deltas, the empty first one included
-        out.append(f)
-    return out
-
-
-def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """``stop_reason: "end_turn"`` on a message that made client calls."""
-    for f in frames:
-        if f.role == "finish":
-            f.payload["delta"]["stop_reason"] = "end_turn"
-    return frames
+_set_fragment = setter("delta", "partial_json")
+_set_block = setter("index")
 
 
 QUIRKS: dict[str, Transform | None] = {
-    "args_in_announcement": _args_in_announcement,
+    # Gemini through a gateway, pydantic-ai#2302 (the shape of a server tool called from
+    # code): each call's input whole in content_block_start, no deltas, the empty first one
+    # included
+    "args_in_announcement": args_announced(AnthropicMessages.name,
+                                           ("content_block", "input"), ("args", "other")),
     "empty_arguments": None,
-    "stop_reason_mismatch": _stop_reason_mismatch,
+    # ``stop_reason: "end_turn"`` on a message that made client calls.
+    "stop_reason_mismatch": restated("finish", ("delta", "stop_reason"), "end_turn"),
     **shared(_set_block, _set_fragment),
 }
 """What a Messages producer can send, and how each is written (None: only the content)."""
 
 
-FORMAT = WireFormat(
-    name=AnthropicMessages.name,
-    reader=AnthropicMessages,
+FORMAT = WireFormat.of(
+    AnthropicMessages,
     framing="sse",
     docs="https://docs.anthropic.com/en/api/messages-streaming",
     path="/v1/messages",

@@ -30,6 +30,7 @@ from ..turns import (
     shared,
     transformed,
 )
+from ._written import restated, setter
 from .anthropic import FORMAT as ANTHROPIC
 from .anthropic import AnthropicMessages
 from .anthropic import write as anthropic_write
@@ -279,25 +280,14 @@ def write_invoke(turn: Script) -> list[WireFrame]:
 
 
 # -- the quirks a ConverseStream producer can send ------------------------------------------
-def _set_fragment(f: WireFrame, text: str) -> None:
-    f.payload["delta"]["toolUse"]["input"] = text
-
-
-def _set_block(f: WireFrame, block: int) -> None:
-    f.payload["contentBlockIndex"] = block
-
-
-def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """``stopReason: "end_turn"`` on a message that made calls."""
-    for f in frames:
-        if f.role == "finish":
-            f.payload["stopReason"] = "end_turn"
-    return frames
+_set_fragment = setter("delta", "toolUse", "input")
+_set_block = setter("contentBlockIndex")
 
 
 QUIRKS: dict[str, Transform | None] = {
     "empty_arguments": None,
-    "stop_reason_mismatch": _stop_reason_mismatch,
+    # ``stopReason: "end_turn"`` on a message that made calls.
+    "stop_reason_mismatch": restated("finish", ("stopReason",), "end_turn"),
     **shared(_set_block, _set_fragment),
 }
 """What a ConverseStream producer can send, and how each is written."""
@@ -308,9 +298,8 @@ _HEADERS = frozenset((":event-type", ":exception-type", ":message-type", ":conte
                       ":error-code"))
 """The event-stream headers that are structure (what the framing reads events by)."""
 _TOP = frozenset(("role", "stopReason", "contentBlockIndex"))
-FORMAT = WireFormat(
-    name=BedrockConverse.name,
-    reader=BedrockConverse,
+FORMAT = WireFormat.of(
+    BedrockConverse,
     framing="eventstream",
     docs="https://docs.aws.amazon.com/bedrock/latest/APIReference/"
          "API_runtime_ConverseStream.html",
@@ -339,9 +328,8 @@ FORMAT = WireFormat(
     tool_stop=frozenset(("tool_use",)),
     whole=whole,
 )
-INVOKE = WireFormat(
-    name=BedrockInvoke.name,
-    reader=BedrockInvoke,
+INVOKE = WireFormat.of(
+    BedrockInvoke,
     framing="eventstream",
     docs="https://docs.aws.amazon.com/bedrock/latest/APIReference/"
          "API_runtime_InvokeModelWithResponseStream.html",

@@ -25,7 +25,7 @@ from ..turns import (
     shared,
     with_gaps,
 )
-from ._written import args_in_announcement
+from ._written import args_in_announcement, restated, setter
 from .as_written import wire_length
 from .recognise import ByType
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
@@ -160,20 +160,8 @@ def write(turn: Script) -> list[WireFrame]:
 
 
 # -- the quirks a Cohere producer can send ----------------------------------------------------
-def _set_fragment(f: WireFrame, text: str) -> None:
-    f.payload["delta"]["message"]["tool_calls"]["function"]["arguments"] = text
-
-
-def _set_block(f: WireFrame, block: int) -> None:
-    f.payload["index"] = block
-
-
-def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """``finish_reason: "COMPLETE"`` after calls (litellm#12862 names Cohere)."""
-    for f in frames:
-        if f.role == "end":
-            f.payload["delta"]["finish_reason"] = "COMPLETE"
-    return frames
+_set_fragment = setter("delta", "message", "tool_calls", "function", "arguments")
+_set_block = setter("index")
 
 
 # Each call's first fragment sent as the ``arguments`` of ``tool-call-start``.
@@ -183,16 +171,16 @@ _args_in_announcement = args_in_announcement(_set_fragment)
 QUIRKS: dict[str, Transform | None] = {
     "args_in_announcement": _args_in_announcement,
     "empty_arguments": None,
-    "stop_reason_mismatch": _stop_reason_mismatch,
+    # ``finish_reason: "COMPLETE"`` after calls (litellm#12862 names Cohere).
+    "stop_reason_mismatch": restated("end", ("delta", "finish_reason"), "COMPLETE"),
     "index_gap": renumbered(_set_block, with_gaps),
     **shared(_set_block, _set_fragment),
 }
 """What a Cohere producer can send, and how each is written."""
 
 
-FORMAT = WireFormat(
-    name=CohereChat.name,
-    reader=CohereChat,
+FORMAT = WireFormat.of(
+    CohereChat,
     framing="sse",
     docs="https://docs.cohere.com/v2/docs/streaming",
     path="/v2/chat",

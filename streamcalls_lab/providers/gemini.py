@@ -347,9 +347,8 @@ def _pieces(path: str, value: Any) -> list[tuple[dict[str, Any], str]]:
     return [({"jsonPath": path, key: value}, json.dumps(value))]
 
 
-FORMAT = WireFormat(
-    name=Gemini.name,
-    reader=Gemini,
+FORMAT = WireFormat.of(
+    Gemini,
     framing="sse",
     docs="https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent",
     path="/v1beta/models/streamcalls-lab:streamGenerateContent",

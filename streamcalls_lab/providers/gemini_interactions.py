@@ -16,22 +16,18 @@ tools (Google Search, code execution, URL context) run on the server: their step
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..events import Ev, Kind, error_message, fragment_row, index, maybe_text, obj, stated, text
 from ..turns import (
-    Call,
     Role,
     Script,
     Text,
     Transform,
     WireFrame,
-    json_object,
-    raw,
-    raw_json,
     shared,
 )
+from ._written import args_announced, restated, setter
 from .as_written import object_text, wire_length
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
@@ -136,51 +132,24 @@ def write(turn: Script) -> list[WireFrame]:
 
 
 # -- the quirks an Interactions producer can send --------------------------------------------
-def _set_fragment(f: WireFrame, text: str) -> None:
-    f.payload["delta"]["arguments"] = text
-
-
-def _set_block(f: WireFrame, block: int) -> None:
-    f.payload["index"] = block
-
-
-def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """``status: "completed"`` although calls wait for the client."""
-    for f in frames:
-        if f.role == "end":
-            f.payload["interaction"]["status"] = "completed"
-    return frames
-
-
-def _args_in_announcement(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """Each call's arguments sent whole, as an object, in its ``step.start`` (instead of the
-    documented ``{}`` placeholder), no deltas."""
-    out = []
-    for f in frames:
-        seg = turn.segments[f.segment] if f.segment is not None else None
-        if f.role == "call_start" and isinstance(seg, Call) and seg.args:
-            args = json_object(seg.args, FORMAT.name)
-            f.payload["step"]["arguments"] = raw(0)
-            f.data, f.fragment = raw_json(f.payload, [args]), args
-            f.payload["step"]["arguments"] = json.loads(args)
-        elif f.role == "args" and isinstance(seg, Call) and seg.args:
-            continue
-        out.append(f)
-    return out
+_set_fragment = setter("delta", "arguments")
+_set_block = setter("index")
 
 
 QUIRKS: dict[str, Transform | None] = {
-    "args_in_announcement": _args_in_announcement,
+    # each call's arguments whole in its step.start (not the documented {}), no deltas
+    "args_in_announcement": args_announced(GeminiInteractions.name,
+                                           ("step", "arguments")),
     "empty_arguments": None,
-    "stop_reason_mismatch": _stop_reason_mismatch,
+    # ``status: "completed"`` although calls wait for the client.
+    "stop_reason_mismatch": restated("end", ("interaction", "status"), "completed"),
     **shared(_set_block, _set_fragment),
 }
 """What an Interactions producer can send, and how each is written."""
 
 
-FORMAT = WireFormat(
-    name=GeminiInteractions.name,
-    reader=GeminiInteractions,
+FORMAT = WireFormat.of(
+    GeminiInteractions,
     framing="sse",
     docs="https://ai.google.dev/gemini-api/docs/interactions/streaming",
     path="/v1beta/interactions",

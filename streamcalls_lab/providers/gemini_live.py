@@ -165,9 +165,8 @@ def write(turn: Script) -> list[WireFrame]:
     return frames
 
 
-FORMAT = WireFormat(
-    name=GeminiLive.name,
-    reader=GeminiLive,
+FORMAT = WireFormat.of(
+    GeminiLive,
     framing="ndjson",
     docs="https://ai.google.dev/api/live#receive-messages",
     events={

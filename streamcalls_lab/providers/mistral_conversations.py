@@ -152,9 +152,8 @@ def write(turn: Script) -> list[WireFrame]:
     return frames
 
 
-FORMAT = WireFormat(
-    name=MistralConversations.name,
-    reader=MistralConversations,
+FORMAT = WireFormat.of(
+    MistralConversations,
     framing="sse",
     docs="https://docs.mistral.ai/api/#tag/beta.conversations",
     path="/v1/conversations",

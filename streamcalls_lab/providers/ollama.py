@@ -130,9 +130,8 @@ def write(turn: Script) -> list[WireFrame]:
     return frames
 
 
-FORMAT = WireFormat(
-    name=Ollama.name,
-    reader=Ollama,
+FORMAT = WireFormat.of(
+    Ollama,
     framing="ndjson",
     docs="https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion",
     path="/api/chat",

@@ -370,9 +370,8 @@ def write(turn: Script) -> list[WireFrame]:
     return frames
 
 
-FORMAT = WireFormat(
-    name=OpenAIAssistants.name,
-    reader=OpenAIAssistants,
+FORMAT = WireFormat.of(
+    OpenAIAssistants,
     framing="sse",
     docs="https://platform.openai.com/docs/api-reference/assistants-streaming/events",
     path="/v1/threads/runs",

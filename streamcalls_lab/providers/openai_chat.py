@@ -44,7 +44,7 @@ from ..turns import (
     with_gaps,
 )
 from ._identity import Identities
-from ._written import args_in_announcement
+from ._written import args_in_announcement, restated
 from .as_written import raw_wire_length, wire_length, wire_lengths
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
@@ -112,8 +112,6 @@ class _Chunk(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     provider: Any = None
     prompt_filter_results: Any = None
     x_groq: Any = None
-
-
 
 
 class OpenAIChat:
@@ -525,14 +523,6 @@ def _empty_arguments(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
     return frames
 
 
-def _stop_reason_mismatch(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
-    """``finish_reason: "stop"`` after the calls (vllm PR #9209, named tool_choice)."""
-    for f in frames:
-        if f.role == "finish":
-            f.payload["choices"][0]["finish_reason"] = "stop"
-    return frames
-
-
 def _empty_choices(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
     """Azure's prompt-filter chunk first, a content-filter choice with no delta after the
     first fragment, a usage chunk with no choices last (autogen#6465, CopilotKit#2468)."""
@@ -583,7 +573,8 @@ QUIRKS: dict[str, Transform | None] = {
     "late_identity": _late_identity,
     "args_in_announcement": _args_in_announcement,
     "empty_arguments": _empty_arguments,
-    "stop_reason_mismatch": _stop_reason_mismatch,
+    # ``finish_reason: "stop"`` after the calls (vllm PR #9209, named tool_choice).
+    "stop_reason_mismatch": restated("finish", ("choices", 0, "finish_reason"), "stop"),
     "empty_choices": _empty_choices,
     "index_gap": renumbered(_set_block, with_gaps),
     "whole_calls_in_one_chunk": _whole_calls_in_one_chunk,
@@ -592,9 +583,8 @@ QUIRKS: dict[str, Transform | None] = {
 """What a Chat producer can send, and how each is written (None: only the content changes)."""
 
 
-FORMAT = WireFormat(
-    name=OpenAIChat.name,
-    reader=OpenAIChat,
+FORMAT = WireFormat.of(
+    OpenAIChat,
     framing="sse",
     docs="https://platform.openai.com/docs/api-reference/chat-streaming",
     interleaves=True,

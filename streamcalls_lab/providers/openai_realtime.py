@@ -304,9 +304,8 @@ def write(turn: Script) -> list[WireFrame]:
     return frames
 
 
-FORMAT = WireFormat(
-    name=OpenAIRealtime.name,
-    reader=OpenAIRealtime,
+FORMAT = WireFormat.of(
+    OpenAIRealtime,
     framing="ndjson",
     docs="https://platform.openai.com/docs/api-reference/realtime-server-events",
     path="/v1/realtime",

@@ -40,7 +40,7 @@ from ..turns import (
     shared,
 )
 from ._identity import Identities
-from ._written import args_in_announcement
+from ._written import args_in_announcement, setter
 from .as_written import raw_wire_length, wire_length
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
 
@@ -356,12 +356,8 @@ def write(turn: Script) -> list[WireFrame]:
 
 
 # -- the quirks a Responses producer can send, each written into a turn's frames -----------
-def _set_fragment(f: WireFrame, text: str) -> None:
-    f.payload["delta"] = text
-
-
-def _set_block(f: WireFrame, block: int) -> None:
-    f.payload["output_index"] = block
+_set_fragment = setter("delta")
+_set_block = setter("output_index")
 
 
 def _blank_identity(frames: list[WireFrame], turn: Script) -> list[WireFrame]:
@@ -409,9 +405,8 @@ QUIRKS: dict[str, Transform | None] = {
 """What a Responses producer can send, and how each is written (None: only the content)."""
 
 
-FORMAT = WireFormat(
-    name=OpenAIResponses.name,
-    reader=OpenAIResponses,
+FORMAT = WireFormat.of(
+    OpenAIResponses,
     framing="sse",
     docs="https://platform.openai.com/docs/api-reference/responses-streaming",
     interleaves=True,

@@ -1,12 +1,12 @@
 """What a wire format declares: everything about it that any part of the kit needs, once.
 
-Each module in ``providers/`` knows one format and ends with one ``FORMAT = WireFormat(...)``;
-the registry (``providers/__init__.py``) lists them. The loader reads a format through its
-``reader``; redaction, fixture rewriting, coverage, the check suite, the torture harness, the
-generator, ``conform`` and the diagnosis of unknown streams read the other declarations, and
-none of them names a format's wire fields. Adding a format is one module and one registry
-line; ``tests/providers/test_formats.py`` then runs it through the same contract as every
-other format.
+Each module in ``providers/`` knows one format and ends with one
+``FORMAT = WireFormat.of(Reader, ...)``; the registry (``providers/__init__.py``) lists them.
+The loader reads a format through its ``reader``; redaction, fixture rewriting, coverage, the
+check suite, the torture harness, the generator, ``conform`` and the diagnosis of unknown
+streams read the other declarations, and none of them names a format's wire fields. Adding a
+format is one module and one registry line; ``tests/providers/test_formats.py`` then runs it
+through the same contract as every other format.
 """
 
 from __future__ import annotations
@@ -193,3 +193,9 @@ class WireFormat:
     """The receive time a frame's data states (a log that wraps each event with it), in
     seconds since the epoch, or None where it states none: where no read was timed, the
     ``t`` column counts from the turn's first stated time (None: frames state no time)."""
+
+    @classmethod
+    def of(cls, reader: type[Reader], **declared: Any) -> WireFormat:
+        """The format its ``reader`` reads, named as the reader names itself (the one place
+        a format's name is spelt), with the rest of its declarations."""
+        return cls(name=reader.name, reader=reader, **declared)

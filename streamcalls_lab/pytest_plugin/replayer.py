@@ -105,13 +105,7 @@ class _Handler(StreamHandler):
     def _refuse_miss(self, text: str) -> None:
         payload = json.dumps({"error": {"type": "streamcalls_cassette_miss",
                                         "message": text}}).encode()
-        self.close_connection = True
-        self.send_response(MISS_STATUS)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        self.send_header("connection", "close")
-        self.end_headers()
-        self.wfile.write(payload)
+        self.closing(MISS_STATUS, payload, "application/json")
 
     def _replay(self, owner: CassetteServer, rec: Recording) -> None:
         self.start_stream(rec.status, replay.content_type(rec.reads))

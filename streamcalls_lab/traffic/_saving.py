@@ -15,6 +15,7 @@ only at :meth:`BodyRecorder.commit`, once it and its sidecars are complete.
 from __future__ import annotations
 
 import re
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable
@@ -146,6 +147,19 @@ HOLD = 1 << 16
 def _slug(url: str) -> str:
     text = re.sub(r"[^A-Za-z0-9.]+", "-", urlsplit(url).path).strip("-.")
     return text[-60:].lstrip("-.") or "root"
+
+
+class Numbers:
+    """1, 2, 3 ... handed out one at a time to the threads that name captures."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last = 0
+
+    def __call__(self) -> int:
+        with self._lock:
+            self._last += 1
+            return self._last
 
 
 def new_capture(out: Path, url: str, suffix: str, number: Callable[[], int]) -> Path:

@@ -19,7 +19,6 @@ loads a script by its path, not as part of a package.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any
 
 from streamcalls_lab import provenance
 from streamcalls_lab.display import inert
-from streamcalls_lab.traffic._saving import BodyNotSaved, BodyRecorder, new_capture
+from streamcalls_lab.traffic._saving import BodyNotSaved, BodyRecorder, Numbers, new_capture
 from streamcalls_lab.traffic.proxy import DATA_STREAM_HEADER, model_of, stream_suffix
 
 SOURCE = "mitmproxy-addon"
@@ -78,8 +77,7 @@ class SaveStreams:
         self.say = say or (lambda line: print(line, flush=True))
         self._saving: dict[str, _Saving] = {}
         self._requests: dict[str, _Copied] = {}
-        self._lock = threading.Lock()
-        self._count = 0
+        self._next = Numbers()  # each capture's number in its name
 
     def load(self, loader: Any) -> None:
         loader.add_option("scl_out", str, "captures",
@@ -95,11 +93,6 @@ class SaveStreams:
         assert self.out is not None
         self.out.mkdir(parents=True, exist_ok=True)
         return new_capture(self.out, url, suffix, self._next)
-
-    def _next(self) -> int:
-        with self._lock:
-            self._count += 1
-            return self._count
 
     def requestheaders(self, flow: Any) -> None:
         if flow.request.stream is True:  # mitmproxy will keep no copy of this body

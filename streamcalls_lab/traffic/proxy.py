@@ -66,7 +66,7 @@ from .. import provenance
 from ..sources import in_progress
 from . import _http1 as http1
 from . import websocket
-from ._saving import BodyNotSaved, BodyRecorder, new_capture
+from ._saving import BodyNotSaved, BodyRecorder, Numbers, new_capture
 from .replay import AWS_EVENT_STREAM, EVENT_STREAM, JSON, NDJSON, Clock
 from .server import (
     HEADER_TIMEOUT,
@@ -249,7 +249,7 @@ class RecordingProxy(LoopbackServer):
         self.exchanges: list[Exchange] = []
         self.stopping = threading.Event()
         self.cutting = threading.Event()  # stopping, and open streams' sockets shut
-        self._count = 0
+        self._next = Numbers()  # each capture's number in its name
         self._lock = threading.Condition()
         self._idle: list[tuple[http.client.HTTPConnection, float]] = []
         self._busy: set[http.client.HTTPConnection] = set()
@@ -366,11 +366,6 @@ class RecordingProxy(LoopbackServer):
     def new_capture(self, path: str, suffix: str) -> Path:
         """A capture name for ``path`` (:func:`.saving.new_capture`)."""
         return new_capture(self.out, path, suffix, self._next)
-
-    def _next(self) -> int:
-        with self._lock:
-            self._count += 1
-            return self._count
 
     def done(self, exchange: Exchange) -> None:
         with self._lock:

@@ -247,14 +247,17 @@ class StrictHandler(BaseHTTPRequestHandler):
     def refuse(self, status: int, reason: str) -> None:
         """Answer ``status`` with ``reason`` as plain text, and close the connection (what
         is left of the request cannot be trusted to end where it says)."""
-        message = reason.encode("utf-8", "replace")
+        self.closing(status, reason.encode("utf-8", "replace"), "text/plain; charset=utf-8")
+
+    def closing(self, status: int, body: bytes, content_type: str) -> None:
+        """Answer ``status`` with ``body`` whole, and close the connection."""
         self.close_connection = True
         self.send_response(status)
-        self.send_header("content-type", "text/plain; charset=utf-8")
-        self.send_header("content-length", str(len(message)))
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(body)))
         self.send_header("connection", "close")
         self.end_headers()
-        self.wfile.write(message)
+        self.wfile.write(body)
 
     def body(self, max_body: int | None = None) -> bytes:
         """The request's whole body (at most ``max_body`` bytes, else 413):

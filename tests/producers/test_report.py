@@ -89,23 +89,19 @@ def test_the_model_comes_from_the_stream_when_nothing_else_says(tmp_path: Path) 
     assert (row.model, row.said_by) == ("qwen3-max", "stream") and pd.isna(row.host)
 
 
-def test_the_provenance_sidecar_says_host_and_the_model_asked_for(tmp_path: Path) -> None:
-    _write(tmp_path / "a.sse", fmt="anthropic-messages", model="")
+@pytest.mark.parametrize(("fmt", "streamed", "model", "said_by"), [
+    ("anthropic-messages", "", "qwen/qwen3-max", "provenance"),
+    # a gateway may answer an alias with a dated model, or fall back to another: the model
+    # the stream names wins over the one asked for
+    ("openai-chat", "qwen/qwen3-max-2026-01", "qwen/qwen3-max-2026-01", "stream, provenance"),
+], ids=["the model asked for", "the model the stream names"])
+def test_the_provenance_sidecar_says_host_and_model(tmp_path: Path, fmt: str, streamed: str,
+                                                    model: str, said_by: str) -> None:
+    _write(tmp_path / "a.sse", fmt=fmt, model=streamed)
     (tmp_path / "a.sse.meta.json").write_text(json.dumps(
         {"url": "https://openrouter.ai/api/v1/chat/completions", "model": "qwen/qwen3-max"}))
     row = served_by(tmp_path / "a.sse").iloc[0]
-    assert (row.host, row.model, row.said_by) == ("openrouter.ai", "qwen/qwen3-max",
-                                                  "provenance")
-
-
-def test_the_model_the_stream_names_wins_over_the_one_asked_for(tmp_path: Path) -> None:
-    # a gateway may answer an alias with a dated model, or fall back to another
-    _write(tmp_path / "a.sse", model="qwen/qwen3-max-2026-01")
-    (tmp_path / "a.sse.meta.json").write_text(json.dumps(
-        {"url": "https://openrouter.ai/api/v1/chat/completions", "model": "qwen/qwen3-max"}))
-    row = served_by(tmp_path / "a.sse").iloc[0]
-    assert (row.host, row.model, row.said_by) == ("openrouter.ai", "qwen/qwen3-max-2026-01",
-                                                  "stream, provenance")
+    assert (row.host, row.model, row.said_by) == ("openrouter.ai", model, said_by)
 
 
 def test_a_folder_index_names_the_host(tmp_path: Path) -> None:

@@ -26,11 +26,37 @@ def read_head(conn: socket.socket) -> bytes:
 
 
 @contextlib.contextmanager
-def raw_upstream(script: Script) -> Iterator[str]:
-    """An upstream that reads one request per connection, then runs ``script(conn, head)``."""
+def listening(one: Callable[[socket.socket], None]) -> Iterator[tuple[str, list[object]]]:
+    """A loopback listener that runs ``one(conn)`` on a thread of its own for each connection;
+    gives its base URL and the peers that connected, in order."""
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(0.05)
     stop = threading.Event()
+    peers: list[object] = []
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, peer = listener.accept()
+            except TimeoutError:
+                continue
+            peers.append(peer)
+            conn.settimeout(TIMEOUT)
+            threading.Thread(target=one, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}", peers
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()
+
+
+@contextlib.contextmanager
+def raw_upstream(script: Script) -> Iterator[str]:
+    """An upstream that reads one request per connection, then runs ``script(conn, head)``."""
 
     def one(conn: socket.socket) -> None:
         with conn:
@@ -41,23 +67,8 @@ def raw_upstream(script: Script) -> Iterator[str]:
             with contextlib.suppress(OSError):
                 script(conn, head)
 
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            conn.settimeout(TIMEOUT)
-            threading.Thread(target=one, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join(5)
-        listener.close()
+    with listening(one) as (base, _):
+        yield base
 
 
 def _head(status: str = "200 OK", ctype: str = "text/event-stream", *extra: str) -> bytes:

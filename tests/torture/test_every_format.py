@@ -128,14 +128,16 @@ def test_each_case_is_served_under_its_framings_content_type(fmt: str) -> None:
     assert resp.getheader("content-type") == want
 
 
-def test_a_family_another_format_has_is_not_unknown() -> None:
-    """``no_event_lines`` is served in Anthropic but not in Chat (which reads no event
-    names): asking both for it is fine, asking Chat alone for it says why nothing came."""
-    assert {c.family for c in cases(["openai-chat"], families=["interleaved",
-                                                               "no_event_lines"])} == {
+@pytest.mark.parametrize("family", ["no_event_lines", "args_only_in_done"],
+                         ids=["transport", "producer"])
+def test_a_family_another_format_has_is_not_unknown(family: str) -> None:
+    """``no_event_lines`` is served in Anthropic but not in Chat (which reads no event names),
+    ``args_only_in_done`` is a Responses producer's: asking for it with a family Chat has is
+    fine, asking Chat for it alone says why nothing came."""
+    assert {c.family for c in cases(["openai-chat"], families=["interleaved", family])} == {
         "interleaved"}
-    with pytest.raises(ValueError, match="no case of no_event_lines in openai-chat"):
-        cases(["openai-chat"], families=["no_event_lines"])
+    with pytest.raises(ValueError, match=f"no case of {family} in openai-chat"):
+        cases(["openai-chat"], families=[family])
     with pytest.raises(ValueError, match="unknown family 'nope'"):
         cases(["openai-chat"], families=["interleaved", "nope"])
 

@@ -132,16 +132,6 @@ def test_every_family_is_in_all_three_formats_and_each_producer_quirk_where_it_c
         assert {c.family for c in cases([fmt]) if c.quirks} == set(producer_families(fmt))
 
 
-def test_a_producer_family_is_asked_for_only_where_its_format_can_carry_it() -> None:
-    assert {c.family for c in cases(["openai-chat"], families=["args_only_in_done",
-                                                               "interleaved"])} == {
-        "interleaved"}
-    with pytest.raises(ValueError, match="no case of args_only_in_done in openai-chat"):
-        cases(["openai-chat"], families=["args_only_in_done"])
-    with pytest.raises(ValueError, match="unknown family 'nope'"):
-        cases(["openai-chat"], families=["interleaved", "nope"])
-
-
 @pytest.mark.parametrize("family", ["odd_chunks", "gzip", "one_byte_reads"])
 def test_what_the_server_writes_decodes_back_to_the_body(family: str) -> None:
     case = _case(family)

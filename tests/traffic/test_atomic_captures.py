@@ -12,7 +12,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -27,25 +26,19 @@ from streamcalls_lab.traffic.server import LoopbackServer
 
 from ..conftest import REPO
 from ..support import turns
+from ..support.stream_handler import StreamHandler
 
 TIMEOUT = 20
 FIRST = turns.anthropic(text=["Hello", " there"])[:-40]  # whole frames, then a cut one
 
 
-class _Stalls(BaseHTTPRequestHandler):
+class _Stalls(StreamHandler):
     """Sends the first frames of a stream, then nothing until the test lets it go."""
 
     protocol_version = "HTTP/1.0"  # the body ends when the connection does
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length") or 0))
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.end_headers()
-        self.wfile.write(FIRST[:FIRST.rfind(b"\n\n") + 2])
+    def answer(self) -> None:
+        self.stream(FIRST[:FIRST.rfind(b"\n\n") + 2], sized=False)
         self.wfile.flush()
         self.server.owner.release.wait(TIMEOUT)  # type: ignore[attr-defined]
 

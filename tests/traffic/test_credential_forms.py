@@ -10,7 +10,6 @@ import base64
 import http.client
 import json
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -27,6 +26,7 @@ from streamcalls_lab.traffic.record import RecordError, record
 from streamcalls_lab.traffic.server import LoopbackServer
 
 from ..support import turns
+from ..support.stream_handler import StreamHandler
 
 KEY = "sk-live/Ab+Cd_Ef0123456789wxyz"
 ENV = "STREAMCALLS_TEST_FORMS_KEY"
@@ -98,20 +98,9 @@ def test_a_body_holds_the_key_in_this_form(form: str) -> None:
     assert echoes.find(FORMS[form](), [KEY.replace("Ab+Cd", "AbXCd")]) is None
 
 
-class _Plays(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length") or 0))
-        body = self.server.owner.body  # type: ignore[attr-defined]
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+class _Plays(StreamHandler):
+    def answer(self) -> None:
+        self.stream(self.server.owner.body)  # type: ignore[attr-defined]
 
 
 @pytest.fixture

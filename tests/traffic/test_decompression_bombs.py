@@ -8,9 +8,7 @@ import gzip
 import http.client
 import zlib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,24 +19,15 @@ from streamcalls_lab.traffic.proxy import RecordingProxy
 from streamcalls_lab.traffic.record import RecordError, record
 from streamcalls_lab.traffic.server import LoopbackServer
 
+from ..support.stream_handler import StreamHandler
+
 LIMIT = 1024**2
 BOMB = gzip.compress(b"data: " + b"0" * (16 * LIMIT) + b"\n\n")
 
 
-class _Bomb(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length") or 0))
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-encoding", "gzip")
-        self.send_header("content-length", str(len(BOMB)))
-        self.end_headers()
-        self.wfile.write(BOMB)
+class _Bomb(StreamHandler):
+    def answer(self) -> None:
+        self.stream(BOMB, content_encoding="gzip")
 
 
 @pytest.fixture

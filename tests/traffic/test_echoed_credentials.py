@@ -11,9 +11,7 @@ import http.client
 import json
 import math
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -27,6 +25,7 @@ from streamcalls_lab.traffic.serve import SSEServer
 from streamcalls_lab.traffic.server import LoopbackServer
 
 from ..support import turns
+from ..support.stream_handler import StreamHandler
 
 TIMEOUT = 20
 BASIC = ("alice-user", "hunter2-pass")
@@ -77,26 +76,15 @@ def _absent(part: str, root: Path) -> None:
         assert form(part).encode() not in written, f"{name} {part!r} written"
 
 
-class _Echo(BaseHTTPRequestHandler):
+class _Echo(StreamHandler):
     """Answers every request with a stream that quotes ``server.owner.echo`` back, in its
     body and in a header, as a gateway's error can."""
 
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length") or 0))
+    def answer(self) -> None:
         echo = self.server.owner.echo  # type: ignore[attr-defined]
         body = turns.anthropic(text=["Hi"]) + ("event: error\ndata: " + json.dumps(
             {"error": {"message": f"bad credential {echo}"}}) + "\n\n").encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("x-echo", quote(echo, safe=""))
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.stream(body, x_echo=quote(echo, safe=""))
 
 
 @pytest.fixture

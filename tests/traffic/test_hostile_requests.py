@@ -24,7 +24,7 @@ from streamcalls_lab.traffic.proxy import RecordingProxy
 from streamcalls_lab.traffic.serve import SSEServer
 
 from ..support import turns
-from ..support.raw_upstream import read_head
+from ..support.raw_upstream import listening, read_head
 from ..support.upstreams import Upstream
 
 BODY = turns.anthropic(text=["Hi"], calls=[("lookup", ['{"q"', ': "x"}'])])
@@ -191,34 +191,14 @@ def _scripted(script: Callable[[socket.socket, bytes], None],
               ) -> Iterator[tuple[str, list[object]]]:
     """An upstream that reads a head, runs ``script(conn, what it read)``, and keeps the
     connection open."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.05)
-    stop = threading.Event()
-    peers: list[object] = []
 
     def one(conn: socket.socket) -> None:
         with conn, contextlib.suppress(OSError):
             while b"\r\n\r\n" in (data := read_head(conn)):  # until it closes
                 script(conn, data)
 
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, peer = listener.accept()
-            except TimeoutError:
-                continue
-            peers.append(peer)
-            conn.settimeout(TIMEOUT)
-            threading.Thread(target=one, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}", peers
-    finally:
-        stop.set()
-        thread.join(5)
-        listener.close()
+    with listening(one) as upstream:
+        yield upstream
 
 
 # -- request bodies ---------------------------------------------------------------------------

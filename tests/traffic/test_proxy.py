@@ -17,7 +17,6 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from streamcalls_lab.traffic.server import LoopbackServer
 from ..conftest import REPO
 from ..support.eventstream_turns import event
 from ..support.raw_upstream import Script, _head, _post, raw_upstream
+from ..support.stream_handler import StreamHandler
 
 ANTHROPIC_KEY = "sk-ant-proxytest-5e1f0c9a7b3d"  # fake, unique enough to grep for
 OPENAI_KEY = "sk-proxytest-8c2d4e6f0a1b"
@@ -645,23 +645,14 @@ def test_a_client_that_hangs_up_mid_stream_marks_the_capture_cut_off(tmp_path: P
     assert "client" in _meta(_captures(tmp_path)[0])["cut_off"]
 
 
-class _KeepAlive(BaseHTTPRequestHandler):
+class _KeepAlive(StreamHandler):
     """Answers every request on a connection kept open, noting the peer's address."""
 
-    protocol_version = "HTTP/1.1"
     body = b'data: {"n": 1}\n\n'
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length") or 0))
-        self.server.owner.peers.append(self.client_address)
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-length", str(len(self.body)))
-        self.end_headers()
-        self.wfile.write(self.body)
+    def answer(self) -> None:
+        self.server.owner.peers.append(self.client_address)  # type: ignore[attr-defined]
+        self.stream(self.body)
 
 
 def test_an_upstream_connection_carries_one_request_after_another(tmp_path: Path) -> None:
