@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab import FAULTS, Accumulator, check_handler, faults
+from streamcalls_lab import FAULTS, Accumulator, check, check_handler, faults
 from streamcalls_lab.accumulate import byte_decoder, event_dict
 from streamcalls_lab.check import (
     CLASSES,
@@ -41,6 +41,28 @@ def test_the_correct_accumulator_passes_clean() -> None:
 @pytest.mark.parametrize("name", list(FAULTS))
 def test_each_fault_is_caught_under_its_own_class_only(name: str) -> None:
     assert list(checked(FAULTS[name])["class"]) == [name]
+
+
+class _WritesToItsEvents(Accumulator):
+    """A handler the kit does not know may write to the events it is fed."""
+
+    def feed(self, event: Mapping[str, Any]) -> None:
+        event["seen"] = True  # type: ignore[index]
+        super().feed(event)
+
+
+@pytest.mark.parametrize("handler", [Accumulator, *FAULTS.values(), _WritesToItsEvents],
+                         ids=lambda h: h.__name__)
+def test_the_report_is_the_same_when_each_handler_decodes_the_bytes_itself(
+        handler: type, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Byte cases hand one decoded run of each case to every handler that reads bytes as
+    the Accumulator does (the breaker's replay; its own decoder where its reads differ):
+    nothing in a report may depend on it."""
+    replayed = checked(handler)
+    monkeypatch.setattr(check, "_tape", lambda chunks: None)  # every read its own decoding
+    own = check_handler(handler)
+    assert replayed.to_dict("records") == own.to_dict("records")
+    assert replayed.attrs == own.attrs
 
 
 def test_report_has_the_contract_columns() -> None:
