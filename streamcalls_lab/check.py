@@ -140,9 +140,12 @@ def in_escape(doc: str, cut: int) -> bool:
     return any(m.start() < cut < m.end() for m in ESCAPE.finditer(doc))
 
 
-def _sent(calls: Iterable[Mapping[str, Any]]) -> tuple[Sent, ...]:
-    return tuple(Sent(c["call_id"], c["tool"], c["args"], c["block"], c.get("choice"))
-                 for c in calls)
+def _sent(calls: Iterable[Mapping[str, Any]],
+          finished: Iterable[Mapping[str, Any]] | None = None) -> tuple[Sent, ...]:
+    """``calls`` as sent; those not among ``finished`` (a cut turn's) never got their stop."""
+    done = None if finished is None else {c["call_id"] for c in finished}
+    return tuple(Sent(c["call_id"], c["tool"], c["args"], c["block"], c.get("choice"),
+                      done is None or c["call_id"] in done) for c in calls)
 
 
 def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
@@ -162,10 +165,11 @@ def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
     if cut:
         shown += " then the stream ends"
     text = "".join(f for s in texts for f in s.fragments)
-    sent = _sent(turns.expected_calls(turns.write(fmt, whole), whole))  # the cut one's too
+    finished = turns.expected_calls(frames, turn)
+    sent = _sent(turns.expected_calls(turns.write(fmt, whole), whole), finished)  # cut ones too
     if quirks:
         shown += f", the producer sending {', '.join(sorted(quirks))}"
-    return Case(family, fmt, shown, tuple(turns.expected_calls(frames, turn)), text, sent,
+    return Case(family, fmt, shown, tuple(finished), text, sent,
                 len(text) + sum(len(c.args) for c in sent), events_of(body),
                 escape_cut=escape_cut, ends_early=cut, quirks=with_implied(quirks))
 

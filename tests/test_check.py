@@ -128,6 +128,17 @@ def test_a_cut_turn_ends_without_any_stop(fmt: str) -> None:
     assert not scl.calls(body)["complete"].any()
 
 
+def test_a_cut_cases_calls_are_sent_unfinished_where_their_stop_never_came() -> None:
+    """What a recogniser reads of a cut case: which calls never got their stop (a client
+    keyed by id cannot hand those on, a cut stream's class can)."""
+    cut = [c for c in event_cases() if c.ends_early]
+    assert cut and all(c.sent for c in cut)
+    for case in cut:
+        done = {e["call_id"] for e in case.expected}
+        assert {s.call_id for s in case.sent if s.finished} == done, case.example
+    assert all(s.finished for c in event_cases() if not c.ends_early for s in c.sent)
+
+
 def test_the_classes_are_the_specs_and_the_faults_those_with_a_handler_in_that_order() -> None:
     assert list(CLASSES) == list(SPECS)
     assert list(FAULTS) == [n for n, s in SPECS.items() if s.handler is not None]
