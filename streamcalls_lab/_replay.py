@@ -29,7 +29,9 @@ BYTE_LAYER = ("feed_bytes", "events_from_bytes", "use_decoder", "close_bytes")
 
 class Tape:
     """The byte layer run once over a turn's reads: the events each read completed (kept
-    for the reads that completed any: most of a 1-byte read's complete nothing).
+    for the reads that completed any: most of a 1-byte read's complete nothing), as the
+    read-only mappings ``feed`` takes (not the decoded records too: ``check_handler`` keeps
+    a tape per case, and those were half its memory).
 
     A copy of the decoder is kept every ``EVERY`` reads, so the next turn's tape (the same
     bytes up to the keystroke that changed it) decodes only from the copy before the first
@@ -46,27 +48,19 @@ class Tape:
         done = start * self.EVERY
         self.copies = [] if last is None else last.copies[:start]
         decoder = copy.deepcopy(self.copies[-1]) if start else byte_decoder()
-        self.decoded: dict[int, list[Decoded]] = {}
         self.events: dict[int, list[Mapping[str, Any]]] = {}
         if last is not None:
-            self.decoded = {i: ds for i, ds in last.decoded.items() if i < done}
-            self.events = {i: last.events[i] for i in self.decoded}
+            self.events = {i: es for i, es in last.events.items() if i < done}
         feed, n, every = decoder.feed, len(self.reads), self.EVERY
         for start in range(done, n, every):
             for i, chunk in enumerate(self.reads[start : start + every], start):
                 ds = feed(chunk)
                 if ds:
-                    self.decoded[i] = ds
                     # as ``feed`` takes them, read-only since every handler is given them
                     self.events[i] = [MappingProxyType(event_dict(d)) for d in ds]
             if start + every <= n:
                 self.copies.append(copy.deepcopy(decoder))
         self.closing = decoder.close()
-
-    def span(self, reads: slice) -> list[Decoded]:
-        """What these reads completed, in order."""
-        get = self.decoded.get
-        return [d for i in range(reads.start, reads.stop) for d in get(i, ())]
 
     def span_events(self, reads: slice) -> list[Mapping[str, Any]]:
         get = self.events.get
@@ -110,10 +104,13 @@ class Replay:
         self._upto: int | None = None
 
     def feed(self, chunk: bytes, t: float = math.nan) -> list[Decoded]:
-        taped = self._taped(chunk)
-        if taped is not None:
-            return self.tape.span(taped)
-        return self._read_own(chunk, t)
+        """A read as the decoder's records (``read_all`` asks for :meth:`events`; a handler
+        that asks the decoder itself gets a decoder of its own from here on, its time
+        ``t`` kept)."""
+        self.same = False  # never back on the tape: its records are not kept
+        out = self._own().feed(chunk, t)
+        self.pos += len(chunk)
+        return out
 
     def events(self, chunk: bytes) -> Sequence[Mapping[str, Any]]:
         """What ``events_from_bytes`` gives for a read already through ``read``."""
