@@ -34,7 +34,7 @@ from typing import Any
 
 from baseline import library_at
 
-from streamcalls_lab import breaker
+from streamcalls_lab import _replay, breaker
 from streamcalls_lab.breaker import Setup
 from streamcalls_lab.faults import FAULTS, bubble_text
 
@@ -77,7 +77,7 @@ def base_run(commit: str, into: Path) -> Callable[[Any], Any] | None:
 
 def forget() -> None:
     """No tape, diff or rendered bubble left from an earlier refresh."""
-    breaker._LAST.clear()
+    _replay.LAST.clear()
     breaker.char_diff.cache_clear()
     bubble_text.cache_clear()
 

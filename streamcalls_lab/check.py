@@ -25,8 +25,9 @@ import pandas as pd
 
 from . import _deepjson as deepjson
 from . import turns
-from .accumulate import Accumulator, byte_decoder, event_dict
-from .decode import Decoded, EventDecoder
+from ._replay import Tape, read_all
+from .accumulate import event_dict
+from .decode import EventDecoder
 from .faults import CLASSES as CLASSES  # the report's classes, read from the specs
 from .faults import (
     ESCAPE,
@@ -139,9 +140,12 @@ def in_escape(doc: str, cut: int) -> bool:
     return any(m.start() < cut < m.end() for m in ESCAPE.finditer(doc))
 
 
-def _sent(calls: Iterable[Mapping[str, Any]]) -> tuple[Sent, ...]:
-    return tuple(Sent(c["call_id"], c["tool"], c["args"], c["block"], c.get("choice"))
-                 for c in calls)
+def _sent(calls: Iterable[Mapping[str, Any]],
+          finished: Iterable[Mapping[str, Any]] | None = None) -> tuple[Sent, ...]:
+    """``calls`` as sent; those not among ``finished`` (a cut turn's) never got their stop."""
+    done = None if finished is None else {c["call_id"] for c in finished}
+    return tuple(Sent(c["call_id"], c["tool"], c["args"], c["block"], c.get("choice"),
+                      done is None or c["call_id"] in done) for c in calls)
 
 
 def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
@@ -161,10 +165,11 @@ def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
     if cut:
         shown += " then the stream ends"
     text = "".join(f for s in texts for f in s.fragments)
-    sent = _sent(turns.expected_calls(turns.write(fmt, whole), whole))  # the cut one's too
+    finished = turns.expected_calls(frames, turn)
+    sent = _sent(turns.expected_calls(turns.write(fmt, whole), whole), finished)  # cut ones too
     if quirks:
         shown += f", the producer sending {', '.join(sorted(quirks))}"
-    return Case(family, fmt, shown, tuple(turns.expected_calls(frames, turn)), text, sent,
+    return Case(family, fmt, shown, tuple(finished), text, sent,
                 len(text) + sum(len(c.args) for c in sent), events_of(body),
                 escape_cut=escape_cut, ends_early=cut, quirks=with_implied(quirks))
 
@@ -314,35 +319,19 @@ class Outcome:
     error: BaseException | None = None
 
 
-# The byte layer's part of a byte case is the same for every handler that reads bytes as the
-# Accumulator does (its read, feed_bytes, events_from_bytes and decoder untouched): decoded
-# once per case and handed to each such handler read by read, it was half of every run.
-_BYTE_LAYER = ("read", "feed_bytes", "events_from_bytes", "use_decoder", "close_bytes")
-
-
 @cache
-def _decoded_reads(chunks: tuple[bytes, ...]) -> tuple[tuple[Decoded, ...], ...]:
-    """What the byte layer makes of each read of a case, then of the stream's end."""
-    decoder = byte_decoder()
-    return (*(tuple(decoder.feed(chunk)) for chunk in chunks), tuple(decoder.close()))
+def _tape(chunks: tuple[bytes, ...]) -> Tape:
+    """A byte case's reads through the byte layer, once for every handler checked: a
+    handler that reads bytes as the Accumulator does is given its events (the breaker's
+    replay), which were half of every run when each handler decoded them itself."""
+    return Tape(chunks)
 
 
-class _Replayed:
-    """A :class:`~.accumulate.ByteDecoder` giving back a case's decoded reads in order."""
-
-    def __init__(self, reads: tuple[tuple[Decoded, ...], ...]) -> None:
-        self._reads = iter(reads)
-
-    def feed(self, chunk: bytes, t: float = 0.0) -> list[Decoded]:
-        return list(next(self._reads))
-
-    def close(self) -> list[Decoded]:
-        return list(next(self._reads))
-
-
-def _reads_as_the_accumulator(handler: type) -> bool:
-    return issubclass(handler, Accumulator) and all(
-        getattr(handler, name) is getattr(Accumulator, name) for name in _BYTE_LAYER)
+def _kits(handler: type) -> bool:
+    """One of the kit's own handlers: it only reads the events it is fed (the breaker
+    feeds them the tape's read-only ones), so it is given those, not copies; a handler
+    from elsewhere may write to its events and gets its own."""
+    return handler.__module__.split(".")[0] == __name__.split(".")[0]
 
 
 def _run(handler: Handler, case: Case) -> Outcome:
@@ -351,10 +340,7 @@ def _run(handler: Handler, case: Case) -> Outcome:
         if isinstance(handler, type):
             h = handler()
             if case.chunks is not None:
-                if _reads_as_the_accumulator(handler):
-                    h.use_decoder(_Replayed(_decoded_reads(case.chunks)))
-                for chunk in case.chunks:
-                    h.feed_bytes(chunk)
+                read_all(h, case.chunks, _tape(case.chunks), own_events=not _kits(handler))
             else:
                 for event in case.events:
                     h.feed(dict(event))

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import streamcalls_lab as scl
-from streamcalls_lab import FAULTS, Accumulator, check_handler, faults
+from streamcalls_lab import FAULTS, Accumulator, check, check_handler, faults
 from streamcalls_lab.accumulate import byte_decoder, event_dict
 from streamcalls_lab.check import (
     CLASSES,
@@ -41,6 +41,28 @@ def test_the_correct_accumulator_passes_clean() -> None:
 @pytest.mark.parametrize("name", list(FAULTS))
 def test_each_fault_is_caught_under_its_own_class_only(name: str) -> None:
     assert list(checked(FAULTS[name])["class"]) == [name]
+
+
+class _WritesToItsEvents(Accumulator):
+    """A handler the kit does not know may write to the events it is fed."""
+
+    def feed(self, event: Mapping[str, Any]) -> None:
+        event["seen"] = True  # type: ignore[index]
+        super().feed(event)
+
+
+@pytest.mark.parametrize("handler", [Accumulator, *FAULTS.values(), _WritesToItsEvents],
+                         ids=lambda h: h.__name__)
+def test_the_report_is_the_same_when_each_handler_decodes_the_bytes_itself(
+        handler: type, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Byte cases hand one decoded run of each case to every handler that reads bytes as
+    the Accumulator does (the breaker's replay; its own decoder where its reads differ):
+    nothing in a report may depend on it."""
+    replayed = checked(handler)
+    monkeypatch.setattr(check, "_tape", lambda chunks: None)  # every read its own decoding
+    own = check_handler(handler)
+    assert replayed.to_dict("records") == own.to_dict("records")
+    assert replayed.attrs == own.attrs
 
 
 def test_report_has_the_contract_columns() -> None:
@@ -104,6 +126,17 @@ def test_the_builders_write_turns_calls_reads_back(fmt: str) -> None:
 def test_a_cut_turn_ends_without_any_stop(fmt: str) -> None:
     body = turn_bytes(fmt, [Call("a", "c1", ('{"x": 1}',))], cut=True)
     assert not scl.calls(body)["complete"].any()
+
+
+def test_a_cut_cases_calls_are_sent_unfinished_where_their_stop_never_came() -> None:
+    """What a recogniser reads of a cut case: which calls never got their stop (a client
+    keyed by id cannot hand those on, a cut stream's class can)."""
+    cut = [c for c in event_cases() if c.ends_early]
+    assert cut and all(c.sent for c in cut)
+    for case in cut:
+        done = {e["call_id"] for e in case.expected}
+        assert {s.call_id for s in case.sent if s.finished} == done, case.example
+    assert all(s.finished for c in event_cases() if not c.ends_early for s in c.sent)
 
 
 def test_the_classes_are_the_specs_and_the_faults_those_with_a_handler_in_that_order() -> None:

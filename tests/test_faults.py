@@ -406,3 +406,58 @@ def test_a_call_handed_on_empty_where_announcements_carry_text_dropped_it() -> N
     want = [("call_1", "f", '{"a": 1}')]
     assert _classes(want, [("call_1", "f", "")], **on) == [{"announcement_args_dropped"}]
     assert "parse_to_finish" in _classes(want, [("call_1", "f", "")])[0]  # no such text: early
+
+
+def test_calls_dropped_whole_where_announcements_carry_all_their_text_are_that_text_lost(
+        ) -> None:
+    """The drop variant: the announcement's text lost, then a call with none never handed
+    on (a client that also waits for arguments); one_call_per_chunk reads a chunk's first
+    call, so a run that handed none on is not its."""
+    want = [("call_1", "f", '{"a": 1}'), ("call_2", "g", '{"b": 2}')]
+    on = {"quirks": frozenset({"args_in_announcement"})}
+    assert _classes(want, [], **on) == [{"announcement_args_dropped"}]
+    assert _classes(want, [("call_1", "f", ' 1}')], **on) == [{"announcement_args_dropped"}]
+    # a call that came out whole had no text to lose: not this class
+    assert "announcement_args_dropped" not in _classes(want, [want[0]], **on)[0]
+    assert "announcement_args_dropped" not in _classes(want, [])[0]  # no such text was sent
+    chunk = {"quirks": frozenset({"whole_calls_in_one_chunk", "args_in_announcement"})}
+    assert _classes(want, [], **chunk) == [{"announcement_args_dropped"}]
+    assert _classes(want, [want[0]], **chunk) == [{"one_call_per_chunk"}]
+
+
+def test_a_blank_id_or_name_is_never_a_name_run_together_zero_times() -> None:
+    want = [("call_1", "get_weather", '{"a": 1}')]
+    assert "name_concatenated" not in _classes(want, [("", "", '{"a": 1}')])[0]
+    assert "name_concatenated" not in _classes(want, [("call_1", "", '{"a": 1}')])[0]
+
+
+def test_a_list_index_error_on_blank_ids_at_indices_that_are_positions_is_a_call_too_many(
+        ) -> None:
+    """A blank value read or checked raises a lookup or a check; a list of calls indexed out
+    of range where every index is its position had a call too many: the one a blank id
+    started."""
+    want = [("call_1", "f", '{"a": 1}'), ("call_2", "g", '{"b": 2}')]
+    whole = [Sent(*w, n, 0) for n, w in enumerate(want)]
+    on = {"quirks": frozenset({"blank_identity"})}
+    found = symptoms(sent=whole, expected=want, got=[],
+                     error="exited 1: IndexError: list index out of range", **on)
+    assert [classify(s) for s in found] == [{"blank_id_new_call"}]
+    found = symptoms(sent=whole, expected=want, got=[],
+                     error="exited 1: AssertionError", **on)
+    assert [classify(s) for s in found] == [{"blank_identity_copied"}]
+
+
+def test_an_announced_call_cut_before_its_stop_and_handed_on_is_not_key_by_id() -> None:
+    """Keyed by id, an announced call comes out only at a stop: the last one, cut before
+    it and handed on under its id (empty: its fragments went to the nameless buffer), came
+    out at the close, whatever else did."""
+    args = '{"limit": 20}'
+    got = [("call_1", "lookup", ""), ("", "", args)]
+    cut = [Sent("call_1", "lookup", args, 0, 0, finished=False)]
+    found = symptoms(sent=cut, expected=[], got=got, ends_early=True)
+    assert "key_by_id" not in classify(found[0])
+    assert "eof_as_stop" in classify(found[0])
+    # the same calls after the call's stop came: the nameless buffer a stop handed on
+    stopped = [Sent("call_1", "lookup", args, 0, 0)]
+    found = symptoms(sent=stopped, expected=[("call_1", "lookup", args)], got=got)
+    assert "key_by_id" in classify(found[0])

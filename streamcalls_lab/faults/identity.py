@@ -12,8 +12,10 @@ from .recognise import (
     LOOKUP_ERROR,
     NO_ARGS,
     _blank,
+    _index_not_position,
     _on,
     _paired,
+    _raised_index,
 )
 from .registry import BugClass
 from .symptom import CALLS, ERROR, Symptom
@@ -56,8 +58,14 @@ class NameConcatenated(Accumulator):
 def _split_by_blank_id(s: Symptom) -> bool:
     """On a stream whose follow-on fragments had blank ids: a call of blank id handed on
     besides the calls sent (one call split in two), or in place of one, holding the end of
-    its arguments (the call started again at each blank id)."""
-    if s.aspect != CALLS or not _on("blank_identity", s):
+    its arguments (the call started again at each blank id); or a list of calls, kept by
+    index, raised on a stream whose every index is its position (the call a blank id
+    started took a slot that was not its)."""
+    if not _on("blank_identity", s):
+        return False
+    if s.aspect == ERROR:
+        return _raised_index(s) and not _index_not_position(s)
+    if s.aspect != CALLS:
         return False
     blank = [a for i, _, a in s.got if _blank(i) and a not in NO_ARGS]
     return bool(blank) and (len(s.got) > len(s.expected) or any(
@@ -66,11 +74,13 @@ def _split_by_blank_id(s: Symptom) -> bool:
 
 
 def _repeated(have: Any, want: Any) -> bool:
-    """``have`` is ``want`` itself, or the text ``want`` run together more than once."""
+    """``have`` is ``want`` itself, or the text ``want`` run together more than once (a
+    blank ``have`` is ``want`` not there at all, never run together)."""
     if have == want:
         return True
     return (isinstance(have, str) and isinstance(want, str) and bool(want)
-            and len(have) % len(want) == 0 and have == want * (len(have) // len(want)))
+            and len(have) > len(want) and len(have) % len(want) == 0
+            and have == want * (len(have) // len(want)))
 
 
 def _name_repeated(s: Symptom) -> bool:
@@ -92,7 +102,8 @@ def _blank_copied(s: Symptom) -> bool:
         return False
     if s.aspect == ERROR or (s.aspect == CALLS and s.error):
         # a correct client survives the stream: the blank value, read or checked, broke it
-        return _BLANK_READ.search(s.error) is not None
+        # (a list of calls indexed out of range is a call too many, not a value read)
+        return _BLANK_READ.search(s.error) is not None and not _raised_index(s)
     pairs = _paired(s, lambda w, h: h[2] == w[2] and (h[0] == w[0] or _blank(h[0]))
                     and (h[1] == w[1] or _blank(h[1])))
     return pairs is not None and any(h[:2] != w[:2] for w, h in pairs)

@@ -135,6 +135,29 @@ def _no_args_from_done(s: Symptom) -> bool:
         s, lambda w, h: h[1] == w[1] and w[2] not in NO_ARGS and h[2] in NO_ARGS)
 
 
+def _announcement_text_lost(s: Symptom) -> bool:
+    """On a stream whose announcements carry argument text: every call that differs came out
+    under its own id holding the end of its arguments (what rode with the announcement
+    lost), or, by a client that also waits for arguments before handing a call on, not at
+    all; no call came out whole (each had text on its announcement to lose), nothing extra."""
+    if not _on("args_in_announcement", s):
+        return False
+    if _each_call(s, lambda a, b: len(b) < len(a) and a.endswith(b)):
+        return True
+    pairs, missing, extra = s.matched
+    return (s.aspect == CALLS and bool(missing) and not extra
+            and all(w[2] not in NO_ARGS for w in missing)
+            and all((w == h and w[2] in NO_ARGS) or (
+                not s.parsed and h[1] == w[1] and isinstance(h[2], str)
+                and len(h[2]) < len(w[2]) and w[2].endswith(h[2])) for w, h in pairs))
+
+
+def _chunk_calls_dropped(s: Symptom) -> bool:
+    """On a stream that sends several whole calls in one chunk: calls never handed on, and
+    nothing else wrong, but not every one (a chunk's first call is read)."""
+    return _dropped_on("whole_calls_in_one_chunk")(s) and bool(s.matched[0])
+
+
 def _no_parse_no_call(s: Symptom) -> bool:
     """The calls never handed on are those with no argument text; or the run raised what
     parsing a call's arguments raises (json.loads("")) where a finished call had none."""
@@ -152,8 +175,7 @@ ANNOUNCEMENT_ARGS_DROPPED = BugClass(
     "with the announcement (a leading {, a whole call) was lost; the announcement's "
     "arguments are the call's first fragment.",
     ("vercel/ai PR #2881", "ggml-org/llama.cpp#22722", "agentjido/req_llm PR #801"),
-    lambda s: _on("args_in_announcement", s) and _each_call(
-        s, lambda a, b: len(b) < len(a) and a.endswith(b)),
+    _announcement_text_lost,
     AnnouncementArgsDropped,
     # llama.cpp's first delta: the name with the opening brace.
     {"args": '{"database": "metrics"}', "split": 1, "tool": "list_metrics",
@@ -211,7 +233,7 @@ ONE_CALL_PER_CHUNK = BugClass(
     "Read one call from each chunk, so a producer that sends several whole calls in one "
     "chunk lost all but one; every entry of a chunk's tool_calls is a call.",
     ("ogx-ai/ogx PR #630", "google/adk-python#7004", "BerriAI/litellm#7621"),
-    _dropped_on("whole_calls_in_one_chunk"),
+    _chunk_calls_dropped,
     OneCallPerChunk,
     # Groq's shape: two whole calls in one chunk.
     {"args": '{"city": "Rome"}', "tool": "get_weather", "earlier": '{"city": "Paris"}',

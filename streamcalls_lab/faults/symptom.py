@@ -20,6 +20,9 @@ class Sent(NamedTuple):
     args: str
     block: int | None = None
     choice: int | None = None
+    finished: bool = True
+    """Its stop (or done event) came; False: the stream was cut before it (the judge reads
+    this from the body; a handler's own cases end every call)."""
 
 
 Seen = tuple[Any, Any, Any]

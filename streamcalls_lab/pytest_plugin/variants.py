@@ -67,7 +67,7 @@ def _table(body: bytes) -> pd.DataFrame:
 
 
 def _sent(table: pd.DataFrame) -> tuple[Sent, ...]:
-    return tuple(Sent(r.call_id, r.tool, r.args, r.block, r.choice)
+    return tuple(Sent(r.call_id, r.tool, r.args, r.block, r.choice, bool(r.complete))
                  for r in table.itertuples())
 
 

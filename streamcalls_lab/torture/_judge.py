@@ -90,7 +90,8 @@ def _read(body: bytes) -> _Read:
     deltas = load(body, strict=False)
     table = calls(deltas)
     return _Read(tuple(Sent(present(r.call_id), present(r.tool), r.args, present(r.block),
-                            present(r.choice)) for r in table.itertuples()),
+                            present(r.choice), bool(r.complete))
+                       for r in table.itertuples()),
                  frozenset(present(r.call_id) for r in table.itertuples() if r.complete),
                  bool(deltas["reason"].notna().any()))
 
