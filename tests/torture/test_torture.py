@@ -60,6 +60,11 @@ from ..support.per_session import once, session_dir
 
 CLIENTS = Path(__file__).resolve().parents[2] / "clients"
 REFERENCE = [sys.executable, str(CLIENTS / "reference.py")]
+# The reference client reads the three turn formats with the standard library alone (only
+# the other formats import the kit), so where only those are served it starts without
+# site-packages: an editable install's .pth made each start 0.2-0.3 s instead of 0.04 s (the
+# 231 pair clients; the 189 processes of the per-case runs beside loop mode).
+STDLIB_REFERENCE = [sys.executable, "-S", str(CLIENTS / "reference.py")]
 BUGS = tuple(name for name, spec in SPECS.items() if spec.client)
 # Where a class cannot show beyond what its preset says: Responses' only turn stop is its end
 # marker (response.completed), so a client that hands calls on only there keeps back the
@@ -488,10 +493,6 @@ def _pair_marks(a: str, b: str) -> list[pytest.MarkDecorator]:
 # pair now costs its client's start, ~0.05 s per deciding case (0.04 s of it the server's
 # pace) and ~0.07 s to end it; about half the wall time is the 22 `alone` runs, which the
 # single-bug test shares.
-# The reference client reads the three turn formats with the standard library alone (only
-# the other formats import the kit), so a pair's client starts without site-packages: an
-# editable install's .pth made each of the 231 starts 0.2-0.3 s instead of 0.04 s.
-PAIR_CLIENT = [sys.executable, "-S", str(CLIENTS / "reference.py")]
 PAIRS = [pytest.param(a, b, id=f"{a}+{b}", marks=_pair_marks(a, b))
          for a, b in itertools.combinations(BUGS, 2)]
 
@@ -508,7 +509,7 @@ def test_a_client_with_two_bugs_is_named_for_both_each_on_its_own_families(
     failed = set(by_bug[a]) | set(by_bug[b])
     found: list[Finding] = []
     todo = _deciding(a, b, by_bug)
-    with LoopClient([*PAIR_CLIENT, "--bug", f"{a},{b}"]) as client:
+    with LoopClient([*STDLIB_REFERENCE, "--bug", f"{a},{b}"]) as client:
         for case in todo:
             found += judge(case, client.run(case))
     named = _families(report(found, len(todo), 0.0))
@@ -574,7 +575,7 @@ LOOP_FAMILIES = ["spaces", "escapes", "utf8_read_split", "gzip", "cut_after_a_ca
 @pytest.mark.parametrize("bug", [None, "trim", "decode_chunks", "key_by_last",
                                  "lost_on_truncation", "content_encoding", "merged_calls"])
 def test_loop_mode_reports_exactly_what_a_process_per_case_does(bug: str | None) -> None:
-    cmd = REFERENCE + (["--bug", bug] if bug else [])
+    cmd = STDLIB_REFERENCE + (["--bug", bug] if bug else [])  # LOOP_FAMILIES: turn formats
     each = check_client(cmd, families=LOOP_FAMILIES, progress=False, jobs=4)
     looped = check_client(cmd, families=LOOP_FAMILIES, progress=False, jobs=3, loop=True)
     _same(each, looped)
