@@ -6,8 +6,8 @@ import gc
 import math
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from itertools import chain, repeat
-from operator import attrgetter
+from itertools import chain, compress, repeat
+from operator import add, attrgetter
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,7 @@ from . import _columns as columns
 from ._fastpath import Whole, whole_rows
 from .decode import UNKNOWN, Decoded, EventDecoder, check_provider
 from .errors import CaptureError
-from .events import KINDS, Ev
+from .events import KINDS, Ev, HotRows
 from .framing import decode_any
 from .framing.frame import Frame
 from .providers import FORMATS
@@ -76,19 +76,32 @@ class _Columns:
 
     Each turn's :class:`Decoded` tuples are unzipped in C as the turn ends, and only what
     the columns need is kept: the frames (with their whole ``data`` text) are let go then,
-    so a long load holds little more than its result.
+    so a long load holds little more than its result. The fast path's hot rows come as
+    columns already (``events.HotRows``: no tuple per row) and are kept apart; each row,
+    of either kind, has an order key, and the two kinds are put in order once, in C, when
+    the columns are built.
     """
 
     def __init__(self, raw: bool) -> None:
         self.raw = raw
         self.turns: list[str] = []
         self.counts: list[int] = []
+        self.size = 0  # rows so far, of both kinds: the next row's number in the table
+        self.keys = 0  # the next order key: a fast-path turn takes one per frame
+        # the rows as Ev tuples (the incremental decoder's, the fast path's other frames)
+        self.key: list[int] = []
         self.offset: list[int] = []
         self.t: list[float] = []
         self.data: list[str] = []
         self.numbers: list[int] = []
         self.providers: list[str] = []
         self.evs: list[Ev] = []
+        # the hot rows, in columns (hot.frame holds their order keys)
+        self.hot = HotRows()
+        self.hot_offset: list[int] = []
+        self.hot_data: list[str] = []
+        self.hot_numbers: list[int] = []
+        self.hot_providers: list[str] = []
         self.repeats: dict[int, int] = {}  # row -> frames it stands for, where more than 1
         self._origin: float | None = None  # the turn's first stated receive time
 
@@ -102,6 +115,9 @@ class _Columns:
             self._origin = None
         if not decoded:
             return
+        self.size += len(decoded)
+        self.key += range(self.keys, self.keys + len(decoded))
+        self.keys += len(decoded)
         frames, numbers, providers, evs = zip(*decoded, strict=True)
         self.offset += map(_OFFSET, frames)
         stated = _STATED.get(providers[-1])
@@ -134,51 +150,94 @@ class _Columns:
 
     def add_whole(self, turn: str, whole: Whole) -> None:
         """The rows of one whole turn from the fast path, frame by frame."""
-        bounds, provider, rows, raws = whole
+        bounds, provider, rows, raws, hot = whole
         n = len(rows)
-        evs = list(chain.from_iterable(rows))
+        cold = list(compress(range(n), rows))  # the frames with rows of their own (HOT is ())
+        held = list(map(rows.__getitem__, cold))
+        evs = list(chain.from_iterable(held))
+        m = len(hot.frame)
         self.turns.append(turn)
-        self.counts.append(len(evs))
-        if len(evs) == n:  # one row per frame, as in most turns
-            self.offset += bounds[:-1]
-            self.numbers += range(n)
-            datas = map(bytes.decode, raws)
-        else:
-            counts = list(map(len, rows))
-            self.offset += chain.from_iterable(map(repeat, bounds, counts))
-            self.numbers += chain.from_iterable(map(repeat, range(n), counts))
-            datas = chain.from_iterable(map(repeat, map(bytes.decode, raws), counts))
-        if self.raw:
-            self.data += datas
-        self.t += repeat(math.nan, len(evs))
-        self.providers += repeat(provider, len(evs))
-        self.evs += evs
+        self.counts.append(len(evs) + m)
+        self.size += len(evs) + m
+        base = self.keys
+        self.keys += n
+        if evs:
+            if len(evs) == len(cold):  # one row per frame, as most frames
+                self.key += map(add, cold, repeat(base)) if base else cold
+                self.offset += map(bounds.__getitem__, cold)
+                self.numbers += cold
+                datas = map(bytes.decode, map(raws.__getitem__, cold))
+            else:
+                counts = list(map(len, held))
+                self.key += chain.from_iterable(map(repeat, map(add, cold, repeat(base)),
+                                                    counts))
+                self.offset += chain.from_iterable(map(repeat, map(bounds.__getitem__, cold),
+                                                       counts))
+                self.numbers += chain.from_iterable(map(repeat, cold, counts))
+                datas = chain.from_iterable(map(repeat, map(bytes.decode,
+                                                            map(raws.__getitem__, cold)),
+                                                counts))
+            if self.raw:
+                self.data += datas
+            self.t += repeat(math.nan, len(evs))
+            self.providers += repeat(provider, len(evs))
+            self.evs += evs
+        if m:
+            frames = hot.frame
+            self.hot.frame += map(add, frames, repeat(base)) if base else frames
+            for field in HotRows.FIELDS:
+                getattr(self.hot, field).extend(getattr(hot, field))
+            self.hot_offset += map(bounds.__getitem__, frames)
+            self.hot_numbers += frames
+            if self.raw:
+                self.hot_data += map(bytes.decode, map(raws.__getitem__, frames))
+            self.hot_providers += repeat(provider, m)
 
     def frame(self) -> pd.DataFrame:
-        n = len(self.evs)
-        if n:
-            (event, kind, block, call_id, tool, fragment, wire, final, problem, choice, reason,
-             quirk) = columns.unzipped(self.evs, _EV_TYPES) or zip(*self.evs, strict=True)
-        else:
-            event = kind = block = call_id = tool = fragment = wire = final = problem = ()
-            choice = reason = quirk = ()
+        nh, nc = len(self.hot.frame), len(self.evs)
+        n = nh + nc
+        order = None  # rows of one kind only are in order as they stand
+        if nh and nc:
+            keys = np.concatenate((np.asarray(self.hot.frame, dtype="int64"),
+                                   np.asarray(self.key, dtype="int64")))
+            order = np.argsort(keys, kind="stable")  # (a cold frame's rows keep their order)
+            del keys
+        cold: Any = ()
+        if nc:
+            cold = columns.unzipped(self.evs, _EV_TYPES) or list(zip(*self.evs, strict=True))
+        fields = []
+        for at, (name, kind) in enumerate(zip(Ev._fields, _EV_TYPES, strict=True)):
+            hot = getattr(self.hot, name) if name in HotRows.FIELDS else columns.nulls(nh, kind)
+            fields.append(columns.interleaved((hot, cold[at] if nc else ()), order, kind))
+        (event, kind, block, call_id, tool, fragment, wire, final, problem, choice, reason,
+         quirk) = fields
         counts = np.array(self.counts, dtype="int64")
         firsts = np.repeat(np.cumsum(counts) - counts, counts)  # each row's turn starts here
         df = events_frame(
             turn=columns.repeated(self.turns, counts),
             seq=np.arange(n, dtype="int64") - firsts,
-            offset=self.offset, t=self.t, provider=self.providers, event=event, kind=kind,
-            block=block, choice=choice, call_id=call_id, tool=tool, fragment=fragment,
-            wire_chars=wire, frame=self.numbers, final=final, problem=problem,
-            reason=reason, quirk=quirk,
+            offset=_ordered(self.hot_offset, self.offset, order, "int64"),
+            t=_ordered(np.full(nh, math.nan), self.t, order, "float64"),
+            provider=columns.interleaved((self.hot_providers, self.providers), order, "s"),
+            event=event, kind=kind, block=block, choice=choice, call_id=call_id, tool=tool,
+            fragment=fragment, wire_chars=wire, frame=_ordered(self.hot_numbers, self.numbers,
+                                                               order, "int64"),
+            final=final, problem=problem, reason=reason, quirk=quirk,
         )
         if self.repeats:
             repeats = df["repeats"].to_numpy(copy=True)
             repeats[list(self.repeats)] = list(self.repeats.values())
             df["repeats"] = repeats
         if self.raw:
-            df["data"] = columns.strings(self.data)
+            df["data"] = columns.strings(
+                columns.interleaved((self.hot_data, self.data), order, "s"))
         return df
+
+
+def _ordered(hot: Any, cold: Any, order: np.ndarray | None, dtype: str) -> np.ndarray:
+    """A numeric column of the hot rows' values, then the others', in ``order``."""
+    both = np.concatenate((np.asarray(hot, dtype=dtype), np.asarray(cold, dtype=dtype)))
+    return both if order is None else both[order]
 
 
 def events_frame(
@@ -195,7 +254,8 @@ def events_frame(
             "seq": np.asarray(seq, dtype="int64"),
             "offset": np.asarray(offset, dtype="int64"),
             "t": np.asarray(t, dtype="float64"),
-            "provider": columns.category(list(provider)),
+            "provider": columns.category(provider if hasattr(provider, "__len__")
+                                     else list(provider)),
             "event": columns.strings(event),
             "kind": columns.category(kind, KINDS),
             "block": columns.ints(block),
@@ -254,7 +314,7 @@ def _decode_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: 
 
     def flush() -> None:  # the rows so far into columns: their frames are let go
         nonlocal reported
-        first = len(out.evs)
+        first = out.size
         if dec.problems != reported:
             reported = dec.problems
             problems.extend((first + i, d.n) for i, d in enumerate(rows) if d.ev.kind == "error")
