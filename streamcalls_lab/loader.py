@@ -198,8 +198,7 @@ class _Columns:
         n = nh + nc
         order = None  # rows of one kind only are in order as they stand
         if nh and nc:
-            keys = np.concatenate((np.asarray(self.hot.frame, dtype="int64"),
-                                   np.asarray(self.key, dtype="int64")))
+            keys = np.concatenate((_array(self.hot.frame, "int64"), _array(self.key, "int64")))
             order = np.argsort(keys, kind="stable")  # (a cold frame's rows keep their order)
             del keys
         cold: Any = ()
@@ -236,8 +235,16 @@ class _Columns:
 
 def _ordered(hot: Any, cold: Any, order: np.ndarray | None, dtype: str) -> np.ndarray:
     """A numeric column of the hot rows' values, then the others', in ``order``."""
-    both = np.concatenate((np.asarray(hot, dtype=dtype), np.asarray(cold, dtype=dtype)))
+    both = np.concatenate((_array(hot, dtype), _array(cold, dtype)))
     return both if order is None else both[order]
+
+
+def _array(values: Any, dtype: str) -> np.ndarray:
+    """``values`` (a list of numbers) as an array, in one pass: ``np.asarray`` looks at every
+    value twice (once for the dtype it would choose, once to store it)."""
+    if isinstance(values, np.ndarray):
+        return values
+    return np.fromiter(values, dtype=dtype, count=len(values))
 
 
 def events_frame(
@@ -377,6 +384,7 @@ def load_captures(
             if cap.rebuilt:
                 rebuilt[cap.name] = cap.rebuilt
         df = out.frame()
+        del out  # its lists freed while the collector is paused: none is left to traverse
     if rebuilt:  # turns whose framing, splits and timing an importer rebuilt: not the wire's
         df.attrs["rebuilt"] = rebuilt
     return df
