@@ -202,11 +202,24 @@ class _Columns:
             order = np.argsort(keys, kind="stable")  # (a cold frame's rows keep their order)
             del keys
         cold: Any = ()
+        where = None  # each cold row's place in the table
         if nc:
-            cold = columns.unzipped(self.evs, _EV_TYPES) or list(zip(*self.evs, strict=True))
+            cold = columns.unzipped(self.evs, _EV_TYPES)
+            if cold is None:
+                cold = list(zip(*self.evs, strict=True))
+            elif order is not None:
+                places = np.empty(n, dtype=np.int64)
+                places[order] = np.arange(n, dtype=np.int64)
+                where = places[nh:]
         fields = []
         for at, (name, kind) in enumerate(zip(Ev._fields, _EV_TYPES, strict=True)):
-            hot = getattr(self.hot, name) if name in HotRows.FIELDS else columns.nulls(nh, kind)
+            if name in HotRows.FIELDS:
+                hot = getattr(self.hot, name)
+            elif where is not None and kind == "s":  # missing in every hot row
+                fields.append(columns.scattered(cold[at], where, n))
+                continue
+            else:
+                hot = columns.nulls(nh, kind)
             fields.append(columns.interleaved((hot, cold[at] if nc else ()), order, kind))
         (event, kind, block, call_id, tool, fragment, wire, final, problem, choice, reason,
          quirk) = fields

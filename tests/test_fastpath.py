@@ -344,3 +344,24 @@ def test_a_window_cut_between_two_framings_still_gives_the_decoders_frames(monke
     body = (b'data: {"choices": []}\n\nevent: x\ndata: {"choices": []}\n\n'
             b'data: {"choices": []}\r\n\r\ndata: [DONE]\n\n')
     assert_same(body)
+
+
+@pytest.mark.skipif(not columns.ARROW, reason="the scatter builds Arrow buffers")
+@given(st.lists(st.one_of(st.none(), st.text())), st.data())
+def test_a_column_scattered_from_buffers_is_the_take_of_its_values(values, data) -> None:
+    """``columns.scattered`` (a nearly missing column put in place with numpy) gives what
+    Arrow's ``take`` gives, for any strings, empty and non-ASCII ones, at any places, and
+    for values that are a slice of a longer array (an offset into its buffers)."""
+    import numpy as np
+    import pyarrow as pa
+
+    hot = data.draw(st.integers(0, 20))
+    n = len(values) + hot
+    where = np.array(sorted(data.draw(st.permutations(range(n)))[:len(values)]), dtype=np.int64)
+    arrow = pa.array([None, "x", *values], type=pa.large_string())[2:]
+    index = np.full(n, -1, dtype=np.int64)
+    index[where] = np.arange(len(values))
+    want = arrow.take(pa.array(index, mask=index < 0))
+    got = columns.scattered(arrow, where, n)
+    got.validate(full=True)
+    assert got.equals(want)
