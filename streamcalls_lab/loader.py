@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from itertools import chain, compress, repeat
-from operator import add, attrgetter
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -87,16 +87,21 @@ class _Columns:
         self.turns: list[str] = []
         self.counts: list[int] = []
         self.size = 0  # rows so far, of both kinds: the next row's number in the table
-        self.keys = 0  # the next order key: a fast-path turn takes one per frame
+        # Each row's order key is worked out at the end, with numpy, from these (no Python
+        # int per row): a turn's first key, then its row's frame (a fast-path turn: hot
+        # and other rows interleave by frame) or its place among the turn's rows.
+        self.spans: list[int] = []  # keys each turn takes: its frames, or its rows
+        self.by_frame: list[bool] = []  # a fast-path turn
+        self.colds: list[int] = []  # each turn's rows held as Ev tuples
+        self.hots: list[int] = []  # each turn's hot rows
         # the rows as Ev tuples (the incremental decoder's, the fast path's other frames)
-        self.key: list[int] = []
         self.offset: list[int] = []
         self.t: list[float] = []
         self.data: list[str] = []
         self.numbers: list[int] = []
         self.providers: list[str] = []
         self.evs: list[Ev] = []
-        # the hot rows, in columns (hot.frame holds their order keys)
+        # the hot rows, in columns (hot.frame is not kept: hot_numbers are their frames)
         self.hot = HotRows()
         self.hot_offset: list[int] = []
         self.hot_data: list[str] = []
@@ -109,15 +114,19 @@ class _Columns:
         """The rows of one turn, or (``more``) the next rows of the turn added last."""
         if more:
             self.counts[-1] += len(decoded)
+            self.spans[-1] += len(decoded)
+            self.colds[-1] += len(decoded)
         else:
             self.turns.append(turn)
             self.counts.append(len(decoded))
+            self.spans.append(len(decoded))
+            self.by_frame.append(False)
+            self.colds.append(len(decoded))
+            self.hots.append(0)
             self._origin = None
         if not decoded:
             return
         self.size += len(decoded)
-        self.key += range(self.keys, self.keys + len(decoded))
-        self.keys += len(decoded)
         frames, numbers, providers, evs = zip(*decoded, strict=True)
         self.offset += map(_OFFSET, frames)
         stated = _STATED.get(providers[-1])
@@ -159,18 +168,17 @@ class _Columns:
         self.turns.append(turn)
         self.counts.append(len(evs) + m)
         self.size += len(evs) + m
-        base = self.keys
-        self.keys += n
+        self.spans.append(n)
+        self.by_frame.append(True)
+        self.colds.append(len(evs))
+        self.hots.append(m)
         if evs:
             if len(evs) == len(cold):  # one row per frame, as most frames
-                self.key += map(add, cold, repeat(base)) if base else cold
                 self.offset += map(bounds.__getitem__, cold)
                 self.numbers += cold
                 datas = map(bytes.decode, map(raws.__getitem__, cold))
             else:
                 counts = list(map(len, held))
-                self.key += chain.from_iterable(map(repeat, map(add, cold, repeat(base)),
-                                                    counts))
                 self.offset += chain.from_iterable(map(repeat, map(bounds.__getitem__, cold),
                                                        counts))
                 self.numbers += chain.from_iterable(map(repeat, cold, counts))
@@ -184,7 +192,6 @@ class _Columns:
             self.evs += evs
         if m:
             frames = hot.frame
-            self.hot.frame += map(add, frames, repeat(base)) if base else frames
             for field in HotRows.FIELDS:
                 getattr(self.hot, field).extend(getattr(hot, field))
             self.hot_offset += map(bounds.__getitem__, frames)
@@ -193,12 +200,26 @@ class _Columns:
                 self.hot_data += map(bytes.decode, map(raws.__getitem__, frames))
             self.hot_providers += repeat(provider, m)
 
+    def _keys(self, nh: int, nc: int) -> np.ndarray:
+        """Each row's order key, the hot rows' first: its turn's first key plus its frame
+        (a fast-path turn) or its place among the turn's rows (the others)."""
+        spans = np.array(self.spans, dtype=np.int64)
+        firsts = np.cumsum(spans) - spans
+        hots = np.array(self.hots, dtype=np.int64)
+        colds = np.array(self.colds, dtype=np.int64)
+        hot = np.repeat(firsts, hots) + _array(self.hot_numbers, "int64")
+        places = np.arange(nc, dtype=np.int64) - np.repeat(np.cumsum(colds) - colds, colds)
+        cold = np.repeat(firsts, colds) + np.where(
+            np.repeat(np.array(self.by_frame, dtype=bool), colds),
+            _array(self.numbers, "int64"), places)
+        return np.concatenate((hot, cold))
+
     def frame(self) -> pd.DataFrame:
-        nh, nc = len(self.hot.frame), len(self.evs)
+        nh, nc = len(self.hot_numbers), len(self.evs)
         n = nh + nc
         order = None  # rows of one kind only are in order as they stand
         if nh and nc:
-            keys = np.concatenate((_array(self.hot.frame, "int64"), _array(self.key, "int64")))
+            keys = self._keys(nh, nc)
             order = np.argsort(keys, kind="stable")  # (a cold frame's rows keep their order)
             del keys
         cold: Any = ()
