@@ -322,6 +322,26 @@ def test_a_capture_is_whole_only_as_one_untimed_body(tmp_path: Path) -> None:
     assert resolve([b"data: ", b"{}\n\n"])[0].whole() is None
 
 
+def test_turns_of_either_path_in_one_load_keep_their_rows_in_order(captures: Path) -> None:
+    """The loader puts the hot rows (columns) and the other rows (tuples) in order once, by
+    keys it works out per turn: turns read whole, turns the decoder reads (timed reads), and
+    a long turn it adds in batches, mixed in one load, give the rows the decoder gives."""
+    from streamcalls_lab.sources import Capture
+
+    files = capture_files()[::9]
+    long = b"".join(body for p in capture_files("openai-chat")[::5]
+                    if b"\r" not in (body := p.read_bytes()))
+    caps = []
+    for k, path in enumerate(files):
+        body = path.read_bytes()
+        caps.append(Capture(path.name, [(0.0, body)] if k % 3 == 0 else [body]))
+        if k % 10 == 5:
+            caps.append(Capture(f"long{k}", [(0.0, long)]))
+    fast = load_captures(caps, strict=False)  # (a damaged recording: its problem rows)
+    assert (fast.groupby("turn").size() > 1024).any()  # (batches of the decoder's rows)
+    pd.testing.assert_frame_equal(fast, load_captures(caps, strict=False, bulk=False))
+
+
 # -- a long capture, read a window at a time ----------------------------------------------------
 @pytest.mark.parametrize("window", [1, 3_000])
 def test_a_capture_read_in_windows_loads_the_same_either_way(captures: Path, monkeypatch,
