@@ -85,6 +85,63 @@ def unzipped(rows: Sequence[tuple[Any, ...]], kinds: str) -> list[Any] | None:
     return table.flatten()
 
 
+def _arrow_type(kind: str) -> Any:
+    return pa.large_string() if kind == "s" else pa.int64()
+
+
+def nulls(n: int, kind: str) -> Sequence[Any]:
+    """``n`` missing values of a column of ``kind`` (``s`` or ``i``, as :func:`unzipped`):
+    an Arrow array made without a Python value each, or a list without Arrow."""
+    return pa.nulls(n, _arrow_type(kind)) if ARROW else [None] * n
+
+
+def interleaved(parts: Sequence[Sequence[Any]], order: Any, kind: str) -> Sequence[Any]:
+    """The values of ``parts`` end to end, taken in ``order`` (indexes; None: as they stand).
+
+    An Arrow array of ``kind`` where every value is of it (:func:`strings`, :func:`ints` and
+    :func:`category` take it as they take a list), else a list, whose odd value those
+    helpers then report as they always have."""
+    if ARROW:
+        try:
+            arrays = [p if isinstance(p, pa.Array) else pa.array(p, type=_arrow_type(kind))
+                      for p in parts]
+        except _ODD:
+            pass
+        else:
+            filled = [a for a in arrays if len(a)] or arrays[:1]
+            both = filled[0] if len(filled) == 1 else pa.concat_arrays(filled)
+            return both if order is None else both.take(order)
+    values = [v for p in parts for v in (p.to_pylist() if ARROW and isinstance(p, pa.Array)
+                                          else p)]
+    return values if order is None else [values[i] for i in order]
+
+
+def scattered(values: Any, at: np.ndarray, n: int) -> Any:
+    """A ``str`` column of ``n`` rows, missing but at the ascending positions ``at``, which
+    hold ``values`` (an Arrow large-string array, missing values included) in order.
+
+    Built from Arrow's buffers with numpy: for a column nearly all missing (a call's id, a
+    problem) this is much less work than a ``take`` over every row. Needs Arrow."""
+    kept = values.drop_null()
+    if not len(kept):
+        return pa.nulls(n, pa.large_string())
+    pos = at[values.is_valid().to_numpy(zero_copy_only=False)]
+    _, offs, data = kept.buffers()
+    offs = np.frombuffer(offs, dtype=np.int64)[kept.offset:kept.offset + len(kept) + 1]
+    lengths = np.zeros(n, dtype=np.int64)
+    lengths[pos] = np.diff(offs)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    valid = np.zeros(n, dtype=bool)
+    valid[pos] = True
+    return pa.Array.from_buffers(
+        pa.large_string(), n,
+        [pa.py_buffer(np.packbits(valid, bitorder="little")), pa.py_buffer(offsets),
+         pa.py_buffer(b"") if data is None else data.slice(int(offs[0]),
+                                                             int(offs[-1] - offs[0]))],
+        null_count=n - len(pos))
+
+
 def repeated(names: Sequence[str], counts: Sequence[int]) -> ExtensionArray:
     """A ``str`` column holding ``names[i]`` ``counts[i]`` times, in order."""
     index = np.repeat(np.arange(len(names)), np.asarray(counts, dtype="int64"))

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import msgspec
 import orjson
 
-from .events import DONE_RAW, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, conflict, is_done
+from .events import DONE_RAW, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, HotRows, conflict, is_done
 from .framing.sse import split_whole
 from .providers import READERS, Reader, sniff
 from .providers.misread import foreigner, holds_call, suspect
@@ -39,9 +39,13 @@ class Whole(NamedTuple):
     """Each frame's byte offset, then the end of the capture."""
     provider: str
     rows: list[Sequence[Ev]]
-    """Each frame's normalised events (one or more)."""
+    """Each frame's normalised events (one or more), or :data:`~.events.HOT` for a frame
+    whose rows are in ``hot``."""
     raws: list[bytes]
     """Each frame's data line."""
+    hot: HotRows
+    """The rows of the frames the format's ``Hot`` read, as columns (their frame numbers
+    count from the capture's first frame)."""
 
 
 WINDOW = 1 << 20
@@ -59,6 +63,7 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
     bounds: list[int] = []
     rows: list[Sequence[Ev]] = []
     kept: list[bytes] = []
+    hot = HotRows()
     frames = foreigners = 0  # what a misread is told by (providers.misread), as the decoder
     calls_shown = False
     for start, stop in _windows(body) if len(body) > WINDOW else ((0, len(body)),):
@@ -77,14 +82,18 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
         got = _rows(fmt, events, lines, parsed)
         if got is None:
             return None
-        got, foreign, calls = got
+        got, foreign, calls, cols = got
         frames += len(lines) - lines.count(DONE_RAW)
         foreigners += foreign
         calls_shown = calls_shown or calls
         if stop == len(body) and not start:  # one window, as most captures are
             if suspect(frames, foreigners, calls_shown):
                 return None
-            return Whole(where, fmt.name, got, lines if raws else [])
+            return Whole(where, fmt.name, got, lines if raws else [], cols)
+        if rows:  # this window's frames are numbered after the last window's
+            cols.frame[:] = map(add, cols.frame, repeat(len(rows)))
+        for field in ("frame", *HotRows.FIELDS):
+            getattr(hot, field).extend(getattr(cols, field))
         rows += got
         bounds += map(add, where[:-1], repeat(start)) if start else where[:-1]
         if raws:
@@ -93,7 +102,7 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
     assert fmt is not None  # split_whole gives at least one frame
     if suspect(frames, foreigners, calls_shown):
         return None
-    return Whole(bounds, fmt.name, rows, kept)
+    return Whole(bounds, fmt.name, rows, kept, hot)
 
 
 def _shown(events: list[str], lines: list[bytes], parsed: dict[int, Any]) -> str | None:
@@ -129,12 +138,13 @@ def _windows(body: bytes) -> Iterator[tuple[int, int]]:
         yield start, len(body)
 
 
-def _rows(fmt: Reader, events: list[str], raws: list[bytes],
-          parsed: dict[int, Any]) -> tuple[list[Sequence[Ev]], int, bool] | None:
-    """Each frame's rows: the stateless ones together, then the rest in order; how many
-    of the rest are of another protocol (``misread.foreigner``: a frame the typed structs
-    read carries the format's signature by construction), and whether one holds a call."""
-    rows = hot_rows(fmt.hot, events, raws)
+def _rows(fmt: Reader, events: list[str], raws: list[bytes], parsed: dict[int, Any],
+          ) -> tuple[list[Sequence[Ev]], int, bool, HotRows] | None:
+    """Each frame's rows: the stateless ones together (in columns), then the rest in order;
+    how many of the rest are of another protocol (``misread.foreigner``: a frame the typed
+    structs read carries the format's signature by construction), and whether one holds a
+    call."""
+    rows, cols = _hot(fmt.hot, events, raws)
     normalize = fmt.normalize
     foreign = foreigner(fmt.name)
     foreigners = 0
@@ -154,23 +164,35 @@ def _rows(fmt: Reader, events: list[str], raws: list[bytes],
         if foreign(events[i], payload, got):
             foreigners += 1
             calls = calls or holds_call(raw, payload)
-    return rows, foreigners, calls  # type: ignore[return-value]  # no None is left
+    return rows, foreigners, calls, cols  # type: ignore[return-value]  # no None is left
 
 
 def hot_rows(hot: Hot | None, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
     """The rows of the frames that need no state, decoded together; None for the rest.
 
     For each frame either exactly what the format's ``normalize`` gives for it, or None:
-    that frame is then normalised on its own, in order with the other Nones.
+    that frame is then normalised on its own, in order with the other Nones. (The fast
+    path keeps the rows in columns, :func:`_hot`; this gives them as rows.)
     """
+    rows, cols = _hot(hot, events, raws)
+    for i, ev in cols.evs():
+        rows[i] = (*rows[i], ev)
+    return rows
+
+
+def _hot(hot: Hot | None, events: list[str], raws: list[bytes],
+         ) -> tuple[list[Sequence[Ev] | None], HotRows]:
+    """Each frame's rows as ``Hot.rows`` leaves them: None (to normalise), :data:`HOT` (the
+    rows are in the columns) or its rows; and those columns."""
     rows: list[Sequence[Ev] | None] = [None] * len(raws)
+    cols = HotRows()
     if hot is None:
-        return rows
+        return rows, cols
     pick = hot.event
     picked = range(len(raws)) if pick is None else compress(count(), map(pick, events))
     at = [i for i in picked if raws[i] != DONE_RAW]
-    hot.rows(at, decode_each(hot.decode, [raws[i] for i in at]), events, raws, rows)
-    return rows
+    hot.rows(at, decode_each(hot.decode, [raws[i] for i in at]), events, raws, rows, cols)
+    return rows, cols
 
 
 def decode_each(decode: Callable[[bytes], Any], raws: list[bytes]) -> list[Any]:

@@ -195,16 +195,52 @@ class Hot(NamedTuple):
     """A format's frames that need no state, as the fast path (``bulk.py``) reads them.
 
     ``decode`` is a msgspec decoder of a struct that forbids unknown fields (so every byte
-    is parsed, as orjson would). ``rows(at, structs, events, raws, out)`` sets ``out[i]`` to
-    the rows of frame ``i`` for each ``i`` in ``at`` whose struct is not None, built with the
-    same tables and helper ``normalize`` uses, or leaves it None (``normalize`` then reads
-    the frame). One call per capture: a call per frame would cost more than the rows.
+    is parsed, as orjson would). ``rows(at, structs, events, raws, out, cols)`` reads each
+    frame ``i`` in ``at`` whose struct is not None: its rows go into ``cols`` (a
+    :class:`HotRows`, in frame order) with ``out[i]`` set to :data:`HOT`, or, for a row with
+    fields ``cols`` does not hold, into ``out[i]`` as a tuple of :class:`Ev`; or it leaves
+    ``out[i]`` None (``normalize`` then reads the frame). Every row is built from the same
+    tables ``normalize`` uses. One call per capture: a call per frame would cost more than
+    the rows.
     """
 
     decode: Callable[[bytes], Any]
-    rows: Callable[[list[int], list[Any], list[str], list[bytes], list[Any]], None]
+    rows: Callable[[list[int], list[Any], list[str], list[bytes], list[Any], HotRows], None]
     event: Callable[[str], bool] | None = None
     """Which frames to try, by event name; None tries every frame."""
+
+
+HOT = ()
+"""``out[i]`` of a frame whose rows a ``Hot.rows`` put in its :class:`HotRows`. (An empty
+tuple: a frame without rows of its own; its rows are in the columns.)"""
+
+
+class HotRows:
+    """The hot frames' rows as columns, one list per field, in frame order: no tuple per row
+    (the fields an :class:`Ev` of a hot row may hold; the others are None)."""
+
+    FIELDS = ("event", "kind", "block", "fragment", "wire_chars", "choice")
+    __slots__ = ("frame", *FIELDS)
+
+    def __init__(self) -> None:
+        self.frame: list[int] = []  # each row's frame, a frame of two rows twice
+        self.event: list[str] = []
+        self.kind: list[Kind] = []
+        self.block: list[int | None] = []
+        self.fragment: list[str | None] = []
+        self.wire_chars: list[int | None] = []
+        self.choice: list[int | None] = []
+
+    def appenders(self) -> tuple[Callable[[Any], None], ...]:
+        """Each list's ``append``, in :attr:`__slots__` order: what a ``Hot.rows`` loop calls."""
+        return tuple(getattr(self, f).append for f in ("frame", *self.FIELDS))
+
+    def evs(self) -> Iterator[tuple[int, Ev]]:
+        """``(frame, row)`` of every row, as :class:`Ev`: the rows ``normalize`` gives."""
+        for i, event, kind, block, frag, wire, choice in zip(
+                self.frame, self.event, self.kind, self.block, self.fragment, self.wire_chars,
+                self.choice, strict=True):
+            yield i, fragment_row(event, kind, block, frag, wire, choice)
 
 
 S = TypeVar("S")

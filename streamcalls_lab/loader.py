@@ -6,7 +6,7 @@ import gc
 import math
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
 from operator import attrgetter
 from typing import Any
 
@@ -17,7 +17,7 @@ from . import _columns as columns
 from ._fastpath import Whole, whole_rows
 from .decode import UNKNOWN, Decoded, EventDecoder, check_provider
 from .errors import CaptureError
-from .events import KINDS, Ev
+from .events import KINDS, Ev, HotRows
 from .framing import decode_any
 from .framing.frame import Frame
 from .providers import FORMATS
@@ -76,19 +76,37 @@ class _Columns:
 
     Each turn's :class:`Decoded` tuples are unzipped in C as the turn ends, and only what
     the columns need is kept: the frames (with their whole ``data`` text) are let go then,
-    so a long load holds little more than its result.
+    so a long load holds little more than its result. The fast path's hot rows come as
+    columns already (``events.HotRows``: no tuple per row) and are kept apart; each row,
+    of either kind, has an order key, and the two kinds are put in order once, in C, when
+    the columns are built.
     """
 
     def __init__(self, raw: bool) -> None:
         self.raw = raw
         self.turns: list[str] = []
         self.counts: list[int] = []
+        self.size = 0  # rows so far, of both kinds: the next row's number in the table
+        # Each row's order key is worked out at the end, with numpy, from these (no Python
+        # int per row): a turn's first key, then its row's frame (a fast-path turn: hot
+        # and other rows interleave by frame) or its place among the turn's rows.
+        self.spans: list[int] = []  # keys each turn takes: its frames, or its rows
+        self.by_frame: list[bool] = []  # a fast-path turn
+        self.colds: list[int] = []  # each turn's rows held as Ev tuples
+        self.hots: list[int] = []  # each turn's hot rows
+        # the rows as Ev tuples (the incremental decoder's, the fast path's other frames)
         self.offset: list[int] = []
         self.t: list[float] = []
         self.data: list[str] = []
         self.numbers: list[int] = []
         self.providers: list[str] = []
         self.evs: list[Ev] = []
+        # the hot rows, in columns (hot.frame is not kept: hot_numbers are their frames)
+        self.hot = HotRows()
+        self.hot_offset: list[int] = []
+        self.hot_data: list[str] = []
+        self.hot_numbers: list[int] = []
+        self.hot_providers: list[str] = []
         self.repeats: dict[int, int] = {}  # row -> frames it stands for, where more than 1
         self._origin: float | None = None  # the turn's first stated receive time
 
@@ -96,12 +114,19 @@ class _Columns:
         """The rows of one turn, or (``more``) the next rows of the turn added last."""
         if more:
             self.counts[-1] += len(decoded)
+            self.spans[-1] += len(decoded)
+            self.colds[-1] += len(decoded)
         else:
             self.turns.append(turn)
             self.counts.append(len(decoded))
+            self.spans.append(len(decoded))
+            self.by_frame.append(False)
+            self.colds.append(len(decoded))
+            self.hots.append(0)
             self._origin = None
         if not decoded:
             return
+        self.size += len(decoded)
         frames, numbers, providers, evs = zip(*decoded, strict=True)
         self.offset += map(_OFFSET, frames)
         stated = _STATED.get(providers[-1])
@@ -134,51 +159,126 @@ class _Columns:
 
     def add_whole(self, turn: str, whole: Whole) -> None:
         """The rows of one whole turn from the fast path, frame by frame."""
-        bounds, provider, rows, raws = whole
+        bounds, provider, rows, raws, hot = whole
         n = len(rows)
-        evs = list(chain.from_iterable(rows))
+        cold = list(compress(range(n), rows))  # the frames with rows of their own (HOT is ())
+        held = list(map(rows.__getitem__, cold))
+        evs = list(chain.from_iterable(held))
+        m = len(hot.frame)
         self.turns.append(turn)
-        self.counts.append(len(evs))
-        if len(evs) == n:  # one row per frame, as in most turns
-            self.offset += bounds[:-1]
-            self.numbers += range(n)
-            datas = map(bytes.decode, raws)
-        else:
-            counts = list(map(len, rows))
-            self.offset += chain.from_iterable(map(repeat, bounds, counts))
-            self.numbers += chain.from_iterable(map(repeat, range(n), counts))
-            datas = chain.from_iterable(map(repeat, map(bytes.decode, raws), counts))
-        if self.raw:
-            self.data += datas
-        self.t += repeat(math.nan, len(evs))
-        self.providers += repeat(provider, len(evs))
-        self.evs += evs
+        self.counts.append(len(evs) + m)
+        self.size += len(evs) + m
+        self.spans.append(n)
+        self.by_frame.append(True)
+        self.colds.append(len(evs))
+        self.hots.append(m)
+        if evs:
+            if len(evs) == len(cold):  # one row per frame, as most frames
+                self.offset += map(bounds.__getitem__, cold)
+                self.numbers += cold
+                datas = map(bytes.decode, map(raws.__getitem__, cold))
+            else:
+                counts = list(map(len, held))
+                self.offset += chain.from_iterable(map(repeat, map(bounds.__getitem__, cold),
+                                                       counts))
+                self.numbers += chain.from_iterable(map(repeat, cold, counts))
+                datas = chain.from_iterable(map(repeat, map(bytes.decode,
+                                                            map(raws.__getitem__, cold)),
+                                                counts))
+            if self.raw:
+                self.data += datas
+            self.t += repeat(math.nan, len(evs))
+            self.providers += repeat(provider, len(evs))
+            self.evs += evs
+        if m:
+            frames = hot.frame
+            for field in HotRows.FIELDS:
+                getattr(self.hot, field).extend(getattr(hot, field))
+            self.hot_offset += map(bounds.__getitem__, frames)
+            self.hot_numbers += frames
+            if self.raw:
+                self.hot_data += map(bytes.decode, map(raws.__getitem__, frames))
+            self.hot_providers += repeat(provider, m)
+
+    def _keys(self, nh: int, nc: int) -> np.ndarray:
+        """Each row's order key, the hot rows' first: its turn's first key plus its frame
+        (a fast-path turn) or its place among the turn's rows (the others)."""
+        spans = np.array(self.spans, dtype=np.int64)
+        firsts = np.cumsum(spans) - spans
+        hots = np.array(self.hots, dtype=np.int64)
+        colds = np.array(self.colds, dtype=np.int64)
+        hot = np.repeat(firsts, hots) + _array(self.hot_numbers, "int64")
+        places = np.arange(nc, dtype=np.int64) - np.repeat(np.cumsum(colds) - colds, colds)
+        cold = np.repeat(firsts, colds) + np.where(
+            np.repeat(np.array(self.by_frame, dtype=bool), colds),
+            _array(self.numbers, "int64"), places)
+        return np.concatenate((hot, cold))
 
     def frame(self) -> pd.DataFrame:
-        n = len(self.evs)
-        if n:
-            (event, kind, block, call_id, tool, fragment, wire, final, problem, choice, reason,
-             quirk) = columns.unzipped(self.evs, _EV_TYPES) or zip(*self.evs, strict=True)
-        else:
-            event = kind = block = call_id = tool = fragment = wire = final = problem = ()
-            choice = reason = quirk = ()
+        nh, nc = len(self.hot_numbers), len(self.evs)
+        n = nh + nc
+        order = None  # rows of one kind only are in order as they stand
+        if nh and nc:
+            keys = self._keys(nh, nc)
+            order = np.argsort(keys, kind="stable")  # (a cold frame's rows keep their order)
+            del keys
+        cold: Any = ()
+        where = None  # each cold row's place in the table
+        if nc:
+            cold = columns.unzipped(self.evs, _EV_TYPES)
+            if cold is None:
+                cold = list(zip(*self.evs, strict=True))
+            elif order is not None:
+                places = np.empty(n, dtype=np.int64)
+                places[order] = np.arange(n, dtype=np.int64)
+                where = places[nh:]
+        fields = []
+        for at, (name, kind) in enumerate(zip(Ev._fields, _EV_TYPES, strict=True)):
+            if name in HotRows.FIELDS:
+                hot = getattr(self.hot, name)
+            elif where is not None and kind == "s":  # missing in every hot row
+                fields.append(columns.scattered(cold[at], where, n))
+                continue
+            else:
+                hot = columns.nulls(nh, kind)
+            fields.append(columns.interleaved((hot, cold[at] if nc else ()), order, kind))
+        (event, kind, block, call_id, tool, fragment, wire, final, problem, choice, reason,
+         quirk) = fields
         counts = np.array(self.counts, dtype="int64")
         firsts = np.repeat(np.cumsum(counts) - counts, counts)  # each row's turn starts here
         df = events_frame(
             turn=columns.repeated(self.turns, counts),
             seq=np.arange(n, dtype="int64") - firsts,
-            offset=self.offset, t=self.t, provider=self.providers, event=event, kind=kind,
-            block=block, choice=choice, call_id=call_id, tool=tool, fragment=fragment,
-            wire_chars=wire, frame=self.numbers, final=final, problem=problem,
-            reason=reason, quirk=quirk,
+            offset=_ordered(self.hot_offset, self.offset, order, "int64"),
+            t=_ordered(np.full(nh, math.nan), self.t, order, "float64"),
+            provider=columns.interleaved((self.hot_providers, self.providers), order, "s"),
+            event=event, kind=kind, block=block, choice=choice, call_id=call_id, tool=tool,
+            fragment=fragment, wire_chars=wire, frame=_ordered(self.hot_numbers, self.numbers,
+                                                               order, "int64"),
+            final=final, problem=problem, reason=reason, quirk=quirk,
         )
         if self.repeats:
             repeats = df["repeats"].to_numpy(copy=True)
             repeats[list(self.repeats)] = list(self.repeats.values())
             df["repeats"] = repeats
         if self.raw:
-            df["data"] = columns.strings(self.data)
+            df["data"] = columns.strings(
+                columns.interleaved((self.hot_data, self.data), order, "s"))
         return df
+
+
+def _ordered(hot: Any, cold: Any, order: np.ndarray | None, dtype: str) -> np.ndarray:
+    """A numeric column of the hot rows' values, then the others', in ``order``."""
+    both = np.concatenate((_array(hot, dtype), _array(cold, dtype)))
+    return both if order is None else both[order]
+
+
+def _array(values: Any, dtype: str) -> np.ndarray:
+    """``values`` (a list of numbers) as an array, in one pass: ``np.asarray`` looks at every
+    value twice (once for the dtype it would choose, once to store it)."""
+    if isinstance(values, np.ndarray):
+        return values
+    return np.fromiter(values, dtype=dtype, count=len(values))
 
 
 def events_frame(
@@ -195,7 +295,8 @@ def events_frame(
             "seq": np.asarray(seq, dtype="int64"),
             "offset": np.asarray(offset, dtype="int64"),
             "t": np.asarray(t, dtype="float64"),
-            "provider": columns.category(list(provider)),
+            "provider": columns.category(provider if hasattr(provider, "__len__")
+                                     else list(provider)),
             "event": columns.strings(event),
             "kind": columns.category(kind, KINDS),
             "block": columns.ints(block),
@@ -254,7 +355,7 @@ def _decode_one(cap: Capture, provider: str, strict: bool, out: _Columns, bulk: 
 
     def flush() -> None:  # the rows so far into columns: their frames are let go
         nonlocal reported
-        first = len(out.evs)
+        first = out.size
         if dec.problems != reported:
             reported = dec.problems
             problems.extend((first + i, d.n) for i, d in enumerate(rows) if d.ev.kind == "error")
@@ -317,6 +418,7 @@ def load_captures(
             if cap.rebuilt:
                 rebuilt[cap.name] = cap.rebuilt
         df = out.frame()
+        del out  # its lists freed while the collector is paused: none is left to traverse
     if rebuilt:  # turns whose framing, splits and timing an importer rebuilt: not the wire's
         df.attrs["rebuilt"] = rebuilt
     return df

@@ -255,6 +255,28 @@ def test_the_wire_length_of_a_data_line_in_bytes_is_the_texts(fragment, key, asc
     assert raw_wire_length(data.encode(), key, fragment) == wire_length(data, key, fragment)
 
 
+_BEFORE = ['', '"role":"{k}",', '"{k}" : "zz",', '"{k}":null,', '"x":{{"{k}":"q\\"x"}},',
+           '"{k}":"\\"",', '"{k}" :"zz",']
+
+
+@given(st.text(st.characters(blacklist_categories=())),
+       st.sampled_from(["partial_json", "delta", "content"]), st.sampled_from(_BEFORE),
+       st.sampled_from([":", ": ", " : ", ":  "]), st.booleans())
+def test_the_wire_length_in_bytes_is_the_texts_whatever_comes_first(
+        fragment, key, before, colon, ascii_only) -> None:
+    """The bytes shortcut looks where the text's looks (the first ``"key"``, then a colon):
+    another value named like the key, a spaced colon, a nested key before it or a lone
+    surrogate (escaped on the wire) change neither answer. (The line always holds a
+    backslash, so the shortcut is what runs.)"""
+    token = json.dumps(fragment, ensure_ascii=ascii_only)
+    data = "{" + before.format(k=key) + f'"{key}"{colon}{token}' + ',"pad":"\\\\"}'
+    try:
+        raw = data.encode()
+    except UnicodeEncodeError:
+        return  # a lone surrogate sent unescaped: not valid UTF-8, never a data line
+    assert raw_wire_length(raw, key, fragment) == wire_length(data, key, fragment)
+
+
 @pytest.mark.parametrize("rows", [
     [("a", 1, None), (None, None, "c")], [("a", 2**63, "b")], [("a", 1, 2)], [(1, 1, "b")],
     [("a", True, "b")], [("a", 1.5, "b")], [("\ud800", 1, "b")], [],
@@ -300,6 +322,26 @@ def test_a_capture_is_whole_only_as_one_untimed_body(tmp_path: Path) -> None:
     assert resolve([b"data: ", b"{}\n\n"])[0].whole() is None
 
 
+def test_turns_of_either_path_in_one_load_keep_their_rows_in_order(captures: Path) -> None:
+    """The loader puts the hot rows (columns) and the other rows (tuples) in order once, by
+    keys it works out per turn: turns read whole, turns the decoder reads (timed reads), and
+    a long turn it adds in batches, mixed in one load, give the rows the decoder gives."""
+    from streamcalls_lab.sources import Capture
+
+    files = capture_files()[::9]
+    long = b"".join(body for p in capture_files("openai-chat")[::5]
+                    if b"\r" not in (body := p.read_bytes()))
+    caps = []
+    for k, path in enumerate(files):
+        body = path.read_bytes()
+        caps.append(Capture(path.name, [(0.0, body)] if k % 3 == 0 else [body]))
+        if k % 10 == 5:
+            caps.append(Capture(f"long{k}", [(0.0, long)]))
+    fast = load_captures(caps, strict=False)  # (a damaged recording: its problem rows)
+    assert (fast.groupby("turn").size() > 1024).any()  # (batches of the decoder's rows)
+    pd.testing.assert_frame_equal(fast, load_captures(caps, strict=False, bulk=False))
+
+
 # -- a long capture, read a window at a time ----------------------------------------------------
 @pytest.mark.parametrize("window", [1, 3_000])
 def test_a_capture_read_in_windows_loads_the_same_either_way(captures: Path, monkeypatch,
@@ -322,3 +364,24 @@ def test_a_window_cut_between_two_framings_still_gives_the_decoders_frames(monke
     body = (b'data: {"choices": []}\n\nevent: x\ndata: {"choices": []}\n\n'
             b'data: {"choices": []}\r\n\r\ndata: [DONE]\n\n')
     assert_same(body)
+
+
+@pytest.mark.skipif(not columns.ARROW, reason="the scatter builds Arrow buffers")
+@given(st.lists(st.one_of(st.none(), st.text())), st.data())
+def test_a_column_scattered_from_buffers_is_the_take_of_its_values(values, data) -> None:
+    """``columns.scattered`` (a nearly missing column put in place with numpy) gives what
+    Arrow's ``take`` gives, for any strings, empty and non-ASCII ones, at any places, and
+    for values that are a slice of a longer array (an offset into its buffers)."""
+    import numpy as np
+    import pyarrow as pa
+
+    hot = data.draw(st.integers(0, 20))
+    n = len(values) + hot
+    where = np.array(sorted(data.draw(st.permutations(range(n)))[:len(values)]), dtype=np.int64)
+    arrow = pa.array([None, "x", *values], type=pa.large_string())[2:]
+    index = np.full(n, -1, dtype=np.int64)
+    index[where] = np.arange(len(values))
+    want = arrow.take(pa.array(index, mask=index < 0))
+    got = columns.scattered(arrow, where, n)
+    got.validate(full=True)
+    assert got.equals(want)

@@ -17,9 +17,11 @@ from typing import Any, ClassVar
 import msgspec
 
 from ..events import (
+    HOT,
     INT64,
     Ev,
     Hot,
+    HotRows,
     Index,
     Kind,
     decoded,
@@ -103,25 +105,38 @@ class _BlockStop(_Event, tag="content_block_stop"):  # a block's end: no state e
     index: Index
 
 
-_STOP_ROWS = (Ev("message_stop", "turn_stop"),)
-
-
 class _MessageStop(_Event, tag="message_stop"):
-    pass
+    index: ClassVar[None] = None  # (no block: read alike with the others in _hot_rows)
 
 
 def _hot_rows(at: list[int], structs: list[_Event | None], events: list[str],
-              raws: list[bytes], out: list[Any]) -> None:
+              raws: list[bytes], out: list[Any], cols: HotRows) -> None:
+    """Every decoded frame is one row, written into the columns (no tuple per row); the
+    escaped length is read only when the data line holds a backslash (as_written)."""
+    frame, event, kind, block, fragment, wire, choice = cols.appenders()
     for i, p in decoded(at, structs):
         if type(p) is _DeltaEvent:
             d = p.delta  # its kind and key come from _FRAGMENTS, as in normalize
             frag = d.fragment
-            wire = None if frag is None else raw_wire_length(raws[i], d.key, frag)
-            out[i] = (fragment_row("content_block_delta", d.kind, p.index, frag, wire),)
+            event("content_block_delta")
+            kind(d.kind)
+            fragment(frag)
+            wire(None if frag is None else len(frag) if raws[i].find(b"\\") < 0
+                 else raw_wire_length(raws[i], d.key, frag))
         elif type(p) is _BlockStop:
-            out[i] = (Ev("content_block_stop", "block_stop", p.index),)
+            event("content_block_stop")
+            kind("block_stop")
+            fragment(None)
+            wire(None)
         else:
-            out[i] = _STOP_ROWS
+            event("message_stop")
+            kind("turn_stop")
+            fragment(None)
+            wire(None)
+        frame(i)
+        block(p.index)
+        choice(None)
+        out[i] = HOT
 
 
 _HOT = Hot(msgspec.json.Decoder(_DeltaEvent | _BlockStop | _MessageStop).decode, _hot_rows,

@@ -67,6 +67,15 @@ def raw_wire_length(raw: bytes, key: str, fragment: str) -> int | None:
     and clears a TypeError every time."""
     if raw.find(b"\\") < 0:
         return len(fragment)
+    # wire_length's shortcut, step for step, on the bytes: the line is decoded only if it
+    # misses (a lone surrogate's bytes cannot stand in valid UTF-8: it misses)
+    quoted = b'"%s"' % key.encode()
+    at = raw.find(quoted) + len(quoted)
+    if at >= len(quoted) and raw.startswith(b":", at):
+        token = _quote(fragment)
+        at += 1
+        if raw.startswith(token.encode(errors="surrogatepass"), at + (raw[at:at + 1] == b" ")):
+            return len(token) - 2
     return wire_length(raw.decode(), key, fragment)
 
 

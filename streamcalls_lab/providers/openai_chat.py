@@ -19,9 +19,11 @@ import msgspec
 
 from ..events import (
     DONE,
+    HOT,
     INT64,
     Ev,
     Hot,
+    HotRows,
     Index,
     array,
     decoded,
@@ -267,11 +269,13 @@ def _repeated(cid: Any, tool: Any, known_id: Any, known_name: Any) -> str | None
 
 
 def _hot_rows(at: list[int], structs: list[_Chunk | None], events: list[str],
-              raws: list[bytes], out: list[Any]) -> None:
+              raws: list[bytes], out: list[Any], cols: HotRows) -> None:
     """Each chunk that neither opens nor closes a call: text, a bare argument fragment, or
     nothing (a role, usage); those need none of the call state. Any other is left None.
-    One loop per capture, with no call per chunk: this is most of a Chat stream."""
+    One loop per capture, with no call per chunk and no tuple per row (the rows go into the
+    columns): this is most of a Chat stream."""
     unset, function = msgspec.UNSET, _Function()
+    frame, event, kind, block, fragment, wire, choice = cols.appenders()
     for i, chunk in decoded(at, structs):
         name = chunk.object or events[i]
         if chunk.error is not unset or type(name) is not str:
@@ -292,34 +296,52 @@ def _hot_rows(at: list[int], structs: list[_Chunk | None], events: list[str],
                 out[i] = (Ev(name, "other", quirk=NO_DELTA),)
             continue
         content, calls = delta.content, delta.tool_calls
+        if content and type(content) is not str:
+            continue  # typed parts, or a wrong type normalize() reports
         if calls:
             call = calls[0]
             fn = call.function or function
-            index, args = call.index, fn.arguments
-            if len(calls) > 1 or type(index) is not int or call.id is not unset \
+            slot, args = call.index, fn.arguments
+            if len(calls) > 1 or type(slot) is not int or call.id is not unset \
                     or fn.name is not unset or call.type in (None, "") \
                     or not (args is None or type(args) is str):
                 continue
+            k = first.index or 0  # a missing index is the first choice's position
+            plain = raws[i].find(b"\\") < 0  # nothing escaped: each length is the text's
             if content:
-                if type(content) is not str:
-                    continue  # typed parts, or a wrong type normalize() reports
-                k = first.index or 0  # a missing index is the first choice's position
-                out[i] = (fragment_row(name, "text_delta", None, content,
-                                       raw_wire_length(raws[i], "content", content), k),
-                          fragment_row(name, "args_delta", index, args, None if args is None
-                                       else raw_wire_length(raws[i], "arguments", args), k))
-            else:
-                out[i] = (fragment_row(name, "args_delta", index, args, None if args is None
-                                       else raw_wire_length(raws[i], "arguments", args),
-                                       first.index or 0),)
+                frame(i)
+                event(name)
+                kind("text_delta")
+                block(None)
+                fragment(content)
+                wire(len(content) if plain else raw_wire_length(raws[i], "content", content))
+                choice(k)
+            frame(i)
+            event(name)
+            kind("args_delta")
+            block(slot)
+            fragment(args)
+            wire(None if args is None else len(args) if plain
+                 else raw_wire_length(raws[i], "arguments", args))
+            choice(k)
         elif content:
-            if type(content) is not str:
-                continue
-            out[i] = (fragment_row(name, "text_delta", None, content,
-                                   raw_wire_length(raws[i], "content", content),
-                                   first.index or 0),)
+            frame(i)
+            event(name)
+            kind("text_delta")
+            block(None)
+            fragment(content)
+            wire(len(content) if raws[i].find(b"\\") < 0
+                 else raw_wire_length(raws[i], "content", content))
+            choice(first.index or 0)
         else:
-            out[i] = (Ev(name, "other"),)
+            frame(i)
+            event(name)
+            kind("other")
+            block(None)
+            fragment(None)
+            wire(None)
+            choice(None)
+        out[i] = HOT
 
 
 OpenAIChat.hot = Hot(msgspec.json.Decoder(_Chunk).decode, _hot_rows)

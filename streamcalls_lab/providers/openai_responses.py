@@ -17,9 +17,11 @@ from typing import Any
 import msgspec
 
 from ..events import (
+    HOT,
     INT64,
     Ev,
     Hot,
+    HotRows,
     Index,
     Kind,
     array,
@@ -92,19 +94,35 @@ def _call_item(item: dict[str, Any]) -> tuple[str, str | None, str | None] | Non
 
 
 def _hot_rows(at: list[int], structs: list[_DeltaEvent | None], events: list[str],
-              raws: list[bytes], out: list[Any]) -> None:
-    """A ``*.delta`` needs no item state when it carries ``output_index``."""
+              raws: list[bytes], out: list[Any], cols: HotRows) -> None:
+    """A ``*.delta`` needs no item state when it carries ``output_index``. Its row goes into
+    the columns (no tuple per row)."""
+    frame, event, kind, block, fragment, wire, choice = cols.appenders()
+    kinds = _DELTA_KINDS.get
     for i, p in decoded(at, structs):
-        if p.type != events[i] or not p.type.startswith("response."):
+        name = p.type
+        if name != events[i] or not name.startswith("response."):
             continue  # (another type, or not the format's: normalize reads it)
-        kind = _DELTA_KINDS.get(p.type)
         if p.item_id is None or p.item_id == "":
             continue  # a blank item_id: normalize notes it
-        if kind is None:
-            out[i] = (Ev(p.type, "other", p.output_index),)
-        elif type(p.delta) is str:  # (anything else: normalize says what is wrong)
-            wire = raw_wire_length(raws[i], "delta", p.delta)
-            out[i] = (fragment_row(p.type, kind, p.output_index, p.delta, wire),)
+        k = kinds(name)
+        delta = p.delta
+        if k is None:
+            kind("other")
+            fragment(None)
+            wire(None)
+        elif type(delta) is str:  # (anything else: normalize says what is wrong)
+            kind(k)
+            fragment(delta)
+            wire(len(delta) if raws[i].find(b"\\") < 0
+                 else raw_wire_length(raws[i], "delta", delta))
+        else:
+            continue
+        frame(i)
+        event(name)
+        block(p.output_index)
+        choice(None)
+        out[i] = HOT
 
 
 _HOT = Hot(msgspec.json.Decoder(_DeltaEvent).decode, _hot_rows,
