@@ -118,14 +118,20 @@ def execute(path: Path, data: Path, timeout: int = 600) -> nbformat.NotebookNode
     env = {**os.environ, "STREAMCALLS_DATA": str(data),
            "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     # The kernel talks over Unix sockets in a private folder, not unencrypted TCP ports on
-    # loopback (which ipykernel warns about, once per notebook, on every `make site`).
+    # loopback (which ipykernel warns about, once per notebook, on every `make site`); its
+    # connection file (which holds the kernel's signing key) goes there too, and with it.
     with tempfile.TemporaryDirectory(prefix="scl-kernel-") as sockets:
         km = KernelManager(kernel_name="python3", transport="ipc",
-                           ip=str(Path(sockets) / "kernel"))
+                           ip=str(Path(sockets) / "kernel"),
+                           connection_file=str(Path(sockets) / "kernel.json"))
         client = NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3",
                                 allow_errors=True,
                                 resources={"metadata": {"path": str(path.parent)}})
-        client.execute(env=env)
+        try:
+            client.execute(env=env)
+        finally:  # nbclient leaves a kernel it was handed running (the whole build, each)
+            if km.has_kernel:
+                km.shutdown_kernel()  # asked, so the kernel's exit handlers run
     del nb.cells[0]
     for cell in nb.cells:  # numbered as if the describing cell had not run
         if cell.get("execution_count"):

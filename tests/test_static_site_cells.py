@@ -4,6 +4,10 @@ cell rendered reversed), as the kit's inert display does."""
 
 from __future__ import annotations
 
+import os
+import time
+from pathlib import Path
+
 import nbformat
 import pandas as pd
 import pytest
@@ -45,3 +49,31 @@ def test_an_svg_figure_is_described_by_its_own_title_made_inert() -> None:
     drawn = '<svg><title id="t">Calls of &quot;<b>x</b>&quot;\u202e</title><desc>d</desc></svg>'
     assert svg_title(drawn) == 'Calls of "x"\\u202e'
     assert svg_title("<svg/>") == "a drawing without a title"
+
+
+def test_each_notebook_s_kernel_is_stopped_when_its_run_ends_leaving_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel handed to nbclient is left running by it: the build kept every notebook's
+    kernel alive until it exited, and then they died without their exit handlers (a
+    notebook's scratch folder stayed in /tmp, and each kernel's connection file too)."""
+    from streamcalls_lab.static_site import execute
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))  # the kernel's and this process's temporary folder
+    source = tmp_path / "nb.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import os, tempfile\nscratch = tempfile.TemporaryDirectory()\nprint(os.getpid())")]),
+        source)
+    nb = execute(source, tmp_path)
+    pid = int(nb.cells[0].outputs[0]["text"])
+    for _ in range(100):  # asked to stop, it is gone within moments
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the kernel {pid} still runs")
+    assert sorted(p.name for p in tmp.iterdir()) == []
