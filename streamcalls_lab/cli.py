@@ -9,6 +9,7 @@ stays fast and one subcommand's dependencies never slow another.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -379,13 +380,17 @@ def cmd_conform(ns: argparse.Namespace) -> int:
               "--request BODY", file=sys.stderr)
         return 2
     streamed, whole = files
+    made = None
     try:
         if ns.url:
-            out = ns.out or tempfile.mkdtemp(prefix="streamcalls-conform-")
+            out = ns.out or (made := tempfile.mkdtemp(prefix="streamcalls-conform-"))
             streamed, whole = record_both(ns.url, Path(ns.request), out, format=ns.format,
                                           key_env=ns.key_env, timeout=ns.timeout)
         table = conform(streamed, whole)
     except (ValueError, OSError, CaptureError, RecordError) as e:
+        if made:  # a folder of its own that nothing was recorded into is not left behind
+            with contextlib.suppress(OSError):
+                os.rmdir(made)
         _error(f"{COMMANDS_PROG} conform: error: {e}")
         return 2
     counts = table.attrs["calls"]

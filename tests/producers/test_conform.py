@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -443,11 +444,15 @@ def test_the_command_exits_2_when_told_neither_or_both_ways(args: list[str], cap
         capsys.readouterr().err
 
 
-def test_the_command_exits_2_for_a_host_off_this_machine(tmp_path, capsys) -> None:
+def test_the_command_exits_2_for_a_host_off_this_machine(tmp_path, capsys,
+                                                         monkeypatch) -> None:
     (tmp_path / "turn.json").write_text("{}")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
     code = cli.main(["conform", "--url", "http://example.com/v1/chat/completions",
                      "--request", str(tmp_path / "turn.json")])
     assert code == 2 and "servers on this machine only" in capsys.readouterr().err
+    assert list((tmp_path / "tmp").iterdir()) == []  # no empty folder of its own left
 
 
 def test_the_command_exits_2_for_a_missing_capture(tmp_path, capsys) -> None:
