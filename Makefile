@@ -75,7 +75,10 @@ site: $(VENV)/.lab
 # Three workers on CI's two cores: much of the suite waits on a browser, a kernel, a client
 # process or a paced server, and a third worker fills those waits (the same fresh clone on
 # this 2-core machine, one run each: 19 min 21 s with -n 2, beside a niced benchmark, and
-# 14 min 22 s with -n 3, every test passing both times).
+# 14 min 22 s with -n 3, every test passing both times). A fourth worker was measured later
+# (7549fe2, fresh clones one after the other on an idle machine): pytest took 13 min 43 s with
+# -n 4 and 14 min 10 s with -n 3, within this machine's noise, so three, which loads the
+# browsers less.
 test: $(VENV)/.test browser node
 	$(BIN)/ruff check .
 	$(BIN)/pytest -n 3 --dist loadgroup --nbmake --durations=25 tests notebooks
