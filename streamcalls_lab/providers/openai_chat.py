@@ -298,7 +298,7 @@ def _hot_rows(at: list[int], structs: list[_Chunk | None], events: list[str],
         content, calls = delta.content, delta.tool_calls
         if content and type(content) is not str:
             continue  # typed parts, or a wrong type normalize() reports
-        if calls:
+        if calls:  # one bare fragment, or normalize reads the chunk (and nothing is written)
             call = calls[0]
             fn = call.function or function
             slot, args = call.index, fn.arguments
@@ -306,16 +306,27 @@ def _hot_rows(at: list[int], structs: list[_Chunk | None], events: list[str],
                     or fn.name is not unset or call.type in (None, "") \
                     or not (args is None or type(args) is str):
                 continue
-            k = first.index or 0  # a missing index is the first choice's position
-            plain = raws[i].find(b"\\") < 0  # nothing escaped: each length is the text's
-            if content:
-                frame(i)
-                event(name)
-                kind("text_delta")
-                block(None)
-                fragment(content)
-                wire(len(content) if plain else raw_wire_length(raws[i], "content", content))
-                choice(k)
+        elif not content:
+            frame(i)
+            event(name)
+            kind("other")
+            block(None)
+            fragment(None)
+            wire(None)
+            choice(None)
+            out[i] = HOT
+            continue
+        k = first.index or 0  # a missing index is the first choice's position
+        plain = raws[i].find(b"\\") < 0  # nothing escaped: each length is the text's
+        if content:
+            frame(i)
+            event(name)
+            kind("text_delta")
+            block(None)
+            fragment(content)
+            wire(len(content) if plain else raw_wire_length(raws[i], "content", content))
+            choice(k)
+        if calls:
             frame(i)
             event(name)
             kind("args_delta")
@@ -324,23 +335,6 @@ def _hot_rows(at: list[int], structs: list[_Chunk | None], events: list[str],
             wire(None if args is None else len(args) if plain
                  else raw_wire_length(raws[i], "arguments", args))
             choice(k)
-        elif content:
-            frame(i)
-            event(name)
-            kind("text_delta")
-            block(None)
-            fragment(content)
-            wire(len(content) if raws[i].find(b"\\") < 0
-                 else raw_wire_length(raws[i], "content", content))
-            choice(first.index or 0)
-        else:
-            frame(i)
-            event(name)
-            kind("other")
-            block(None)
-            fragment(None)
-            wire(None)
-            choice(None)
         out[i] = HOT
 
 
