@@ -10,7 +10,7 @@ one, in order, as always. This module is the only place that does either.
 Anything unusual sends the whole capture back to the incremental decoder: a frame that
 does not decode or normalise, a format no frame of the first window shows. So this path
 never reports a problem; it only ever gives the rows that path would give, faster, and
-``tests/test_bulk.py`` checks that it does.
+``tests/test_fastpath.py`` checks that it does.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The normalised event every wire format gives, and the checks its fields pass.
 
 A layer below the formats: ``providers/*`` build :class:`Ev` rows with the helpers here,
-``bulk.py`` and ``decode.py`` read them. Nothing here knows a format.
+``_fastpath.py`` and ``decode.py`` read them. Nothing here knows a format.
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ Index = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 
 
 class Hot(NamedTuple):
-    """A format's frames that need no state, as the fast path (``bulk.py``) reads them.
+    """A format's frames that need no state, as the fast path (``_fastpath.py``) reads them.
 
     ``decode`` is a msgspec decoder of a struct that forbids unknown fields (so every byte
     is parsed, as orjson would). ``rows(at, structs, events, raws, out, cols)`` reads each

@@ -1,4 +1,4 @@
-"""The fast path of load() (bulk.py) gives exactly what the incremental decoder gives.
+"""The fast path of load() (_fastpath.py) gives exactly what the incremental decoder gives.
 
 ``load_captures(..., bulk=False)`` is the reference: every frame through the SSE decoder and
 ``normalize`` one at a time. The fast path may only ever be faster; any difference in a

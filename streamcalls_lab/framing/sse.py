@@ -55,7 +55,7 @@ class SSEDecoder(FrameDecoder):
 
     Every line goes through the spec's rules (:meth:`_line`), except that a run of complete
     frames in one of the usual shapes is handed to :func:`split_whole`, which gives the
-    same frames faster (``tests/test_bulk.py`` checks that it does). Each byte is looked
+    same frames faster (``tests/test_fastpath.py`` checks that it does). Each byte is looked
     at a bounded number of times, however the bytes are chunked.
 
     ``strict=True`` raises :class:`CaptureError` at the first problem;
