@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -453,6 +454,20 @@ def test_the_command_exits_2_for_a_host_off_this_machine(tmp_path, capsys,
                      "--request", str(tmp_path / "turn.json")])
     assert code == 2 and "servers on this machine only" in capsys.readouterr().err
     assert list((tmp_path / "tmp").iterdir()) == []  # no empty folder of its own left
+
+
+def test_the_command_exits_2_when_nothing_answers_and_leaves_no_folder(tmp_path, capsys,
+                                                                        monkeypatch) -> None:
+    (tmp_path / "turn.json").write_text("{}")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    with socket.socket() as held:  # a loopback port nothing listens on
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+    code = cli.main(["conform", "--url", f"http://127.0.0.1:{port}/v1/chat/completions",
+                     "--request", str(tmp_path / "turn.json")])
+    assert code == 2 and "conform: error" in capsys.readouterr().err
+    assert list((tmp_path / "tmp").iterdir()) == []
 
 
 def test_the_command_exits_2_for_a_missing_capture(tmp_path, capsys) -> None:
