@@ -2,9 +2,11 @@
 
 Voila is started as the Makefile starts it (the offline template, share/jupyter/config's
 culling), on a free port with a token and private Jupyter directories, with the culler's
-timeouts shortened so a kernel that lost its page goes in seconds, not a minute. Each test
-opens its own page; the first screen's screenshot and the load time land in
-artifacts/browser/.
+timeouts shortened so a kernel that lost its page goes in seconds, not a minute. The tests that
+only look and press keys share one page (``shown``), brought back to a scene as the keys do;
+each page is a kernel and a render, about ten seconds of CPU on a busy machine. The tests of
+reloads, windows, dead kernels and closed pages open their own. The first screen's
+screenshot and the load time land in artifacts/browser/.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +29,7 @@ from streamcalls_lab.breaker import PRESETS
 from streamcalls_lab.widgets.stage import scenes
 
 from ..conftest import REPO
-from .conftest import RENDER_TIMEOUT_MS, UPDATE_TIMEOUT_MS, voila_server
+from .conftest import RENDER_TIMEOUT_MS, UPDATE_TIMEOUT_MS, block_remote, voila_server
 
 if TYPE_CHECKING:
     from .conftest import Server
@@ -67,6 +70,57 @@ def screen(chromium: Any) -> Iterator[Any]:
     page = context.new_page()
     yield page
     context.close()
+
+
+@dataclass
+class Shown:
+    """The module's shared stage page: how long its first scene took, and every request it
+    tried to send off this machine (each aborted)."""
+
+    page: Any
+    took: float
+    left: list[str]
+
+
+@pytest.fixture(scope="module")
+def shown(chromium: Any, steady: Server) -> Iterator[Shown]:
+    context = chromium.new_context(viewport=SCREEN)
+    left = block_remote(context)
+    page = context.new_page()
+    took = open_stage(page, steady)
+    page.wait_for_load_state("networkidle", timeout=RENDER_TIMEOUT_MS)
+    yield Shown(page, took, left)
+    context.close()
+
+
+@pytest.fixture
+def first(shown: Shown) -> Any:
+    """The shared page at 1280×720 on the first scene, as it starts."""
+    shown.page.set_viewport_size(SCREEN)
+    go_to(shown.page, 0)
+    return shown.page
+
+
+def go_to(page: Any, index: int) -> None:
+    """Bring the page to scene ``index`` as it starts, with the keys (a reset where it is
+    already there), waiting for each step: no navigation, so no new kernel."""
+    from playwright.sync_api import expect
+
+    n, head_ = len(ORDER), page.locator(".scl-stage-head")
+    head_.click()  # the focus off any field: letters are keys
+    now = int(count(page).split(" / ")[0]) - 1
+    ahead = (index - now) % n
+    steps = [("r", now)] if ahead == 0 else (
+        [("n", (now + k) % n) for k in range(1, ahead + 1)] if ahead <= n - ahead
+        else [("p", (now - k) % n) for k in range(1, n - ahead + 1)])
+    for key, scene in steps:
+        drawn = head_.get_attribute("data-shown")  # a reset draws the same count again
+        page.keyboard.press(key)
+        expect(head_).not_to_have_attribute("data-shown", drawn or "", timeout=UPDATE_TIMEOUT_MS)
+        expect(page.locator(".scl-stage-count")).to_have_text(f"{scene + 1} / {n}")
+    expect(page.locator(".scl-stage textarea")).to_have_value(
+        PRESETS[ORDER[index]].args, timeout=UPDATE_TIMEOUT_MS)
+    expect(page.locator(".scl-stage-verdict")).to_be_visible(timeout=UPDATE_TIMEOUT_MS)
 
 
 def running(server: Server, kernel: str) -> bool:
@@ -115,8 +169,8 @@ def inside(box: dict[str, float] | None) -> bool:
 
 
 def test_the_first_screen_shows_a_control_beside_its_result_in_large_type(
-        screen: Any, steady: Server, artifacts: Path) -> None:
-    took = open_stage(screen, steady)
+        shown: Shown, first: Any, artifacts: Path) -> None:
+    screen, took = first, shown.took
     (artifacts / "stage-load.txt").write_text(f"stage app: first scene shown {took:.1f} s "
                                               "after the page was asked for\n")
     print(f"stage app load: {took:.1f} s")
@@ -134,10 +188,10 @@ def test_the_first_screen_shows_a_control_beside_its_result_in_large_type(
     screen.screenshot(path=str(artifacts / "stage-first-screen.png"))
 
 
-def test_the_keys_move_through_the_scenes(screen: Any, steady: Server) -> None:
+def test_the_keys_move_through_the_scenes(first: Any) -> None:
     from playwright.sync_api import expect
 
-    open_stage(screen, steady)
+    screen = first
     heading = screen.locator(".scl-stage-head")
     for key, scene in (("n", 1), ("n", 2), ("p", 1), ("ArrowRight", 2), ("PageUp", 1),
                        ("ArrowLeft", 0), ("p", len(ORDER) - 1)):
@@ -157,31 +211,60 @@ def test_the_keys_move_through_the_scenes(screen: Any, steady: Server) -> None:
     assert f"2 / {len(ORDER)}" in head(screen)
 
 
-def test_every_scene_fits_one_screen(screen: Any, steady: Server, artifacts: Path) -> None:
-    """Its controls, its verdict and the buttons, with no scrolling, scene after scene."""
+@dataclass
+class Walked:
+    """What each scene showed, stepped through in order with the next button."""
+
+    misfits: list[tuple[str, str]]  # (scene, part) that lay outside the screen
+    pictographs: dict[str, set[str]]  # scene: characters only an emoji font draws
+
+
+@pytest.fixture(scope="module")
+def walked(shown: Shown) -> Walked:
+    """Every scene once on the shared page at 1280×720, a screenshot of each."""
     from playwright.sync_api import expect
 
-    open_stage(screen, steady)
-    misfits = []
+    from .conftest import ARTIFACTS
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    screen = shown.page
+    screen.set_viewport_size(SCREEN)
+    go_to(screen, 0)
+    walk = Walked([], {})
     for scene, name in enumerate(ORDER):
         if scene:
             screen.locator("button.scl-stage-next").click()
-        expect(screen.locator(".scl-stage-head")).to_contain_text(
+        expect(screen.locator(".scl-stage-count")).to_have_text(
             f"{scene + 1} / {len(ORDER)}", timeout=UPDATE_TIMEOUT_MS)
         expect(screen.locator(".scl-stage-verdict")).to_be_visible(timeout=UPDATE_TIMEOUT_MS)
-        screen.screenshot(path=str(artifacts / f"stage-{scene + 1:02d}-{name}.png"))
+        screen.screenshot(path=str(ARTIFACTS / f"stage-{scene + 1:02d}-{name}.png"))
         for part in (".scl-stage textarea", ".scl-stage-verdict", "button.scl-stage-next",
                      ".scl-breaker-status"):
             if not inside(screen.locator(part).bounding_box()):
-                misfits.append((name, part))
-    assert misfits == []
+                walk.misfits.append((name, part))
+        text = screen.locator(".scl-stage").inner_text()
+        emoji = set(re.findall("[\U0001F000-\U0001FAFF\uFE0F]", text))
+        if emoji:
+            walk.pictographs[name] = emoji
+    return walk
+
+
+def test_every_scene_fits_one_screen(walked: Walked) -> None:
+    """Its controls, its verdict and the buttons, with no scrolling, scene after scene."""
+    assert walked.misfits == []
+
+
+def test_every_character_on_the_stage_has_a_font_the_kit_relies_on(walked: Walked) -> None:
+    """No pictograph that only an emoji font draws, on any scene (the results, the head,
+    the controls' labels and options)."""
+    assert walked.pictographs == {}
 
 
 def test_typing_shows_the_new_result_and_reset_restores_the_scene(
-        screen: Any, steady: Server, artifacts: Path) -> None:
+        first: Any, artifacts: Path) -> None:
     from playwright.sync_api import expect
 
-    open_stage(screen, steady)
+    screen = first
     textarea = screen.locator(".scl-stage textarea")
     output = screen.locator(".scl-breaker-output")
     status = screen.locator(".scl-breaker-status")
@@ -206,10 +289,10 @@ def test_typing_shows_the_new_result_and_reset_restores_the_scene(
     expect(sent).to_have_text(before[1])
 
 
-def test_a_letter_typed_in_the_text_is_text_not_a_key(screen: Any, steady: Server) -> None:
+def test_a_letter_typed_in_the_text_is_text_not_a_key(first: Any) -> None:
     from playwright.sync_api import expect
 
-    open_stage(screen, steady)
+    screen = first
     textarea = screen.locator(".scl-stage textarea")
     textarea.click()
     textarea.press("Control+End")
@@ -218,15 +301,9 @@ def test_a_letter_typed_in_the_text_is_text_not_a_key(screen: Any, steady: Serve
     assert f"1 / {len(ORDER)}" in head(screen)
 
 
-def test_the_stage_fetches_nothing_from_off_this_machine(
-        page: Any, left_machine: list[str], steady: Server) -> None:
-    from playwright.sync_api import expect
-
-    page.set_viewport_size(SCREEN)
-    page.goto(steady.url(""), timeout=RENDER_TIMEOUT_MS)
-    expect(page.locator(".scl-stage-result")).to_be_visible(timeout=RENDER_TIMEOUT_MS)
-    page.wait_for_load_state("networkidle", timeout=RENDER_TIMEOUT_MS)
-    assert left_machine == []
+def test_the_stage_fetches_nothing_from_off_this_machine(shown: Shown, walked: Walked) -> None:
+    """From its load to the network going quiet, and through every scene."""
+    assert shown.left == []
 
 
 def test_closing_the_page_leaves_no_kernel(chromium: Any, stage: Server) -> None:
@@ -313,10 +390,10 @@ def test_a_reload_and_a_second_window_land_on_the_scene_in_the_address(
 
 
 def test_presses_while_the_kernel_is_paused_coalesce_to_the_last_with_a_busy_mark(
-        screen: Any, steady: Server, artifacts: Path) -> None:
+        first: Any, steady: Server, artifacts: Path) -> None:
     from playwright.sync_api import expect
 
-    open_stage(screen, steady)
+    screen = first
     pid = kernel_pid(steady, kernel_of(screen))
     busy = screen.locator("#scl-stage-busy")
     expect(busy).to_be_hidden()
@@ -369,68 +446,43 @@ def _within(box: dict[str, float] | None, size: dict[str, int]) -> bool:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s['width']}x{s['height']}")
 def test_the_stage_fills_the_screen_and_its_controls_are_usable(
-        chromium: Any, steady: Server, artifacts: Path, size: dict[str, int]) -> None:
+        shown: Shown, artifacts: Path, size: dict[str, int]) -> None:
     """At a laptop's, a full-HD and a projector's size: the type grows with the screen, the
     result fills the width, and the quirk list and the read-size slider are wide enough to
-    use (scenes that set them)."""
+    use (scenes that set them). The shared page is resized, as a window dragged to a
+    projector is."""
     from playwright.sync_api import expect
 
-    context = chromium.new_context(viewport=size)
-    try:
-        page = context.new_page()
-        quirky = next(i for i, n in enumerate(ORDER) if PRESETS[n].quirks)
-        reading = next(i for i, n in enumerate(ORDER) if PRESETS[n].read_size)
-        tag = f"{size['width']}x{size['height']}"
-        for index in (quirky, reading):
-            page.goto(steady.url(f"?scene={index + 1}"), timeout=RENDER_TIMEOUT_MS)
-            expect(page.locator(".scl-stage-count")).to_have_text(
-                f"{index + 1} / {len(ORDER)}", timeout=RENDER_TIMEOUT_MS)
-            expect(page.locator(".scl-stage-verdict")).to_be_visible(timeout=UPDATE_TIMEOUT_MS)
-            page.screenshot(path=str(artifacts / f"stage-{tag}-{ORDER[index]}.png"))
-            for part in (".scl-stage textarea", ".scl-stage-verdict", "button.scl-stage-next"):
-                assert _within(page.locator(part).bounding_box(), size), (tag, part)
-            stage_box = page.locator(".scl-stage").bounding_box()
-            assert stage_box and stage_box["width"] >= 0.9 * size["width"], stage_box
-            unit = min(size["width"] / 100, size["height"] / 56.2)
-            code = page.evaluate("""() => parseFloat(getComputedStyle(
-                document.querySelector('.scl-stage-result code')).fontSize)""")
-            assert code >= 1.8 * unit, (tag, code)  # grows with the screen, not fixed pixels
-            if index == quirky:
-                select = page.locator(".scl-stage select[multiple]").bounding_box()
-                assert select and select["width"] >= 0.2 * size["width"], select
-                names = page.evaluate("""() => [...document.querySelectorAll(
-                    '.scl-stage select[multiple] option')].map(o => o.scrollWidth <=
-                    o.parentElement.clientWidth)""")
-                assert names and all(names), "an option's name is clipped"
-            else:
-                track = page.locator(".scl-stage .widget-slider .noUi-target, "
-                                     ".scl-stage .widget-slider .slider-container")
-                widths = [b["width"] for b in (t.bounding_box() for t in track.all()) if b]
-                assert widths and min(widths) >= 0.12 * size["width"], widths
-            labels = page.evaluate("""() => [...document.querySelectorAll(
-                '.scl-stage button')].filter(b => b.scrollWidth > b.clientWidth + 1)
-                .map(b => b.innerText)""")
-            assert labels == [], f"{tag}: button labels clipped"
-    finally:
-        context.close()
-
-
-def test_every_character_on_the_stage_has_a_font_the_kit_relies_on(
-        screen: Any, steady: Server) -> None:
-    """No pictograph that only an emoji font draws, on any scene (the results, the head,
-    the controls' labels and options)."""
-    from playwright.sync_api import expect
-
-    open_stage(screen, steady)
-    found = {}
-    for scene, name in enumerate(ORDER):
-        if scene:
-            screen.locator("button.scl-stage-next").click()
-        expect(screen.locator(".scl-stage-count")).to_have_text(
-            f"{scene + 1} / {len(ORDER)}", timeout=UPDATE_TIMEOUT_MS)
-        expect(screen.locator(".scl-stage-verdict")).to_be_visible(timeout=UPDATE_TIMEOUT_MS)
-        text = screen.locator(".scl-stage").inner_text()
-        emoji = set(re.findall("[\U0001F000-\U0001FAFF\uFE0F]", text))
-        if emoji:
-            found[name] = emoji
-    assert found == {}
+    page = shown.page
+    page.set_viewport_size(size)
+    quirky = next(i for i, n in enumerate(ORDER) if PRESETS[n].quirks)
+    reading = next(i for i, n in enumerate(ORDER) if PRESETS[n].read_size)
+    tag = f"{size['width']}x{size['height']}"
+    for index in (quirky, reading):
+        go_to(page, index)
+        expect(page.locator(".scl-stage-verdict")).to_be_visible(timeout=UPDATE_TIMEOUT_MS)
+        page.screenshot(path=str(artifacts / f"stage-{tag}-{ORDER[index]}.png"))
+        for part in (".scl-stage textarea", ".scl-stage-verdict", "button.scl-stage-next"):
+            assert _within(page.locator(part).bounding_box(), size), (tag, part)
+        stage_box = page.locator(".scl-stage").bounding_box()
+        assert stage_box and stage_box["width"] >= 0.9 * size["width"], stage_box
+        unit = min(size["width"] / 100, size["height"] / 56.2)
+        code = page.evaluate("""() => parseFloat(getComputedStyle(
+            document.querySelector('.scl-stage-result code')).fontSize)""")
+        assert code >= 1.8 * unit, (tag, code)  # grows with the screen, not fixed pixels
+        if index == quirky:
+            select = page.locator(".scl-stage select[multiple]").bounding_box()
+            assert select and select["width"] >= 0.2 * size["width"], select
+            names = page.evaluate("""() => [...document.querySelectorAll(
+                '.scl-stage select[multiple] option')].map(o => o.scrollWidth <=
+                o.parentElement.clientWidth)""")
+            assert names and all(names), "an option's name is clipped"
+        else:
+            track = page.locator(".scl-stage .widget-slider .noUi-target, "
+                                 ".scl-stage .widget-slider .slider-container")
+            widths = [b["width"] for b in (t.bounding_box() for t in track.all()) if b]
+            assert widths and min(widths) >= 0.12 * size["width"], widths
+        labels = page.evaluate("""() => [...document.querySelectorAll(
+            '.scl-stage button')].filter(b => b.scrollWidth > b.clientWidth + 1)
+            .map(b => b.innerText)""")
+        assert labels == [], f"{tag}: button labels clipped"
