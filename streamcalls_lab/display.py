@@ -15,16 +15,19 @@ import html
 import io
 import numbers
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from . import wording
 from .accumulate import present
+
+if TYPE_CHECKING:  # matplotlib costs half a second to import, and most users of this need none
+    from matplotlib.figure import Figure
 
 CODE_COLUMNS = ("fragment", "args", "final", "data", "so_far_text")
 TRACE_COLUMNS = ("seq", "event", "kind", "block", "call_id", "tool", "fragment", "chars")
@@ -362,6 +365,11 @@ def figure_title(fig: Figure) -> str:
     return inert("; ".join(dict.fromkeys(said))) or "a figure without a title"
 
 
+def _is_figure(obj: object) -> bool:
+    figure = sys.modules.get("matplotlib.figure")  # no figure exists before it is imported
+    return figure is not None and isinstance(obj, figure.Figure)
+
+
 def static(obj: Figure | pd.DataFrame | SafeHTML, path: str | Path | None = None) -> SafeHTML:
     """A fallback that needs no kernel or widget: a figure as an inline PNG, a table as HTML.
 
@@ -369,7 +377,7 @@ def static(obj: Figure | pd.DataFrame | SafeHTML, path: str | Path | None = None
     widgets). With ``path``, also write the file: ``.png`` for a figure, ``.html`` for any.
     """
     png = None
-    if isinstance(obj, Figure):
+    if _is_figure(obj):
         png = figure_png(obj)
         data = base64.b64encode(png).decode("ascii")
         out = SafeHTML(f'<img alt="{escape(figure_title(obj))}" '

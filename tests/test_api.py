@@ -82,3 +82,17 @@ def test_the_package_all_is_the_documented_api() -> None:
     section = text.split("## The public API", 1)[1].split("\n## ", 1)[0]
     documented = set(re.findall(r"^- `(\w+)`", section, re.M))
     assert documented == set(streamcalls_lab.__all__)
+
+
+def test_importing_the_kit_loads_no_plotting_library() -> None:
+    """`import streamcalls_lab` is paid by every kernel, CLI run and pytest worker: matplotlib
+    (half a second of CPU) loads only where a figure is drawn (``plots``, ``display.static``
+    of a figure), never for reading a stream."""
+    import subprocess
+    import sys
+
+    code = ("import sys, streamcalls_lab, streamcalls_lab.display, streamcalls_lab.check; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=REPO)
+    assert out.stdout.strip() == "[]", out.stdout
