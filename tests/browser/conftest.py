@@ -70,10 +70,18 @@ _KERNEL_IDLE = """(path) => {
   const k = w && w.sessionContext.session && w.sessionContext.session.kernel;
   return !!(k && k.status === 'idle' && w.content.widgets.length);
 }""".replace("FIND", _FIND)
+# The command is given the notebook's panel (widgetId, as a cell toolbar's button does), so it
+# runs that notebook whichever one has the focus; the panel is shown as a click would.
 _RUN_ALL = """(path) => {
   const w = (FIND)(path);
   window.jupyterapp.shell.activateById(w.id);
-  window.jupyterapp.commands.execute('notebook:run-all-cells');  // not awaited: see _ALL_RAN
+  window.jupyterapp.commands.execute('notebook:run-all-cells',
+                                     {widgetId: w.id});  // not awaited: see _ALL_RAN
+  return true;
+}""".replace("FIND", _FIND)
+_PANEL = """(path) => { const w = (FIND)(path); return w ? w.id : null; }""".replace("FIND", _FIND)
+_SHOW = """(path) => {
+  window.jupyterapp.shell.activateById((FIND)(path).id);
   return true;
 }""".replace("FIND", _FIND)
 _ALL_RAN = """(path) => {
@@ -120,6 +128,29 @@ class Server:
     def open_notebook(self, page: Any, name: str) -> None:
         """Load JupyterLab on ``name`` in ``page``; its kernel may still be starting."""
         page.goto(self.url(f"lab/tree/{name}?reset"))  # reset: no tabs left from earlier tests
+
+    @staticmethod
+    def open_another(page: Any, name: str) -> None:
+        """Open ``name`` beside what the JupyterLab in ``page`` already has open (File >
+        Open, not a new page: one application, however many notebooks)."""
+        page.wait_for_function("() => !!window.jupyterapp")
+        # After the workspace is restored: ?reset would close anything opened before.
+        page.evaluate("""async (p) => {
+          await window.jupyterapp.restored;
+          await window.jupyterapp.commands.execute('docmanager:open', {path: p});
+          return true;
+        }""", name)
+
+    @staticmethod
+    def panel_id(page: Any, name: str, timeout_s: float = 120) -> str:
+        """The DOM id of the panel ``name`` is open in, once it is there."""
+        handle = page.wait_for_function(_PANEL, arg=name, timeout=timeout_s * 1000)
+        return str(handle.json_value())
+
+    @staticmethod
+    def show(page: Any, name: str) -> None:
+        """Bring the panel of ``name`` to the front, as clicking its tab does."""
+        page.evaluate(_SHOW, name)
 
     @staticmethod
     def start_run_all(page: Any, name: str, timeout_s: float = 120) -> None:

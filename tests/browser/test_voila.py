@@ -1,8 +1,9 @@
 """`make demo` in a real browser: notebook 3 served by Voila renders its widgets and responds.
 
 Voila is started the way the Makefile starts it, plus a free port on 127.0.0.1, a token and
-private Jupyter directories (it has no ``--allow-root``: only its kernels run code). The
-page is driven by Debian's Chromium; the screenshot lands in artifacts/browser/.
+private Jupyter directories (it has no ``--allow-root``: only its kernels run code). One
+page, driven by Debian's Chromium, serves both tests (a Voila page is a kernel and a render);
+the screenshot lands in artifacts/browser/.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 from streamcalls_lab.breaker import PRESETS
 
 from ..conftest import REPO
-from .conftest import RENDER_TIMEOUT_MS, UPDATE_TIMEOUT_MS, voila_server
+from .conftest import RENDER_TIMEOUT_MS, UPDATE_TIMEOUT_MS, block_remote, voila_server
 
 if TYPE_CHECKING:
     from .conftest import Server
@@ -46,12 +47,28 @@ def voila(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield server
 
 
+@pytest.fixture(scope="module")
+def demo(chromium: Any, voila: Server) -> Iterator[tuple[Any, list[str]]]:
+    """The demo's page once the network went quiet, and every request it tried to send off
+    this machine (each aborted)."""
+    from playwright.sync_api import expect
+
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    left = block_remote(context)
+    page = context.new_page()
+    page.goto(voila.url(""), timeout=RENDER_TIMEOUT_MS)
+    expect(page.locator(".scl-breaker-view").first).to_be_visible(timeout=RENDER_TIMEOUT_MS)
+    page.wait_for_load_state("networkidle", timeout=RENDER_TIMEOUT_MS)
+    yield page, left
+    context.close()
+
+
 def test_the_demo_renders_the_breaker_and_answers_typing(
-    page: Any, voila: Server, artifacts: Path
+    demo: tuple[Any, list[str]], artifacts: Path
 ) -> None:
     from playwright.sync_api import expect
 
-    page.goto(voila.url(""), timeout=RENDER_TIMEOUT_MS)
+    page = demo[0]
     views = page.locator(".scl-breaker-view")
     expect(views.first).to_be_visible(timeout=RENDER_TIMEOUT_MS)
     expect(views).to_have_count(views_in(NOTEBOOK), timeout=RENDER_TIMEOUT_MS)
@@ -72,16 +89,11 @@ def test_the_demo_renders_the_breaker_and_answers_typing(
     page.screenshot(path=str(artifacts / "03-voila-demo.png"))
 
 
-def test_the_demo_fetches_nothing_from_off_this_machine(
-    page: Any, left_machine: list[str], voila: Server
-) -> None:
-    """Offline use: FontAwesome, fonts, widgets and kernel traffic all come from Voila itself."""
-    from playwright.sync_api import expect
-
-    page.goto(voila.url(""), timeout=RENDER_TIMEOUT_MS)
-    expect(page.locator(".scl-breaker-view").first).to_be_visible(timeout=RENDER_TIMEOUT_MS)
-    page.wait_for_load_state("networkidle", timeout=RENDER_TIMEOUT_MS)
-    assert left_machine == []
+def test_the_demo_fetches_nothing_from_off_this_machine(demo: tuple[Any, list[str]]) -> None:
+    """Offline use: FontAwesome, fonts, widgets and kernel traffic all come from Voila itself
+    (from the load, through the network going quiet, and the typing above)."""
+    page, left = demo
+    assert left == []
     # The icon font the CDN link would have brought is declared by Voila's own bundle.
     families = page.evaluate("() => [...document.fonts].map(f => f.family)")
     assert any("Font Awesome" in family for family in families), families
