@@ -384,7 +384,23 @@ def _get(call: Mapping[str, Any], key: str) -> Any:
         return getattr(call, key, None)
 
 
-def _findings(case: Case, out: Outcome) -> list[Finding]:
+Judged = tuple[frozenset[str], str, str, str, str, bool]
+"""What a finding says of its symptom: its classes, ``describe``'s three parts, its aspect,
+and whether the arguments parse to the same value."""
+
+
+def _judged(s: Symptom) -> Judged:
+    return (classify(s), *describe(s), s.aspect, _same_value(s))
+
+
+_PLAIN = (str, type(None))
+
+
+def _findings(case: Case, out: Outcome,
+              judged: dict[Symptom, Judged] | None = None) -> list[Finding]:
+    """``judged``: the symptoms this run of the suite has already put down to their classes.
+    A handler's mistake mostly comes out the same in every cut of one turn (the byte cases
+    are thousands of cuts of three), so each distinct symptom is classified once."""
     got = tuple([(_get(c, "call_id"), _get(c, "tool"), _get(c, "args")) for c in out.calls])
     if out.error is None and got == case.want and out.message in (None, case.text):
         return []  # the common case, decided without building a symptom
@@ -393,7 +409,16 @@ def _findings(case: Case, out: Outcome) -> list[Finding]:
                      message=out.message, text=case.text, ends_early=case.ends_early,
                      escape_cut=case.escape_cut, reads_cut=case.chunks is not None,
                      quirks=case.quirks)
-    return [Finding(case, classify(s), *describe(s), s.aspect, _same_value(s)) for s in found]
+    if judged is None or not all(type(x) in _PLAIN for call in got for x in call):
+        # not remembered: a dict is not hashable, and 1 == True would share a description
+        return [Finding(case, *_judged(s)) for s in found]
+    findings = []
+    for s in found:
+        known = judged.get(s)
+        if known is None:
+            known = judged[s] = _judged(s)
+        findings.append(Finding(case, *known))
+    return findings
 
 
 def check_handler(handler: Handler, *, bytes_level: bool | None = None) -> pd.DataFrame:
@@ -413,10 +438,11 @@ def check_handler(handler: Handler, *, bytes_level: bool | None = None) -> pd.Da
     if bytes_level:
         cases = [*cases, *byte_cases()]
     findings: list[Finding] = []
+    judged: dict[Symptom, Judged] = {}
     n = 0
     for case in cases:
         n += 1
-        findings += _findings(case, _run(handler, case))
+        findings += _findings(case, _run(handler, case), judged)
     best = []
     for cls, found in cover(findings, lambda f: f.classes).items():
         # The smallest example this class alone explains, about the calls if possible,
