@@ -397,28 +397,29 @@ _PLAIN = (str, type(None))
 
 
 def _findings(case: Case, out: Outcome,
-              judged: dict[Symptom, Judged] | None = None) -> list[Finding]:
-    """``judged``: the symptoms this run of the suite has already put down to their classes.
-    A handler's mistake mostly comes out the same in every cut of one turn (the byte cases
-    are thousands of cuts of three), so each distinct symptom is classified once."""
+              judged: dict[tuple[Any, ...], list[Judged]] | None = None) -> list[Finding]:
+    """``judged``: what this run of the suite has already made of a run, by everything
+    :func:`symptoms` reads of it. A handler's mistake mostly comes out the same in every cut
+    of one turn (the byte cases are thousands of cuts of three), so each distinct one is
+    described and classified once."""
     got = tuple([(_get(c, "call_id"), _get(c, "tool"), _get(c, "args")) for c in out.calls])
     if out.error is None and got == case.want and out.message in (None, case.text):
         return []  # the common case, decided without building a symptom
     error = "" if out.error is None else f"raised {type(out.error).__name__}: {out.error}"
-    found = symptoms(sent=case.sent, expected=case.want, got=got, error=error,
-                     message=out.message, text=case.text, ends_early=case.ends_early,
-                     escape_cut=case.escape_cut, reads_cut=case.chunks is not None,
-                     quirks=case.quirks)
-    if judged is None or not all(type(x) in _PLAIN for call in got for x in call):
-        # not remembered: a dict is not hashable, and 1 == True would share a description
-        return [Finding(case, *_judged(s)) for s in found]
-    findings = []
-    for s in found:
-        known = judged.get(s)
-        if known is None:
-            known = judged[s] = _judged(s)
-        findings.append(Finding(case, *known))
-    return findings
+    key = (case.sent, case.want, got, error, out.message, case.text, case.ends_early,
+           case.escape_cut, case.chunks is not None, case.quirks)
+    # not remembered: a dict is not hashable, and 1 == True would share a description
+    remember = judged is not None and type(out.message) in _PLAIN and all(
+        type(x) in _PLAIN for call in got for x in call)
+    known = judged.get(key) if remember else None
+    if known is None:
+        known = [_judged(s) for s in symptoms(
+            sent=case.sent, expected=case.want, got=got, error=error, message=out.message,
+            text=case.text, ends_early=case.ends_early, escape_cut=case.escape_cut,
+            reads_cut=case.chunks is not None, quirks=case.quirks)]
+        if remember:
+            judged[key] = known
+    return [Finding(case, *j) for j in known]
 
 
 def check_handler(handler: Handler, *, bytes_level: bool | None = None) -> pd.DataFrame:
@@ -438,7 +439,7 @@ def check_handler(handler: Handler, *, bytes_level: bool | None = None) -> pd.Da
     if bytes_level:
         cases = [*cases, *byte_cases()]
     findings: list[Finding] = []
-    judged: dict[Symptom, Judged] = {}
+    judged: dict[tuple[Any, ...], list[Judged]] = {}
     n = 0
     for case in cases:
         n += 1
