@@ -384,16 +384,42 @@ def _get(call: Mapping[str, Any], key: str) -> Any:
         return getattr(call, key, None)
 
 
-def _findings(case: Case, out: Outcome) -> list[Finding]:
+Judged = tuple[frozenset[str], str, str, str, str, bool]
+"""What a finding says of its symptom: its classes, ``describe``'s three parts, its aspect,
+and whether the arguments parse to the same value."""
+
+
+def _judged(s: Symptom) -> Judged:
+    return (classify(s), *describe(s), s.aspect, _same_value(s))
+
+
+_PLAIN = (str, type(None))
+
+
+def _findings(case: Case, out: Outcome,
+              judged: dict[tuple[Any, ...], list[Judged]] | None = None) -> list[Finding]:
+    """``judged``: what this run of the suite has already made of a run, by everything
+    :func:`symptoms` reads of it. A handler's mistake mostly comes out the same in every cut
+    of one turn (the byte cases are thousands of cuts of three), so each distinct one is
+    described and classified once."""
     got = tuple([(_get(c, "call_id"), _get(c, "tool"), _get(c, "args")) for c in out.calls])
     if out.error is None and got == case.want and out.message in (None, case.text):
         return []  # the common case, decided without building a symptom
     error = "" if out.error is None else f"raised {type(out.error).__name__}: {out.error}"
-    found = symptoms(sent=case.sent, expected=case.want, got=got, error=error,
-                     message=out.message, text=case.text, ends_early=case.ends_early,
-                     escape_cut=case.escape_cut, reads_cut=case.chunks is not None,
-                     quirks=case.quirks)
-    return [Finding(case, classify(s), *describe(s), s.aspect, _same_value(s)) for s in found]
+    key = (case.sent, case.want, got, error, out.message, case.text, case.ends_early,
+           case.escape_cut, case.chunks is not None, case.quirks)
+    # not remembered: a dict is not hashable, and 1 == True would share a description
+    remember = judged is not None and type(out.message) in _PLAIN and all(
+        type(x) in _PLAIN for call in got for x in call)
+    known = judged.get(key) if remember else None
+    if known is None:
+        known = [_judged(s) for s in symptoms(
+            sent=case.sent, expected=case.want, got=got, error=error, message=out.message,
+            text=case.text, ends_early=case.ends_early, escape_cut=case.escape_cut,
+            reads_cut=case.chunks is not None, quirks=case.quirks)]
+        if remember:
+            judged[key] = known
+    return [Finding(case, *j) for j in known]
 
 
 def check_handler(handler: Handler, *, bytes_level: bool | None = None) -> pd.DataFrame:
@@ -413,10 +439,11 @@ def check_handler(handler: Handler, *, bytes_level: bool | None = None) -> pd.Da
     if bytes_level:
         cases = [*cases, *byte_cases()]
     findings: list[Finding] = []
+    judged: dict[tuple[Any, ...], list[Judged]] = {}
     n = 0
     for case in cases:
         n += 1
-        findings += _findings(case, _run(handler, case))
+        findings += _findings(case, _run(handler, case), judged)
     best = []
     for cls, found in cover(findings, lambda f: f.classes).items():
         # The smallest example this class alone explains, about the calls if possible,

@@ -27,7 +27,7 @@ from streamcalls_lab.providers.as_written import raw_wire_length, wire_length
 from streamcalls_lab.sources import resolve
 
 from .conftest import capture_files
-from .support.compare import assert_same
+from .support.compare import assert_frames_equal, assert_same
 from .support.compare import outcome as _outcome
 from .support.sse_turns import N2
 
@@ -37,7 +37,7 @@ def test_every_real_capture_loads_the_same_either_way(captures: Path) -> None:
     for raw in (False, True):
         fast = load_captures(resolve(captures), strict=False, raw=raw)
         slow = load_captures(resolve(captures), strict=False, raw=raw, bulk=False)
-        pd.testing.assert_frame_equal(fast, slow)
+        assert_frames_equal(fast, slow)
 
 
 def test_the_fast_path_takes_nearly_every_real_capture(captures: Path) -> None:
@@ -62,7 +62,7 @@ def test_a_forced_provider_loads_the_same_either_way(captures: Path, provider: s
                          strict=False)
     slow = load_captures([c for c in resolve(captures) if c.name in taken], provider=provider,
                          strict=False, bulk=False)
-    pd.testing.assert_frame_equal(fast, slow)
+    assert_frames_equal(fast, slow)
     if provider in FAST:  # what it compares is not nothing: the fast path takes its own
         assert len(taken) > 50, (provider, len(taken))
 
@@ -77,7 +77,7 @@ def test_strict_loads_raise_the_same_error_either_way(captures: Path) -> None:
             raised += 1
             assert fast == slow, path.name
         else:
-            pd.testing.assert_frame_equal(fast, slow, obj=path.name)
+            assert_frames_equal(fast, slow, obj=path.name)
     assert raised  # some real recordings are damaged: their errors were compared too
 
 
@@ -339,7 +339,7 @@ def test_turns_of_either_path_in_one_load_keep_their_rows_in_order(captures: Pat
             caps.append(Capture(f"long{k}", [(0.0, long)]))
     fast = load_captures(caps, strict=False)  # (a damaged recording: its problem rows)
     assert (fast.groupby("turn").size() > 1024).any()  # (batches of the decoder's rows)
-    pd.testing.assert_frame_equal(fast, load_captures(caps, strict=False, bulk=False))
+    assert_frames_equal(fast, load_captures(caps, strict=False, bulk=False))
 
 
 # -- a long capture, read a window at a time ----------------------------------------------------
@@ -385,3 +385,16 @@ def test_a_column_scattered_from_buffers_is_the_take_of_its_values(values, data)
     got = columns.scattered(arrow, where, n)
     got.validate(full=True)
     assert got.equals(want)
+
+
+def test_the_frame_comparison_still_fails_on_any_difference() -> None:
+    """``assert_frames_equal`` decides equal pickles at once; anything else, a value, a
+    dtype or the order of a column's categories, still fails as the pandas assertion does."""
+    base = pd.DataFrame({"kind": pd.Categorical(["a", "b"], categories=["a", "b"]),
+                         "n": pd.array([1, None], dtype="Int64")})
+    assert_frames_equal(base, base.copy())
+    for other in (base.assign(n=pd.array([1, 2], dtype="Int64")),
+                  base.assign(n=base["n"].astype("float64")),
+                  base.assign(kind=pd.Categorical(["a", "b"], categories=["b", "a"]))):
+        with pytest.raises(AssertionError):
+            assert_frames_equal(base, other)

@@ -15,6 +15,7 @@ turns all write their frames here, so a framing rule lives once.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate, repeat
@@ -75,6 +76,17 @@ class SSEDecoder(FrameDecoder):
         self._junk = False  # inside a run of non-SSE lines, already reported
         self._last_id = ""
         self._retry: int | None = None
+
+    def feed(self, chunk: bytes, t: float = math.nan) -> list[Frame]:
+        # A read with no line end in it (most of them, in small reads) is only held: taken
+        # here, without the general path's search and calls, it costs a quarter less.
+        if (type(chunk) is bytes and chunk and not self._held_cr and not self._out
+                and b"\n" not in chunk and b"\r" not in chunk):
+            self._seen += len(chunk)
+            self._t = t
+            self._held.append(chunk)
+            return []
+        return super().feed(chunk, t)
 
     # -- internals --------------------------------------------------------------
     def _read(self, chunk: bytes) -> None:
@@ -154,6 +166,12 @@ class SSEDecoder(FrameDecoder):
             # "One leading U+FEFF BYTE ORDER MARK character must be ignored."
             region = region[3:]
             at = 3
+        if self._start >= 0:
+            # The frame the last read left pending (a read mostly ends inside one): its lines
+            # one by one up to the blank line that ends it, then the rest as any read's.
+            done = self._pending(region, at)
+            region = region[done:]
+            at += done
         if self._start < 0:  # no frame pending: the complete frames may be the usual shape
             cut = self._usual(region, at)
             region = region[cut:]
@@ -165,6 +183,18 @@ class SSEDecoder(FrameDecoder):
             nxt = at + len(line) + eol
             self._line(line, at, nxt)
             at = nxt
+
+    def _pending(self, region: bytes, at: int) -> int:
+        """Interpret ``region``'s lines up to the blank line that ends the pending frame;
+        how many bytes they took (all of ``region`` when none does)."""
+        pos = 0
+        for eol in _EOL.finditer(region):
+            line, end = region[pos : eol.start()], eol.end()
+            self._line(line, at + pos, at + end)
+            pos = end
+            if not line and self._start < 0:
+                break
+        return pos
 
     def _usual(self, region: bytes, at: int) -> int:
         """The complete frames at the start of ``region`` through :func:`split_whole`, when

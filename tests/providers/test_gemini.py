@@ -19,7 +19,7 @@ from streamcalls_lab.providers import sniff
 from streamcalls_lab.sources import Capture
 
 from ..conftest import CAPTURES
-from ..support.compare import assert_same
+from ..support.compare import assert_frames_equal, assert_same
 from ..support.gemini_turns import USAGE, call, chunk, gemini, genai_responses
 from ..support.sse_turns import START, TOOL, assert_refused_naming
 
@@ -276,7 +276,7 @@ def test_real_captures_load_the_same_either_way() -> None:
         caps = [Capture(name, [body]) for name, body in variant.items()]
         fast = load_captures(caps, raw=True)
         slow = load_captures(caps, raw=True, bulk=False)
-        pd.testing.assert_frame_equal(fast, slow)
+        assert_frames_equal(fast, slow)
 
 
 _DAMAGE = [b"\xff", b"\\", b'"', b"}", b"\n", b"\n\n", b"\r", b"data: ", b",", b'"args": ']
