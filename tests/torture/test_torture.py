@@ -66,10 +66,11 @@ REFERENCE = [sys.executable, str(CLIENTS / "reference.py")]
 # 231 pair clients; the 189 processes of the per-case runs beside loop mode; the single-bug runs).
 STDLIB_REFERENCE = [sys.executable, "-S", str(CLIENTS / "reference.py")]
 BUGS = tuple(name for name, spec in SPECS.items() if spec.client)
-# Looping reference clients per run (2 cores): each more costs a process start (~0.1 s of
-# CPU) and saves no CPU, only wall time, on a machine whose cores are busy anyway; two keep
-# a suite's cases handed between processes (8 cost the 22 single-bug runs ~20 s more).
-JOBS = 2
+# Looping reference clients per run: each costs a process start (~0.06 s of CPU) and saves
+# no CPU, only wall time (the cases are paced: ~11 s of serving for the quick suite); four
+# keep a single-bug run near 3 s of wall time (the 22 of them are waited for by every pair
+# test), where 8 cost ~0.5 s of CPU more each and 2 doubled the wait.
+JOBS = 4
 # Where a class cannot show beyond what its preset says: Responses' only turn stop is its end
 # marker (response.completed), so a client that hands calls on only there keeps back the
 # calls of a turn that never finished, which is right; only Chat chunks have choices, and
@@ -90,9 +91,11 @@ def _shows(bug: str) -> set[str]:
 
 
 def _python(tmp_path: Path, name: str, source: str) -> list[str]:
+    """A client written here: standard library only, so started without site-packages (its
+    .pth files cost each start of these ~130 processes about 25 ms of CPU)."""
     script = tmp_path / name
     script.write_text(source, encoding="utf-8")
-    return [sys.executable, str(script)]
+    return [sys.executable, "-S", str(script)]
 
 
 def _same(a, b) -> None:
@@ -146,6 +149,72 @@ def test_what_the_server_writes_decodes_back_to_the_body(family: str) -> None:
     case = _case(family)
     body = _dechunk(b"".join(_writes(case)))
     assert (gzip.decompress(body) if case.gzip else body) == case.body
+
+
+def _reference_module():
+    """clients/reference.py as a module (its directory's siblings importable)."""
+    spec = importlib.util.spec_from_file_location("torture_reference", CLIENTS / "reference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(CLIENTS))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(CLIENTS))
+    return module
+
+
+@pytest.mark.parametrize("family", ["odd_chunks", "one_byte_reads", "spaces"])
+def test_the_reference_clients_http_reader_gives_each_chunks_data_however_bytes_arrive(
+        family: str) -> None:
+    """Its own HTTP/1.1 reader (no http.client): what the server writes, one byte per read
+    or all at once, comes back as the body, no piece spanning two chunks; a body sized by
+    Content-Length or by the close reads back too, and a chunked body cut short raises."""
+    reference = _reference_module()
+    stream = b"".join(_writes(_case(family)))
+    head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nX-A: b\r\n\r\n"
+
+    def pieces(raw: bytes, step: int | None) -> list[bytes]:
+        import socket
+        import threading
+
+        def write() -> None:  # in a thread: a pair's buffer holds only so many small sends
+            for at in range(0, len(raw), step or len(raw)):
+                theirs.sendall(raw[at:at + (step or len(raw))])
+            theirs.shutdown(socket.SHUT_WR)
+
+        ours, theirs = socket.socketpair()
+        writer = threading.Thread(target=write, daemon=True)
+        with ours, theirs:
+            writer.start()
+            try:
+                resp = reference.Response(ours)
+                assert resp.status == 200 and resp.headers["x-a"] == "b"
+                return list(resp.pieces())
+            finally:
+                writer.join(30)
+
+    whole = pieces(head + stream, None)
+    assert b"".join(whole) == _dechunk(stream)
+    assert whole == [p for p in _dechunk_pieces(stream) if p]  # each chunk's data on its own
+    assert b"".join(pieces(head + stream, 1)) == _dechunk(stream)
+    body = _case(family).body
+    sized = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX-A: b\r\n\r\n" % len(body)
+    assert b"".join(pieces(sized + body + b"extra", 7)) == body
+    assert b"".join(pieces(b"HTTP/1.1 200 OK\r\nX-A: b\r\n\r\n" + body, 3)) == body
+    with pytest.raises(reference.HTTPError):
+        pieces(head + stream[:len(stream) // 2], None)
+
+
+def _dechunk_pieces(stream: bytes) -> list[bytes]:
+    out, at = [], 0
+    while True:
+        end = stream.index(b"\r\n", at)
+        size = int(stream[at:end].split(b";")[0], 16)
+        if size == 0:
+            return out
+        out.append(stream[end + 2:end + 2 + size])
+        at = end + 4 + size
 
 
 def test_utf8_reads_are_cut_inside_characters_only() -> None:
