@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
-from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # typing and traceback cost every client's start 25 ms of CPU each
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 def _failed(main: Callable[[], object]) -> dict[str, Any]:
@@ -31,6 +33,8 @@ def _failed(main: Callable[[], object]) -> dict[str, Any]:
         print(e.code, file=sys.stderr, flush=True)
         return {"exit": 1, "error": str(e.code)}
     except Exception as e:
+        import traceback  # only a case that raised needs it
+
         text = "".join(traceback.format_exception(e))
         print(text, end="", file=sys.stderr, flush=True)
         return {"exit": 1, "error": text.strip().split("\n")[-1]}  # LF only: U+2028 is text

@@ -1,5 +1,6 @@
-"""The correct client, standard library only: HTTP, gzip, an incremental UTF-8 decoder and
-an SSE line parser written to the spec, over the straightforward accumulator.
+"""The correct client, standard library only: HTTP/1.1 on a socket, gzip, an incremental
+UTF-8 decoder and an SSE line parser written to the spec, over the straightforward
+accumulator.
 
 ``--bug NAME`` makes it one of the deliberately broken clients the harness's tests
 catch: the transport's here (``decode_chunks``: each read decoded on its own, and its
@@ -22,17 +23,20 @@ holds every other to, and a broken one is that class's handler (``faults.SPECS``
 from __future__ import annotations
 
 import codecs
-import http.client
 import json
 import os
 import re
+import socket
 import sys
 import urllib.parse
 import zlib
-from collections.abc import Iterator
 
 from accumulator import Accumulator, bug_from_argv, emit
 from loop import each_case
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -142,19 +146,80 @@ class KitReader:
             emit(call["call_id"], call["tool"], args=call["args"])
 
 
+class HTTPError(Exception):
+    """The response broke HTTP/1.1's framing (as http.client's IncompleteRead would say)."""
+
+
+class Response:
+    """An HTTP/1.1 response read off a socket (RFC 9112): its head, then its body piece by
+    piece as the reads come, the chunked framing (section 7.1) undone, a piece never
+    spanning two chunks. Here rather than http.client, which imports ssl and the email
+    package: 60 ms of CPU at every start of a client started once per case."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock, self.buf = sock, b""
+        status, *fields = self._until(b"\r\n\r\n").decode("latin-1").split("\r\n")
+        self.status = int(status.split(" ", 2)[1])
+        self.headers: dict[str, str] = {}
+        for line in fields:
+            name, _, value = line.partition(":")
+            self.headers[name.strip().lower()] = value.strip()
+
+    def _recv(self) -> bytes:
+        data = self.sock.recv(65536)
+        if not data:
+            raise HTTPError(f"the connection closed inside the body ({self.buf!r} pending)")
+        return data
+
+    def _until(self, end: bytes) -> bytes:
+        """Bytes up to ``end`` (taken off, not returned), reading more as needed."""
+        while end not in self.buf:
+            self.buf += self._recv()
+        line, _, self.buf = self.buf.partition(end)
+        return line
+
+    def _take(self, left: int) -> Iterator[bytes]:
+        """The next ``left`` bytes, as they come."""
+        while left:
+            if not self.buf:
+                self.buf = self._recv()
+            piece, self.buf = self.buf[:left], self.buf[left:]
+            left -= len(piece)
+            yield piece
+
+    def pieces(self) -> Iterator[bytes]:
+        if "chunked" in self.headers.get("transfer-encoding", "").lower():
+            while size := int(self._until(b"\r\n").split(b";")[0].strip(), 16):
+                yield from self._take(size)
+                if self._until(b"\r\n"):
+                    raise HTTPError("a chunk's data did not end with CRLF")
+            while self._until(b"\r\n"):  # the trailer section, to its empty line
+                pass
+        elif "content-length" in self.headers:
+            yield from self._take(int(self.headers["content-length"]))
+        else:  # read to the close
+            if self.buf:
+                yield self.buf
+            while data := self.sock.recv(65536):
+                yield data
+
+
 def _reads(bugs: frozenset[str]) -> Iterator[bytes]:
     """The case's body, read by read (gunzipped unless the bug is not to)."""
     base = urllib.parse.urlsplit(os.environ["STREAMCALLS_BASE_URL"])
-    conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
-    conn.request("POST", os.environ["STREAMCALLS_PATH"], body=json.dumps({"stream": True}),
-                 headers={"content-type": "application/json",
-                          "accept-encoding": _option("--accept-encoding", "gzip")})
-    resp = conn.getresponse()
-    gunzip = zlib.decompressobj(wbits=31) if (resp.getheader("content-encoding") == "gzip"
-                                              and "content_encoding" not in bugs) else None
-    while chunk := resp.read1(65536):
-        yield gunzip.decompress(chunk) if gunzip is not None else chunk
-    conn.close()
+    body = json.dumps({"stream": True}).encode()
+    head = (f"POST {os.environ['STREAMCALLS_PATH']} HTTP/1.1\r\nHost: {base.netloc}\r\n"
+            f"Accept-Encoding: {_option('--accept-encoding', 'gzip')}\r\n"
+            "Content-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n")
+    with socket.create_connection((base.hostname, base.port), timeout=30) as sock:
+        sock.sendall(head.encode("latin-1") + body)
+        resp = Response(sock)
+        gunzip = zlib.decompressobj(wbits=31) if (
+            resp.headers.get("content-encoding") == "gzip"
+            and "content_encoding" not in bugs) else None
+        for chunk in resp.pieces():
+            yield gunzip.decompress(chunk) if gunzip is not None else chunk
 
 
 def main() -> None:

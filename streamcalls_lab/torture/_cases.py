@@ -274,6 +274,23 @@ def _reads_as_sent(reads: Sequence[bytes], want: tuple[CallTuple, ...]) -> bool:
     return set(want) <= {(r.call_id, r.tool, r.args) for r in table.itertuples()}
 
 
+_BUILT: dict[tuple[str, bool], tuple[object, tuple[WireCase, ...]]] = {}
+"""Each format's cases as built for its registered spec: writing and reading back every
+turn costs a tenth of a second a format, and a test session asks for them hundreds of
+times (cases are frozen, so they are shared)."""
+
+
+def _format_cases(fmt: str, full: bool) -> tuple[WireCase, ...]:
+    """Every case of one format in a suite, built again only when its spec was replaced."""
+    spec = FORMATS[fmt]
+    built = _BUILT.get((fmt, full))
+    if built is None or built[0] is not spec:
+        made = tuple(c for make in (_document_cases, _stream_cases, _producer_cases,
+                                    _transport_cases) for c in make(fmt, full))
+        _BUILT[fmt, full] = built = (spec, made)
+    return built[1]
+
+
 def cases(formats: Sequence[str] = TURN_FORMATS, suite: str = "quick",
           families: Sequence[str] | None = None) -> list[WireCase]:
     """The cases of a suite: ``quick`` (a few per family, for tests) or ``full``;
@@ -285,9 +302,7 @@ def cases(formats: Sequence[str] = TURN_FORMATS, suite: str = "quick",
     if unknown:
         raise ValueError(f"unknown format {unknown[0]!r}: one of {', '.join(served)}")
     full = suite == "full"
-    out = [c for fmt in formats for make in (_document_cases, _stream_cases,
-                                               _producer_cases, _transport_cases)
-           for c in make(fmt, full)]
+    out = [c for fmt in formats for c in _format_cases(fmt, full)]
     if families is None:
         return out
     # a family is unknown only when no served format has it (a producer family is served
@@ -295,8 +310,7 @@ def cases(formats: Sequence[str] = TURN_FORMATS, suite: str = "quick",
     anywhere = {c.family for c in out}
     if set(families) - anywhere:
         anywhere |= {c.family for f in served if f not in formats
-                     for make in (_document_cases, _stream_cases, _producer_cases,
-                                  _transport_cases) for c in make(f, full)}
+                     for c in _format_cases(f, full)}
     unknown = sorted(set(families) - anywhere)
     if unknown:
         raise ValueError(f"unknown family {unknown[0]!r}")

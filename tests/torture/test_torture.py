@@ -63,9 +63,14 @@ REFERENCE = [sys.executable, str(CLIENTS / "reference.py")]
 # The reference client reads the three turn formats with the standard library alone (only
 # the other formats import the kit), so where only those are served it starts without
 # site-packages: an editable install's .pth made each start 0.2-0.3 s instead of 0.04 s (the
-# 231 pair clients; the 189 processes of the per-case runs beside loop mode).
+# 231 pair clients; the 189 processes of the per-case runs beside loop mode; the single-bug runs).
 STDLIB_REFERENCE = [sys.executable, "-S", str(CLIENTS / "reference.py")]
 BUGS = tuple(name for name, spec in SPECS.items() if spec.client)
+# Looping reference clients per run: each costs a process start (~0.06 s of CPU) and saves
+# no CPU, only wall time (the cases are paced: ~11 s of serving for the quick suite); four
+# keep a single-bug run near 3 s of wall time (the 22 of them are waited for by every pair
+# test), where 8 cost ~0.5 s of CPU more each and 2 doubled the wait.
+JOBS = 4
 # Where a class cannot show beyond what its preset says: Responses' only turn stop is its end
 # marker (response.completed), so a client that hands calls on only there keeps back the
 # calls of a turn that never finished, which is right; only Chat chunks have choices, and
@@ -86,9 +91,11 @@ def _shows(bug: str) -> set[str]:
 
 
 def _python(tmp_path: Path, name: str, source: str) -> list[str]:
+    """A client written here: standard library only, so started without site-packages (its
+    .pth files cost each start of these ~130 processes about 25 ms of CPU)."""
     script = tmp_path / name
     script.write_text(source, encoding="utf-8")
-    return [sys.executable, str(script)]
+    return [sys.executable, "-S", str(script)]
 
 
 def _same(a, b) -> None:
@@ -142,6 +149,72 @@ def test_what_the_server_writes_decodes_back_to_the_body(family: str) -> None:
     case = _case(family)
     body = _dechunk(b"".join(_writes(case)))
     assert (gzip.decompress(body) if case.gzip else body) == case.body
+
+
+def _reference_module():
+    """clients/reference.py as a module (its directory's siblings importable)."""
+    spec = importlib.util.spec_from_file_location("torture_reference", CLIENTS / "reference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(CLIENTS))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(CLIENTS))
+    return module
+
+
+@pytest.mark.parametrize("family", ["odd_chunks", "one_byte_reads", "spaces"])
+def test_the_reference_clients_http_reader_gives_each_chunks_data_however_bytes_arrive(
+        family: str) -> None:
+    """Its own HTTP/1.1 reader (no http.client): what the server writes, one byte per read
+    or all at once, comes back as the body, no piece spanning two chunks; a body sized by
+    Content-Length or by the close reads back too, and a chunked body cut short raises."""
+    reference = _reference_module()
+    stream = b"".join(_writes(_case(family)))
+    head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nX-A: b\r\n\r\n"
+
+    def pieces(raw: bytes, step: int | None) -> list[bytes]:
+        import socket
+        import threading
+
+        def write() -> None:  # in a thread: a pair's buffer holds only so many small sends
+            for at in range(0, len(raw), step or len(raw)):
+                theirs.sendall(raw[at:at + (step or len(raw))])
+            theirs.shutdown(socket.SHUT_WR)
+
+        ours, theirs = socket.socketpair()
+        writer = threading.Thread(target=write, daemon=True)
+        with ours, theirs:
+            writer.start()
+            try:
+                resp = reference.Response(ours)
+                assert resp.status == 200 and resp.headers["x-a"] == "b"
+                return list(resp.pieces())
+            finally:
+                writer.join(30)
+
+    whole = pieces(head + stream, None)
+    assert b"".join(whole) == _dechunk(stream)
+    assert whole == [p for p in _dechunk_pieces(stream) if p]  # each chunk's data on its own
+    assert b"".join(pieces(head + stream, 1)) == _dechunk(stream)
+    body = _case(family).body
+    sized = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX-A: b\r\n\r\n" % len(body)
+    assert b"".join(pieces(sized + body + b"extra", 7)) == body
+    assert b"".join(pieces(b"HTTP/1.1 200 OK\r\nX-A: b\r\n\r\n" + body, 3)) == body
+    with pytest.raises(reference.HTTPError):
+        pieces(head + stream[:len(stream) // 2], None)
+
+
+def _dechunk_pieces(stream: bytes) -> list[bytes]:
+    out, at = [], 0
+    while True:
+        end = stream.index(b"\r\n", at)
+        size = int(stream[at:end].split(b";")[0], 16)
+        if size == 0:
+            return out
+        out.append(stream[end + 2:end + 2 + size])
+        at = end + 4 + size
 
 
 def test_utf8_reads_are_cut_inside_characters_only() -> None:
@@ -349,7 +422,7 @@ def test_markdown_keeps_captured_text_in_code_spans_with_pipes_escaped() -> None
 
 # -- real processes ------------------------------------------------------------------------
 def test_the_reference_client_passes_every_case_in_all_three_formats() -> None:
-    report = check_client(REFERENCE, progress=False, jobs=8, loop=True)
+    report = check_client(REFERENCE, progress=False, jobs=JOBS, loop=True)
     assert report.empty, report.to_dict("records")
     assert report.attrs["cases"] == len(cases()) and report.attrs["seconds"] > 0
     assert tuple(report.columns) == REPORT_COLUMNS
@@ -361,7 +434,7 @@ def test_the_reference_client_passes_every_case_in_all_three_formats() -> None:
 
 def _caught(cmd: list[str], **kw) -> tuple[list[str], dict[str, set[str]]]:
     found: list = []
-    report = check_client(cmd, progress=False, jobs=8, loop=True,
+    report = check_client(cmd, progress=False, jobs=JOBS, loop=True,
                           on_case=lambda case, run, mine: found.extend(mine), **kw)
     seen: dict[str, set[str]] = {}
     for f in settle(found):  # each put down to a class as the report does, over the suite
@@ -378,7 +451,7 @@ def alone(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], list[Find
 
     def run(bug: str) -> list[Finding]:
         found: list[Finding] = []
-        check_client([*REFERENCE, "--bug", bug], progress=False, jobs=8, loop=True,
+        check_client([*STDLIB_REFERENCE, "--bug", bug], progress=False, jobs=JOBS, loop=True,
                      on_case=lambda case, run, mine: found.extend(mine))
         return found
 
@@ -562,7 +635,7 @@ ASSUMED = {None: [], "name_joined": ["name_concatenated"],
 @pytest.mark.parametrize("assumption", list(ASSUMED))
 def test_a_client_written_elsewhere_is_named_for_what_it_assumed(assumption: str | None) -> None:
     cmd = OUTSIDE + ([assumption] if assumption else [])
-    report = check_client(cmd, ["openai-chat"], progress=False, jobs=4, loop=True)
+    report = check_client(cmd, ["openai-chat"], progress=False, jobs=JOBS, loop=True)
     assert list(report["class"]) == ASSUMED[assumption], report.to_dict("records")
 
 
@@ -577,7 +650,7 @@ LOOP_FAMILIES = ["spaces", "escapes", "utf8_read_split", "gzip", "cut_after_a_ca
 def test_loop_mode_reports_exactly_what_a_process_per_case_does(bug: str | None) -> None:
     cmd = STDLIB_REFERENCE + (["--bug", bug] if bug else [])  # LOOP_FAMILIES: turn formats
     each = check_client(cmd, families=LOOP_FAMILIES, progress=False, jobs=4)
-    looped = check_client(cmd, families=LOOP_FAMILIES, progress=False, jobs=3, loop=True)
+    looped = check_client(cmd, families=LOOP_FAMILIES, progress=False, jobs=JOBS, loop=True)
     _same(each, looped)
     assert bool(bug) == (not each.empty)
 
@@ -748,7 +821,7 @@ def test_every_ui_case_loads_as_the_ui_stream_with_the_calls_expected(suite: str
 
 
 def test_the_reference_client_passes_every_ui_message_stream_case() -> None:
-    report = check_client(REFERENCE, [UI], suite="full", progress=False, jobs=8, loop=True)
+    report = check_client(REFERENCE, [UI], suite="full", progress=False, jobs=JOBS, loop=True)
     assert report.empty, report.to_dict("records")
     assert report.attrs["cases"] == len(cases([UI], "full")) and not report.attrs["tolerances"]
 
@@ -763,7 +836,9 @@ def test_the_ai_sdk_ui_client_reads_every_ui_message_stream_case(loop: bool) -> 
     if shutil.which("node") is None or not (CLIENTS / "vercel" / "node_modules").is_dir():
         pytest.skip("node or the Vercel AI SDK (npm ci in clients/vercel) is not installed")
     printed: list[int] = []
-    report = check_client(["node", str(UI_CLIENT)], [UI], progress=False, jobs=4, loop=loop,
+    # one node process in loop mode (each imports the AI SDK); per case, one a case anyway
+    report = check_client(["node", str(UI_CLIENT)], [UI], progress=False,
+                          jobs=1 if loop else 4, loop=loop,
                           on_case=lambda case, run, found: printed.append(len(run.calls)))
     assert report.empty and report.attrs["not_started"] is None, report.to_dict("records")
     assert sum(printed) >= len(cases([UI]))  # it handed calls on: no silent pass
@@ -802,9 +877,10 @@ def test_a_real_client_fails_as_the_table_says(script: str) -> None:
     module, formats, families, classes = REAL[script]
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"{module} is not installed")
-    # two processes: each imports its SDK (a second of CPU for LangChain) for a dozen cases
+    # one process: each would import its SDK (a second of CPU for LangChain), for a dozen
+    # cases; a second process halved the wall time of no more than ~3 s and doubled the CPU
     report = check_client([sys.executable, str(CLIENTS / script)], formats,
-                          families=families, progress=False, jobs=2, loop=True)
+                          families=families, progress=False, jobs=1, loop=True)
     assert set(report["class"]) == classes, report.to_dict("records")
 
 
@@ -813,5 +889,5 @@ def test_the_vercel_ai_sdk_fails_as_the_table_says() -> None:
     if shutil.which("node") is None or not (vercel / "node_modules").is_dir():
         pytest.skip("node or the Vercel AI SDK (npm ci in clients/vercel) is not installed")
     report = check_client(["node", str(vercel / "client.mjs")], TURN_FORMATS, families=FAMILIES,
-                          progress=False, jobs=2, loop=True)
+                          progress=False, jobs=1, loop=True)  # one import of the AI SDK
     assert set(report["class"]) == {"eof_as_stop", "merged_calls"}, report.to_dict("records")
