@@ -71,10 +71,10 @@ _KERNEL_IDLE = """(path) => {
   return !!(k && k.status === 'idle' && w.content.widgets.length);
 }""".replace("FIND", _FIND)
 # The command is given the notebook's panel (widgetId, as a cell toolbar's button does), so it
-# runs that notebook whichever one has the focus; the panel is shown as a click would.
+# runs that notebook whichever one has the focus; given a panel, the command also brings it
+# to the front (unless told activate: false), as a click would.
 _RUN_ALL = """(path) => {
   const w = (FIND)(path);
-  window.jupyterapp.shell.activateById(w.id);
   window.jupyterapp.commands.execute('notebook:run-all-cells',
                                      {widgetId: w.id});  // not awaited: see _ALL_RAN
   return true;
