@@ -110,13 +110,18 @@ def _case(family: str, fmt: str = "openai-chat"):
 
 
 def _dechunk(stream: bytes) -> bytes:
-    out, at = b"", 0
+    return b"".join(_dechunk_pieces(stream))
+
+
+def _dechunk_pieces(stream: bytes) -> list[bytes]:
+    """Each HTTP chunk's data, in order, up to the last (size 0) chunk."""
+    out, at = [], 0
     while True:
         end = stream.index(b"\r\n", at)
         size = int(stream[at:end].split(b";")[0], 16)
         if size == 0:
             return out
-        out += stream[end + 2:end + 2 + size]
+        out.append(stream[end + 2:end + 2 + size])
         at = end + 4 + size
 
 
@@ -204,17 +209,6 @@ def test_the_reference_clients_http_reader_gives_each_chunks_data_however_bytes_
     assert b"".join(pieces(b"HTTP/1.1 200 OK\r\nX-A: b\r\n\r\n" + body, 3)) == body
     with pytest.raises(reference.HTTPError):
         pieces(head + stream[:len(stream) // 2], None)
-
-
-def _dechunk_pieces(stream: bytes) -> list[bytes]:
-    out, at = [], 0
-    while True:
-        end = stream.index(b"\r\n", at)
-        size = int(stream[at:end].split(b";")[0], 16)
-        if size == 0:
-            return out
-        out.append(stream[end + 2:end + 2 + size])
-        at = end + 4 + size
 
 
 def test_utf8_reads_are_cut_inside_characters_only() -> None:
