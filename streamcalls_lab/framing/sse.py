@@ -80,7 +80,7 @@ class SSEDecoder(FrameDecoder):
     def feed(self, chunk: bytes, t: float = math.nan) -> list[Frame]:
         # A read with no line end in it (most of them, in small reads) is only held: taken
         # here, without the general path's search and calls, it costs a quarter less.
-        if (type(chunk) is bytes and chunk and not self._held_cr and not self._out
+        if (type(chunk) is bytes and chunk and not self._held_cr
                 and b"\n" not in chunk and b"\r" not in chunk):
             self._seen += len(chunk)
             self._t = t
