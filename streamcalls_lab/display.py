@@ -365,6 +365,23 @@ def figure_title(fig: Figure) -> str:
     return inert("; ".join(dict.fromkeys(said))) or "a figure without a title"
 
 
+def describe_figures() -> None:
+    """Have matplotlib's inline backend label each figure it shows with
+    :func:`figure_title` (``alt`` in the output's metadata), as `make site` does in every
+    kernel it runs."""
+    from matplotlib_inline import backend_inline
+
+    fetch = backend_inline._fetch_figure_metadata
+    if getattr(fetch, "describes", False):
+        return
+
+    def with_alt(fig: Figure) -> dict[str, object]:
+        return {**(fetch(fig) or {}), "alt": figure_title(fig)}
+
+    with_alt.describes = True  # type: ignore[attr-defined]
+    backend_inline._fetch_figure_metadata = with_alt
+
+
 def _is_figure(obj: object) -> bool:
     figure = sys.modules.get("matplotlib.figure")  # no figure exists before it is imported
     return figure is not None and isinstance(obj, figure.Figure)

@@ -20,17 +20,13 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import nbformat
 from jinja2 import DictLoader
 
 from .corpus import data_folder
 from .course.syllabus import README, Step, steps
-from .display import figure_title, inert
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+from .display import inert
 
 REPO_NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -144,22 +140,9 @@ def execute(path: Path, data: Path, timeout: int = 600) -> nbformat.NotebookNode
 
 # Run in the kernel before the notebook: each inline figure's display metadata gets its title
 # as ``alt`` (read by the template's data_png block), instead of nbconvert's placeholder.
-_DESCRIBE_FIGURES = "from streamcalls_lab.static_site import describe_figures\ndescribe_figures()"
-
-
-def describe_figures() -> None:
-    """Have the inline backend label each figure it shows with :func:`.figure_title`."""
-    from matplotlib_inline import backend_inline
-
-    fetch = backend_inline._fetch_figure_metadata
-    if getattr(fetch, "describes", False):
-        return
-
-    def with_alt(fig: Figure) -> dict[str, object]:
-        return {**(fetch(fig) or {}), "alt": figure_title(fig)}
-
-    with_alt.describes = True  # type: ignore[attr-defined]
-    backend_inline._fetch_figure_metadata = with_alt
+# Imported from `display`, not from here: this module imports nbformat, and with it
+# jsonschema's format checkers (about 2.7 s of CPU in every kernel of a build).
+_DESCRIBE_FIGURES = "from streamcalls_lab.display import describe_figures\ndescribe_figures()"
 
 
 def static_outputs(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
