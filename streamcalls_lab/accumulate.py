@@ -13,7 +13,7 @@ which hold a split character or line until the rest arrives.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -358,13 +358,30 @@ FED = ["kind", "block", "call_id", "tool", "fragment", "final"]
 """The columns of a ``load()`` table the correct handler reads for a turn's calls."""
 
 
+def turn_records(table: pd.DataFrame, columns: Sequence[str] = FED
+                 ) -> Iterator[tuple[Any, Any, list[dict[str, Any]]]]:
+    """Each turn of a ``load()`` table as ``(turn, provider, rows)``: turns in table order
+    (as ``groupby(["turn", "provider"], sort=False)`` gives them, a row with either missing
+    left out), its rows in table order as the mappings a handler is fed (``columns`` of it).
+
+    The table is turned into mappings once, not once per turn: a ``to_dict`` call costs
+    about what a hundred rows do, and a folder of captures has thousands of turns."""
+    groups: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    records = table[list(columns)].to_dict("records")
+    for turn, provider, record in zip(table["turn"].tolist(), table["provider"].tolist(),
+                                      records, strict=True):
+        if present(turn) is not None and present(provider) is not None:
+            groups.setdefault((turn, provider), []).append(record)
+    for (turn, provider), rows in groups.items():
+        yield turn, provider, rows
+
+
 def turn_calls(table: pd.DataFrame) -> Iterator[tuple[Any, Any, CallBuffer]]:
     """Each call of each turn of a ``load()`` table, finished or not, as the correct handler
     reads it: ``(turn, provider, buffer)``, turns in table order, calls in announcement order."""
-    for (turn, provider), group in table.groupby(["turn", "provider"], sort=False,
-                                                 observed=True):
+    for turn, provider, events in turn_records(table):
         acc = Accumulator()
-        for event in group[FED].to_dict("records"):
+        for event in events:
             acc.feed(event)
         for buf in acc.calls:
             yield turn, provider, buf

@@ -22,13 +22,12 @@ from typing import Any
 
 import pandas as pd
 
-from .accumulate import Accumulator
+from .accumulate import Accumulator, turn_records
 from .faults import FAULTS
 
 EXPOSURE_COLUMNS = ("turn", "provider", "calls", "text_changed", "value_changed")
 SUMMARY_COLUMNS = ("captures", "with_calls", "text_changed", "value_changed", "share_text",
                    "share_value", "share_value_of_calls")
-_FED = ["kind", "block", "call_id", "tool", "fragment", "final"]
 
 
 def _value(args: Any) -> Any:
@@ -57,9 +56,7 @@ def fault_exposure(deltas: pd.DataFrame, fault: str = "trim") -> pd.DataFrame:
     if fault not in FAULTS:
         raise ValueError(f"no fault named {fault!r} (known: {', '.join(FAULTS)})")
     rows = []
-    for (turn, provider), group in deltas.groupby(["turn", "provider"], sort=False,
-                                                  observed=True):
-        events = group[_FED].to_dict("records")
+    for turn, provider, events in turn_records(deltas):
         want = _handed_on(Accumulator, events) or []
         got = _handed_on(FAULTS[fault], events)
         text = got is None or got != want

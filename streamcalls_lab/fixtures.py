@@ -41,7 +41,7 @@ import orjson
 import pandas as pd
 
 from . import corpus
-from .accumulate import Accumulator, CallBuffer
+from .accumulate import FED, Accumulator, CallBuffer, present, turn_records
 from .framing import decode_any
 from .framing.frame import Frame
 from .generate import GENERATED_FORMATS as GENERATED
@@ -126,27 +126,30 @@ def _deltas(source_or_deltas: Source | pd.DataFrame) -> pd.DataFrame:
     return load(source_or_deltas, strict=False)
 
 
-def _turn_facts(events: pd.DataFrame) -> dict[str, Any]:
+def _turn_facts(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     acc = Accumulator()
-    for event in events[["kind", "block", "call_id", "tool", "fragment", "final"]].to_dict(
-        "records"
-    ):
+    for event in events:
         acc.feed(event)
     bufs: list[CallBuffer] = acc.calls
-    kind = events["kind"].astype(str)
-    text = (kind == "text_delta") & (events["fragment"].fillna("").str.len() > 0)
-    seq = events["seq"]
-    first_call = seq[kind == "call_start"].min()
-    last_fragment = seq[kind == "args_delta"].max()
+    kinds = [str(e["kind"]) for e in events]
+    seqs = [present(e["seq"]) for e in events]
+    # a text event counts where it carries text
+    text = [s for k, s, e in zip(kinds, seqs, events, strict=True)
+            if k == "text_delta" and isinstance(e["fragment"], str) and e["fragment"]]
+    starts = [s for k, s in zip(kinds, seqs, strict=True) if k == "call_start" and s is not None]
+    fragments = [s for k, s in zip(kinds, seqs, strict=True)
+                 if k == "args_delta" and s is not None]
     return {
         "calls": len(bufs),
         "two_calls": len(bufs) >= 2,
         "long_args": any(len(b.args) >= LONG_ARGS and b.n_deltas >= MANY_DELTAS for b in bufs),
         "escape_split": any(_escape_split(b) for b in bufs),
-        "prose_before": bool(bufs) and bool((text & (seq < first_call)).any()),
-        "prose_after": bool(bufs) and bool((text & (seq > last_fragment)).any()),
-        "has_text": bool(text.any()),
-        "cut_off": not (kind == "turn_stop").any()
+        "prose_before": bool(bufs) and bool(starts)
+        and any(s is not None and s < min(starts) for s in text),
+        "prose_after": bool(bufs) and bool(fragments)
+        and any(s is not None and s > max(fragments) for s in text),
+        "has_text": bool(text),
+        "cut_off": "turn_stop" not in kinds
         and any(not b.complete and b.n_deltas > 0 for b in bufs),
     }
 
@@ -163,8 +166,7 @@ def coverage_by_turn(source_or_deltas: Source | pd.DataFrame) -> pd.DataFrame:
     """
     deltas = _deltas(source_or_deltas)
     rows = []
-    for (turn, provider), events in deltas.groupby(["turn", "provider"], sort=False,
-                                                   observed=True):
+    for turn, provider, events in turn_records(deltas, [*FED, "seq"]):
         match = _STEP.match(str(turn))
         conversation, step = (match["conversation"], int(match["step"])) if match else (turn, 0)
         rows.append({"turn": turn, "provider": provider, "conversation": conversation,
@@ -172,11 +174,14 @@ def coverage_by_turn(source_or_deltas: Source | pd.DataFrame) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=[
         "turn", "provider", "conversation", "step", "calls", "two_calls", "long_args",
         "escape_split", "prose_before", "prose_after", "has_text", "cut_off"])
-    later_text = []
-    for row in table.itertuples():
-        same = table[(table["provider"] == row.provider)
-                     & (table["conversation"] == row.conversation) & (table["step"] > row.step)]
-        later_text.append(bool(same["has_text"].any()))
+    # text in a later turn of the same conversation counts as text after the call
+    steps_with_text: dict[tuple[Any, Any], list[int]] = {}
+    for row in rows:
+        if row["has_text"]:
+            steps_with_text.setdefault((row["provider"], row["conversation"]), []).append(
+                row["step"])
+    later_text = [any(s > row["step"] for s in steps_with_text.get(
+        (row["provider"], row["conversation"]), ())) for row in rows]
     table["prose_around"] = table["prose_before"] & (table["prose_after"] | pd.Series(
         later_text, index=table.index, dtype=bool))
     return table.astype({"turn": "str", "provider": "str", "conversation": "str",
