@@ -241,3 +241,25 @@ def rows_of(body: bytes, **options: object) -> list[tuple]:
     return list(zip(df.event, df.kind.astype(str),
                     df.block.astype(object).where(df.block.notna(), None),
                     df.fragment.fillna("-"), strict=True))
+
+
+def assert_refused(body: bytes, why: str) -> None:
+    """A strict load refuses ``body`` for ``why`` (a regex); a lenient one keeps the frame as
+    one error row: what every format's tests hold a field of the wrong type to."""
+    import pytest
+
+    import streamcalls_lab as scl
+
+    with pytest.raises(scl.CaptureError, match=why):
+        scl.load(body)
+    assert scl.load(body, strict=False).kind.tolist().count("error") == 1
+
+
+def finished_calls(body: bytes, *columns: str) -> list[tuple]:
+    """``columns`` (call_id, block, args unless named) of each call of ``body``, once every
+    call is checked finished: what a test of calls kept apart compares."""
+    import streamcalls_lab as scl
+
+    table = scl.calls(body)
+    assert table.complete.all(), table.problem.tolist()
+    return list(zip(*(table[c] for c in columns or ("call_id", "block", "args")), strict=True))
