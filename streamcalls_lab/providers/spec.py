@@ -119,6 +119,19 @@ class Streaming:
     goes without them, as servers refuse them there."""
 
 
+def block_events(start: str, delta: str, stop: str, *, turn_stop: tuple[str, ...],
+                 other: tuple[str, ...], error: tuple[str, ...] = ("error",),
+                 ) -> dict[Kind, tuple[str, ...]]:
+    """The events of a format that streams its content as blocks (Anthropic's Messages, and
+    Gemini's Interactions after it): each opened by ``start`` (a call, its arguments whole
+    there where a producer sends them so, or text), filled by ``delta`` and closed by
+    ``stop``; a block of a type that is neither is ``other``, as are the turn's ``other``
+    events."""
+    return {"call_start": (start,), "args_delta": (delta, start), "block_stop": (stop,),
+            "text_start": (start,), "text_delta": (delta,), "turn_stop": turn_stop,
+            "error": error, "other": (*other, start, delta)}
+
+
 class Writer(Protocol):
     """Writes a turn in this format: the frames a producer sends, each tagged with its role."""
 
@@ -132,15 +145,15 @@ class WireFormat:
     name: str
     """What the ``provider`` column shows."""
     reader: type[Reader]
-    framing: Framing
-    """How its bytes are framed (SSE, NDJSON, a streamed JSON array, AWS event-stream,
-    type-prefixed lines)."""
     docs: str
     """Where the format's streaming is documented."""
     events: Mapping[Kind, tuple[str, ...]]
     """For each row kind, the event names (the ``event`` column) that give it."""
     fields: Fields
     envelope: Envelope
+    framing: Framing = "sse"
+    """How its bytes are framed (SSE, NDJSON, a streamed JSON array, AWS event-stream,
+    type-prefixed lines): SSE unless the format says otherwise, as most servers stream."""
     write: Writer | None = None
     """Writes a turn (the check suite, the torture harness and the generator use it)."""
     quirks: Mapping[str, Transform | None] = field(default_factory=dict)
