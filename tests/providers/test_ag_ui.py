@@ -10,7 +10,7 @@ import pytest
 
 import streamcalls_lab as scl
 
-from ..support.wire_samples import assert_refused, finished_calls, rows_of
+from ..support.wire_samples import KEPT_APART, assert_refused, finished_calls, interleaved, rows_of
 
 RUN = {"threadId": "t1", "runId": "r1"}
 
@@ -39,16 +39,12 @@ WEATHER = agui(
 
 
 def test_calls_open_at_once_are_kept_apart_by_id() -> None:
-    body = agui({"type": "TOOL_CALL_START", "toolCallId": "a", "toolCallName": "f"},
-                {"type": "TOOL_CALL_START", "toolCallId": "b", "toolCallName": "g"},
-                {"type": "TOOL_CALL_ARGS", "toolCallId": "b", "delta": "[2"},
-                {"type": "TOOL_CALL_ARGS", "toolCallId": "a", "delta": "[1"},
-                {"type": "TOOL_CALL_ARGS", "toolCallId": "a", "delta": "]"},
-                {"type": "TOOL_CALL_END", "toolCallId": "a"},
-                {"type": "TOOL_CALL_ARGS", "toolCallId": "b", "delta": "]"},
-                {"type": "TOOL_CALL_END", "toolCallId": "b"},
-                {"type": "RUN_FINISHED", **RUN})
-    assert finished_calls(body) == [("a", 0, "[1]"), ("b", 1, "[2]")]
+    body = agui(*interleaved(
+        lambda i, tool: {"type": "TOOL_CALL_START", "toolCallId": i, "toolCallName": tool},
+        lambda i, piece: {"type": "TOOL_CALL_ARGS", "toolCallId": i, "delta": piece},
+        lambda i, tool, args: {"type": "TOOL_CALL_END", "toolCallId": i},
+    ), {"type": "RUN_FINISHED", **RUN})
+    assert finished_calls(body) == KEPT_APART
 
 
 def test_chunks_expand_as_the_client_expands_them() -> None:

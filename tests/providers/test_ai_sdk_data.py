@@ -13,10 +13,12 @@ import pytest
 import streamcalls_lab as scl
 
 from ..support.wire_samples import (
+    KEPT_APART,
     assert_chunking_changes_nothing,
     assert_refused,
     call_triples,
     finished_calls,
+    interleaved,
     rows_of,
 )
 
@@ -52,15 +54,12 @@ def test_a_tool_call_nothing_announced_is_the_whole_call() -> None:
 
 
 def test_calls_open_at_once_are_kept_apart_by_id() -> None:
-    body = parts(("b", {"toolCallId": "a", "toolName": "f"}),
-                 ("b", {"toolCallId": "b", "toolName": "g"}),
-                 ("c", {"toolCallId": "b", "argsTextDelta": '{"y":'}),
-                 ("c", {"toolCallId": "a", "argsTextDelta": '{"x":1}'}),
-                 ("c", {"toolCallId": "b", "argsTextDelta": "2}"}),
-                 ("9", {"toolCallId": "a", "toolName": "f", "args": {"x": 1}}),
-                 ("9", {"toolCallId": "b", "toolName": "g", "args": {"y": 2}}),
-                 ("d", {"finishReason": "tool-calls"}))
-    assert finished_calls(body) == [("a", 0, '{"x":1}'), ("b", 1, '{"y":2}')]
+    body = parts(*interleaved(
+        lambda i, tool: ("b", {"toolCallId": i, "toolName": tool}),
+        lambda i, piece: ("c", {"toolCallId": i, "argsTextDelta": piece}),
+        lambda i, tool, args: ("9", {"toolCallId": i, "toolName": tool, "args": args}),
+    ), ("d", {"finishReason": "tool-calls"}))
+    assert finished_calls(body) == KEPT_APART
 
 
 def test_a_call_the_stream_never_ends_stays_unfinished() -> None:

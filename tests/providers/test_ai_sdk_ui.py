@@ -10,7 +10,7 @@ import pytest
 
 import streamcalls_lab as scl
 
-from ..support.wire_samples import assert_refused, finished_calls
+from ..support.wire_samples import KEPT_APART, assert_refused, finished_calls, interleaved
 
 
 def ui(*chunks: dict | str) -> bytes:
@@ -51,18 +51,13 @@ def test_text_parts_have_no_block_and_finish_ends_the_turn() -> None:
 
 
 def test_calls_are_keyed_by_id_so_interleaved_fragments_stay_apart() -> None:
-    body = ui({"type": "tool-input-start", "toolCallId": "a", "toolName": "f"},
-              {"type": "tool-input-start", "toolCallId": "b", "toolName": "g"},
-              {"type": "tool-input-delta", "toolCallId": "b", "inputTextDelta": '{"y":'},
-              {"type": "tool-input-delta", "toolCallId": "a", "inputTextDelta": '{"x":'},
-              {"type": "tool-input-delta", "toolCallId": "a", "inputTextDelta": "1}"},
-              {"type": "tool-input-delta", "toolCallId": "b", "inputTextDelta": "2}"},
-              {"type": "tool-input-available", "toolCallId": "b", "toolName": "g",
-               "input": {"y": 2}},
-              {"type": "tool-input-available", "toolCallId": "a", "toolName": "f",
-               "input": {"x": 1}},
-              {"type": "finish"})
-    assert finished_calls(body) == [("a", 0, '{"x":1}'), ("b", 1, '{"y":2}')]
+    body = ui(*interleaved(
+        lambda i, tool: {"type": "tool-input-start", "toolCallId": i, "toolName": tool},
+        lambda i, piece: {"type": "tool-input-delta", "toolCallId": i, "inputTextDelta": piece},
+        lambda i, tool, args: {"type": "tool-input-available", "toolCallId": i,
+                               "toolName": tool, "input": args},
+    ), {"type": "finish"})
+    assert finished_calls(body) == KEPT_APART
 
 
 @pytest.mark.parametrize("start", [False, True])
