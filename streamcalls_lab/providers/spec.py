@@ -145,15 +145,15 @@ class WireFormat:
     name: str
     """What the ``provider`` column shows."""
     reader: type[Reader]
+    framing: Framing
+    """How its bytes are framed (SSE, NDJSON, a streamed JSON array, AWS event-stream,
+    type-prefixed lines)."""
     docs: str
     """Where the format's streaming is documented."""
     events: Mapping[Kind, tuple[str, ...]]
     """For each row kind, the event names (the ``event`` column) that give it."""
     fields: Fields
     envelope: Envelope
-    framing: Framing = "sse"
-    """How its bytes are framed (SSE, NDJSON, a streamed JSON array, AWS event-stream,
-    type-prefixed lines): SSE unless the format says otherwise, as most servers stream."""
     write: Writer | None = None
     """Writes a turn (the check suite, the torture harness and the generator use it)."""
     quirks: Mapping[str, Transform | None] = field(default_factory=dict)
@@ -208,7 +208,8 @@ class WireFormat:
     ``t`` column counts from the turn's first stated time (None: frames state no time)."""
 
     @classmethod
-    def of(cls, reader: type[Reader], **declared: Any) -> WireFormat:
+    def of(cls, reader: type[Reader], framing: Framing = "sse", **declared: Any) -> WireFormat:
         """The format its ``reader`` reads, named as the reader names itself (the one place
-        a format's name is spelt), with the rest of its declarations."""
-        return cls(name=reader.name, reader=reader, **declared)
+        a format's name is spelt), with the rest of its declarations; its ``framing`` SSE
+        unless it says otherwise, as most servers stream."""
+        return cls(name=reader.name, reader=reader, framing=framing, **declared)
