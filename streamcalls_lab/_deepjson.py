@@ -183,27 +183,22 @@ def dumps(value: Any) -> str:
             write(_quote(item))
         elif isinstance(item, Deep):
             write(item.text)
-        elif isinstance(item, list):
-            if not item:
-                write("[]")
+        elif isinstance(item, list | dict):
+            keyed = isinstance(item, dict)
+            members = sorted(item.items()) if keyed else item
+            if not members:
+                write("{}" if keyed else "[]")
                 continue
-            write("[")
-            push(_CLOSE_LIST)
-            for i in range(len(item) - 1, 0, -1):
-                push(item[i])
-                push(_COMMA)
-            push(item[0])
-        elif isinstance(item, dict):
-            if not item:
-                write("{}")
-                continue
-            write("{")
-            push(_CLOSE_DICT)
-            pairs = sorted(item.items())
-            for i in range(len(pairs) - 1, -1, -1):
-                key, v = pairs[i]
-                push(v)
-                push((_quote(key) + ": ",) if type(key) is str else (_plain_dumps(key) + ": ",))
+            write("{" if keyed else "[")
+            push(_CLOSE_DICT if keyed else _CLOSE_LIST)
+            for i in range(len(members) - 1, -1, -1):  # pushed last first: written in order
+                if keyed:
+                    key, v = members[i]
+                    push(v)
+                    name = _quote(key) if type(key) is str else _plain_dumps(key)
+                    push((name + ": ",))
+                else:
+                    push(members[i])
                 if i:
                     push(_COMMA)
         else:

@@ -21,6 +21,7 @@ import pandas as pd
 from ._calls import _CALL_KINDS, _FED
 from .accumulate import Accumulator, CallBuffer, present
 from .display import inert
+from .framing.sse import is_utf8
 
 _CHAR_W = 7.3  # px per character of the 12 px monospace text
 _PAD = 8
@@ -195,14 +196,6 @@ def _reads(raw: bytes, split: Split, read_size: int) -> list[bytes]:
     return [raw[first:split.boundary], raw[split.boundary:split.boundary + read_size]]
 
 
-def _utf8(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 def _bytes_layer(canvas: _Canvas, raw: bytes, read_size: int | None, what: str) -> None:
     size = read_size or split_read_size(raw)
     split = first_split(raw, size) if size else None
@@ -249,7 +242,7 @@ def layers_diagram(raw: bytes, deltas: pd.DataFrame, turn: str,
         "first bytes until the rest arrive). Layer 2: one call's argument fragments, joined "
         "as sent into its arguments.")
     calls = [c for c in turn_calls(deltas, turn) if any(c.buffer.parts)]
-    if _utf8(raw) or not calls:
+    if is_utf8(raw) or not calls:
         _bytes_layer(canvas, raw, read_size, "the capture's bytes")
     else:  # binary framing (AWS event-stream): text exists only inside the decoded frames
         canvas.caption("this capture's framing is binary, not UTF-8 text: its frames are "

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-__all__ = ["count", "number"]
+__all__ = ["clauses", "count", "number"]
 
 
 def number(n: int) -> str:
@@ -17,3 +17,9 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     ``count(12345, "case")`` is ``"12,345 cases"``; ``plural`` for a noun that does not take -s
     (``count(2, "family", "families")``)."""
     return f"{number(n)} {noun if n == 1 else plural or noun + 's'}"
+
+
+def clauses(*said: tuple[object, str]) -> str:
+    """The clauses whose condition holds, in order, as the parts of one sentence (``; ``
+    between them): ``clauses((missing, "you left out x"), (extra, "y is not one"))``."""
+    return "; ".join(clause for holds, clause in said if holds)

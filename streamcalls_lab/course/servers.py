@@ -15,6 +15,7 @@ from .. import turns
 from .._calls import calls
 from ..loader import load
 from ..producers.examples import exposes
+from ..wording import clauses
 from .checking import Exercise, Verdict, exercise
 
 __all__ = ["SEGMENTS", "STOP_CHOICES", "gap_turn"]
@@ -73,14 +74,11 @@ def _check_interleaved(answer: Any) -> Verdict:
                              "alternate does the call announced last differ from the call a "
                              "fragment belongs to.")
     missing, extra = sorted(want - got), sorted(got - want)
-    parts = []
-    if missing:
-        parts.append(f"you left out {', '.join(missing)}")
-    if extra:
-        parts.append(f"{', '.join(extra)} is not among them: it goes wrong on the clean turn "
-                     "too, or not at all (or is no fault name: see scl.FAULTS)")
-    return Verdict(False, "; ".join(parts) + ". Measure it: exposes('openai-responses', "
-                                             "['interleaved_calls']).")
+    said = clauses((missing, f"you left out {', '.join(missing)}"),
+                   (extra, f"{', '.join(extra)} is not among them: it goes wrong on the clean "
+                           "turn too, or not at all (or is no fault name: see scl.FAULTS)"))
+    return Verdict(False, said + ". Measure it: exposes('openai-responses', "
+                                 "['interleaved_calls']).")
 
 
 STOP_CHOICES = {

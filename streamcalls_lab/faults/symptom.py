@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from ..wording import count
+from ..wording import clauses, count
 
 
 class Sent(NamedTuple):
@@ -152,17 +152,12 @@ def describe(s: Symptom) -> tuple[str, str, str]:
         return repr(s.text), repr(s.message), on_it
     pairs, missing, extra = s.matched
     differ = [(w, h) for w, h in pairs if w != h]
-    parts = []
-    if differ:
-        parts.append(f"{count(len(differ), 'call')} handed on with other arguments or tool")
-    if extra:
-        parts.append(f"{count(len(extra), 'call')} handed on that a correct handler holds back "
-                     "or never sees")
-    if missing:
-        parts.append(f"{count(len(missing), 'call')} never handed on")
-    if s.error:
-        parts.append(s.error)
-    detail = "; ".join(parts) + how
+    detail = clauses(
+        (differ, f"{count(len(differ), 'call')} handed on with other arguments or tool"),
+        (extra, f"{count(len(extra), 'call')} handed on that a correct handler holds back or "
+                "never sees"),
+        (missing, f"{count(len(missing), 'call')} never handed on"),
+        (s.error, s.error)) + how
     if len(differ) + len(extra) + len(missing) == 1:
         want, have = (differ[0] if differ else (None, extra[0]) if extra else (missing[0], None))
         return ("nothing" if want is None else repr(want[2]),

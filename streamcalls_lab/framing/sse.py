@@ -40,7 +40,7 @@ _AFTER_EVENT = itemgetter(slice(7, None))  # b"event: " + value
 def _junk_reason(line: bytes) -> str:
     """Why a line that is no SSE field is a problem: what it shows the capture to be."""
     known = wrong_container(line)
-    if b"\0" in line or not _is_utf8(line):
+    if b"\0" in line or not is_utf8(line):
         return "binary data (a NUL byte or invalid UTF-8), not an event stream" + (
             f": {known}" if known else "")
     shown = line[:60].decode("utf-8", "replace")
@@ -309,7 +309,8 @@ class SSEDecoder(FrameDecoder):
         raise AssertionError("unreachable: joined data failed but no line did")
 
 
-def _is_utf8(raw: bytes) -> bool:
+def is_utf8(raw: bytes) -> bool:
+    """Whether ``raw`` is UTF-8 text as a whole."""
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -1,5 +1,5 @@
-"""Quirk writers several formats share, each given how to reach its own payload (as
-``turns.shared`` is): one fold, written once."""
+"""What several formats' writers share: how a frame is added, and the quirk writers, each
+given how to reach its own payload (as ``turns.shared`` is): one fold, written once."""
 
 from __future__ import annotations
 
@@ -8,6 +8,19 @@ from typing import Any
 
 from .. import _deepjson as deepjson
 from ..turns import Call, Role, Script, Transform, WireFrame, json_object, raw, raw_json
+
+
+def framer(frames: list[WireFrame], named: str | None = None) -> Callable[..., None]:
+    """How a writer adds a frame: ``add(payload, role, segment, fragment, block)`` appends it
+    to ``frames``, tagged with what it is in the turn, its event line the payload's ``named``
+    key (None: it has none)."""
+
+    def add(payload: Any, role: Role = "other", segment: int | None = None,
+            fragment: str | None = None, block: int | None = None) -> None:
+        event = None if named is None else payload[named]
+        frames.append(WireFrame(payload, event, role, segment, fragment, block))
+
+    return add
 
 
 def setter(*path: str | int) -> Callable[[WireFrame, Any], None]:

@@ -23,8 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Ev, fragment_row, maybe_text, stated, text
-from ..turns import Role, Script, Text, WireFrame
+from ..turns import Script, Text, WireFrame
 from ._by_id import ById
+from ._written import framer
 from .as_written import wire_length
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
@@ -132,11 +133,9 @@ def write(turn: Script) -> list[WireFrame]:
     call announced with its parent message, filled by ``TOOL_CALL_ARGS`` and ended by
     ``TOOL_CALL_END``, then ``RUN_FINISHED``."""
     run = {"threadId": "thread_lab", "runId": "run_lab"}
-    frames = [WireFrame({"type": "RUN_STARTED", **run}, None, "head")]
-
-    def add(payload: dict[str, Any], role: Role, n: int | None = None,
-            fragment: str | None = None, block: int | None = None) -> None:
-        frames.append(WireFrame(payload, None, role, n, fragment, block))
+    frames: list[WireFrame] = []
+    add = framer(frames)
+    add({"type": "RUN_STARTED", **run}, "head")
 
     calls, message = 0, "msg_lab0"
     for n, seg in enumerate(turn.segments):
@@ -164,7 +163,6 @@ def write(turn: Script) -> list[WireFrame]:
 _STOPS = tuple(sorted(TYPES - _PASSING))  # the events that end a chunked call
 FORMAT = WireFormat.of(
     AGUI,
-    framing="sse",
     docs="https://docs.ag-ui.com/concepts/events",
     path="/",
     events={

@@ -25,8 +25,9 @@ import json
 from typing import Any
 
 from ..events import DONE, Ev, fragment_row, maybe_text, stated, text
-from ..turns import Role, Script, Text, WireFrame
+from ..turns import Script, Text, WireFrame
 from ._by_id import ById
+from ._written import framer
 from .as_written import value_text, wire_length
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
@@ -124,12 +125,10 @@ def write(turn: Script) -> list[WireFrame]:
     fragments and ended by ``tool-input-available`` with its parsed input (arguments that
     do not parse end it with ``tool-input-error``, the text as ``input``), then
     ``finish-step``, ``finish`` and ``[DONE]``. Keys are only those ``ai`` 5 accepts."""
-    frames = [WireFrame({"type": "start", "messageId": "msg_lab"}, None, "head"),
-              WireFrame({"type": "start-step"})]
-
-    def add(payload: dict[str, Any], role: Role, n: int | None = None,
-            fragment: str | None = None, block: int | None = None) -> None:
-        frames.append(WireFrame(payload, None, role, n, fragment, block))
+    frames: list[WireFrame] = []
+    add = framer(frames)
+    add({"type": "start", "messageId": "msg_lab"}, "head")
+    add({"type": "start-step"})
 
     calls = texts = 0
     for n, seg in enumerate(turn.segments):
@@ -153,7 +152,7 @@ def write(turn: Script) -> list[WireFrame]:
                    "errorText": "Invalid input for tool"}
         add(end, "call_stop", n, block=calls)
         calls += 1
-    frames.append(WireFrame({"type": "finish-step"}))
+    add({"type": "finish-step"})
     add({"type": "finish"}, "finish")
     add(DONE, "end")
     return frames
@@ -161,7 +160,6 @@ def write(turn: Script) -> list[WireFrame]:
 
 FORMAT = WireFormat.of(
     AISDKUIStream,
-    framing="sse",
     docs="https://ai-sdk.dev/docs/ai-sdk-ui/stream-protocol",
     path="/api/chat",
     events={

@@ -43,7 +43,7 @@ from ..turns import (
 from ._written import args_announced, restated, setter
 from .as_written import object_after, object_text, raw_wire_length, wire_length
 from .recognise import ByType
-from .spec import Answer, Envelope, Fields, Streaming, WireFormat
+from .spec import Answer, Envelope, Fields, Streaming, WireFormat, block_events
 
 _TYPES = frozenset(
     (
@@ -315,20 +315,11 @@ QUIRKS: dict[str, Transform | None] = {
 
 FORMAT = WireFormat.of(
     AnthropicMessages,
-    framing="sse",
     docs="https://docs.anthropic.com/en/api/messages-streaming",
     path="/v1/messages",
-    events={
-        "call_start": ("content_block_start",),
-        "args_delta": ("content_block_delta", "content_block_start"),
-        "block_stop": ("content_block_stop",),
-        "text_start": ("content_block_start",),
-        "text_delta": ("content_block_delta",),
-        "turn_stop": ("message_stop",),
-        "error": ("error",),
-        "other": ("message_start", "message_delta", "ping", "content_block_start",
-                  "content_block_delta"),
-    },
+    events=block_events("content_block_start", "content_block_delta", "content_block_stop",
+                        turn_stop=("message_stop",),
+                        other=("message_start", "message_delta", "ping")),
     fields=Fields(call_id=("id", "tool_use_id"), tool=("name",), fragment=("partial_json",),
                   whole=("input",), text=("text",)),
     envelope=Envelope(

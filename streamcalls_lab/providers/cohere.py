@@ -16,7 +16,6 @@ from typing import Any
 
 from ..events import Ev, array, fragment_row, index, maybe_text, obj, stated, text
 from ..turns import (
-    Role,
     Script,
     Text,
     Transform,
@@ -25,7 +24,7 @@ from ..turns import (
     shared,
     with_gaps,
 )
-from ._written import args_in_announcement, restated, setter
+from ._written import args_in_announcement, framer, restated, setter
 from .as_written import wire_length
 from .recognise import ByType
 from .spec import Answer, Envelope, Fields, Streaming, WireFormat
@@ -125,13 +124,11 @@ def write(turn: Script) -> list[WireFrame]:
     """A turn as ``/v2/chat`` streams it, each event named on its ``event:`` line: text as
     content blocks (their own ``index``), each call announced, filled and ended under its
     tool-call ``index``, then ``message-end`` with the finish reason."""
-    frames = [WireFrame({"id": "lab", "type": "message-start", "delta": {"message": {
+    frames: list[WireFrame] = []
+    add = framer(frames, "type")
+    add({"id": "lab", "type": "message-start", "delta": {"message": {
         "role": "assistant", "content": [], "tool_plan": "", "tool_calls": [],
-        "citations": []}}}, "message-start", "head")]
-
-    def add(payload: dict[str, Any], role: Role, n: int | None = None,
-            fragment: str | None = None, block: int | None = None) -> None:
-        frames.append(WireFrame(payload, payload["type"], role, n, fragment, block))
+        "citations": []}}}, "head")
 
     calls = texts = 0
     for n, seg in enumerate(turn.segments):
@@ -181,7 +178,6 @@ QUIRKS: dict[str, Transform | None] = {
 
 FORMAT = WireFormat.of(
     CohereChat,
-    framing="sse",
     docs="https://docs.cohere.com/v2/docs/streaming",
     path="/v2/chat",
     events={

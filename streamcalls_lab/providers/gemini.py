@@ -349,7 +349,6 @@ def _pieces(path: str, value: Any) -> list[tuple[dict[str, Any], str]]:
 
 FORMAT = WireFormat.of(
     Gemini,
-    framing="sse",
     docs="https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent",
     path="/v1beta/models/streamcalls-lab:streamGenerateContent",
     events={kind: ("message", "element") for kind in (

@@ -20,17 +20,16 @@ from typing import Any
 
 from ..events import Ev, Kind, error_message, fragment_row, index, maybe_text, obj, stated, text
 from ..turns import (
-    Role,
     Script,
     Text,
     Transform,
     WireFrame,
     shared,
 )
-from ._written import args_announced, restated, setter
+from ._written import args_announced, framer, restated, setter
 from .as_written import object_text, wire_length
 from .recognise import ByType
-from .spec import Envelope, Fields, WireFormat
+from .spec import Envelope, Fields, WireFormat, block_events
 
 TYPES = frozenset(
     (
@@ -102,12 +101,9 @@ def write(turn: Script) -> list[WireFrame]:
     name and an empty ``arguments`` placeholder), filled by deltas and stopped, then
     ``interaction.completed`` (``requires_action`` when calls wait)."""
     interaction = {"id": "v1_lab", "status": "in_progress", "object": "interaction"}
-    frames = [WireFrame({"interaction": interaction, "event_type": "interaction.created"},
-                        "interaction.created", "head")]
-
-    def add(payload: dict[str, Any], role: Role, n: int | None = None,
-            fragment: str | None = None, block: int | None = None) -> None:
-        frames.append(WireFrame(payload, payload["event_type"], role, n, fragment, block))
+    frames: list[WireFrame] = []
+    add = framer(frames, "event_type")
+    add({"interaction": interaction, "event_type": "interaction.created"}, "head")
 
     for n, seg in enumerate(turn.segments):
         if isinstance(seg, Text):
@@ -150,20 +146,11 @@ QUIRKS: dict[str, Transform | None] = {
 
 FORMAT = WireFormat.of(
     GeminiInteractions,
-    framing="sse",
     docs="https://ai.google.dev/gemini-api/docs/interactions/streaming",
     path="/v1beta/interactions",
-    events={
-        "call_start": ("step.start",),
-        "args_delta": ("step.delta", "step.start"),
-        "block_stop": ("step.stop",),
-        "text_start": ("step.start",),
-        "text_delta": ("step.delta",),
-        "turn_stop": ("interaction.completed",),
-        "error": ("error",),
-        "other": ("interaction.created", "interaction.status_update", "step.start",
-                  "step.delta"),
-    },
+    events=block_events("step.start", "step.delta", "step.stop",
+                        turn_stop=("interaction.completed",),
+                        other=("interaction.created", "interaction.status_update")),
     fields=Fields(call_id=("id",), tool=("name",), fragment=("arguments",),
                   whole=("arguments",), text=("text",)),
     envelope=Envelope(

@@ -170,9 +170,8 @@ FORMAT = WireFormat.of(
     framing="ndjson",
     docs="https://ai.google.dev/api/live#receive-messages",
     events={
-        "call_start": ("toolCall",),
-        "args_delta": ("toolCall",),
-        "block_stop": ("toolCall",),
+        # a call comes whole in one toolCall message: its start, its arguments and its end
+        **dict.fromkeys(("call_start", "args_delta", "block_stop"), ("toolCall",)),
         "text_delta": ("serverContent",),
         "turn_stop": ("serverContent",),
         "other": (*MESSAGES, "message", "client", *sorted(CLIENT)),

@@ -21,8 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Ev, fragment_row, maybe_text, obj, text
-from ..turns import Role, Script, Text, WireFrame
+from ..turns import Script, Text, WireFrame
 from ._identity import Identities
+from ._written import framer
 from .as_written import wire_length
 from .recognise import ByType
 from .spec import Envelope, Fields, WireFormat
@@ -125,13 +126,9 @@ def write(turn: Script) -> list[WireFrame]:
     ``function.call.delta`` fragments of one entry (the name and ids on every one; a call
     with no fragments sends one empty), then ``conversation.response.done`` with usage."""
     model = turn.style.model if turn.style else turn.model
-    frames = [WireFrame({"type": "conversation.response.started",
-                         "conversation_id": "conv_lab"}, "conversation.response.started",
-                        "head")]
-
-    def add(payload: dict[str, Any], role: Role, n: int | None = None,
-            fragment: str | None = None, block: int | None = None) -> None:
-        frames.append(WireFrame(payload, payload["type"], role, n, fragment, block))
+    frames: list[WireFrame] = []
+    add = framer(frames, "type")
+    add({"type": "conversation.response.started", "conversation_id": "conv_lab"}, "head")
 
     calls = 0
     for n, seg in enumerate(turn.segments):
@@ -154,7 +151,6 @@ def write(turn: Script) -> list[WireFrame]:
 
 FORMAT = WireFormat.of(
     MistralConversations,
-    framing="sse",
     docs="https://docs.mistral.ai/api/#tag/beta.conversations",
     path="/v1/conversations",
     events={

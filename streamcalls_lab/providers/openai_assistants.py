@@ -372,7 +372,6 @@ def write(turn: Script) -> list[WireFrame]:
 
 FORMAT = WireFormat.of(
     OpenAIAssistants,
-    framing="sse",
     docs="https://platform.openai.com/docs/api-reference/assistants-streaming/events",
     path="/v1/threads/runs",
     events={

@@ -601,7 +601,6 @@ QUIRKS: dict[str, Transform | None] = {
 
 FORMAT = WireFormat.of(
     OpenAIChat,
-    framing="sse",
     docs="https://platform.openai.com/docs/api-reference/chat-streaming",
     interleaves=True,
     path="/v1/chat/completions",

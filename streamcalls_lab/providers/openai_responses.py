@@ -425,7 +425,6 @@ QUIRKS: dict[str, Transform | None] = {
 
 FORMAT = WireFormat.of(
     OpenAIResponses,
-    framing="sse",
     docs="https://platform.openai.com/docs/api-reference/responses-streaming",
     interleaves=True,
     path="/v1/responses",

@@ -119,6 +119,19 @@ class Streaming:
     goes without them, as servers refuse them there."""
 
 
+def block_events(start: str, delta: str, stop: str, *, turn_stop: tuple[str, ...],
+                 other: tuple[str, ...], error: tuple[str, ...] = ("error",),
+                 ) -> dict[Kind, tuple[str, ...]]:
+    """The events of a format that streams its content as blocks (Anthropic's Messages, and
+    Gemini's Interactions after it): each opened by ``start`` (a call, its arguments whole
+    there where a producer sends them so, or text), filled by ``delta`` and closed by
+    ``stop``; a block of a type that is neither is ``other``, as are the turn's ``other``
+    events."""
+    return {"call_start": (start,), "args_delta": (delta, start), "block_stop": (stop,),
+            "text_start": (start,), "text_delta": (delta,), "turn_stop": turn_stop,
+            "error": error, "other": (*other, start, delta)}
+
+
 class Writer(Protocol):
     """Writes a turn in this format: the frames a producer sends, each tagged with its role."""
 
@@ -195,7 +208,8 @@ class WireFormat:
     ``t`` column counts from the turn's first stated time (None: frames state no time)."""
 
     @classmethod
-    def of(cls, reader: type[Reader], **declared: Any) -> WireFormat:
+    def of(cls, reader: type[Reader], framing: Framing = "sse", **declared: Any) -> WireFormat:
         """The format its ``reader`` reads, named as the reader names itself (the one place
-        a format's name is spelt), with the rest of its declarations."""
-        return cls(name=reader.name, reader=reader, **declared)
+        a format's name is spelt), with the rest of its declarations; its ``framing`` SSE
+        unless it says otherwise, as most servers stream."""
+        return cls(name=reader.name, reader=reader, framing=framing, **declared)

@@ -10,7 +10,7 @@ import pytest
 
 import streamcalls_lab as scl
 
-from ..support.wire_samples import rows_of
+from ..support.wire_samples import KEPT_APART, assert_refused, finished_calls, interleaved
 
 RUN = {"threadId": "t1", "runId": "r1"}
 
@@ -38,67 +38,26 @@ WEATHER = agui(
 )
 
 
-def test_a_call_is_started_filled_by_args_and_ended_by_its_end() -> None:
-    assert rows_of(WEATHER) == [
-        ("RUN_STARTED", "other", None, "-"),
-        ("TEXT_MESSAGE_START", "text_start", None, "-"),
-        ("TEXT_MESSAGE_CONTENT", "text_delta", None, "Checking the weather."),
-        ("TEXT_MESSAGE_END", "other", None, "-"),
-        ("TOOL_CALL_START", "call_start", 0, "-"),
-        ("TOOL_CALL_ARGS", "args_delta", 0, '{"city":'),
-        ("TOOL_CALL_ARGS", "args_delta", 0, '"Paris"}'),
-        ("TOOL_CALL_END", "block_stop", 0, "-"),
-        ("TOOL_CALL_RESULT", "other", None, "-"),
-        ("STATE_DELTA", "other", None, "-"),
-        ("RUN_FINISHED", "turn_stop", None, "-"),
-    ]
-    (call,) = scl.calls(WEATHER).to_dict("records")
-    assert (call["call_id"], call["tool"], call["args"], call["complete"]) == (
-        "call_1", "get_weather", '{"city":"Paris"}', True)
-    assert scl.load(WEATHER).reason.dropna().tolist() == ["success"]
-
-
 def test_calls_open_at_once_are_kept_apart_by_id() -> None:
-    body = agui({"type": "TOOL_CALL_START", "toolCallId": "a", "toolCallName": "f"},
-                {"type": "TOOL_CALL_START", "toolCallId": "b", "toolCallName": "g"},
-                {"type": "TOOL_CALL_ARGS", "toolCallId": "b", "delta": "[2"},
-                {"type": "TOOL_CALL_ARGS", "toolCallId": "a", "delta": "[1"},
-                {"type": "TOOL_CALL_ARGS", "toolCallId": "a", "delta": "]"},
-                {"type": "TOOL_CALL_END", "toolCallId": "a"},
-                {"type": "TOOL_CALL_ARGS", "toolCallId": "b", "delta": "]"},
-                {"type": "TOOL_CALL_END", "toolCallId": "b"},
-                {"type": "RUN_FINISHED", **RUN})
-    table = scl.calls(body)
-    assert list(zip(table.call_id, table.block, table.args, strict=True)) == [
-        ("a", 0, "[1]"), ("b", 1, "[2]")]
-    assert table.complete.all()
+    body = agui(*interleaved(
+        lambda i, tool: {"type": "TOOL_CALL_START", "toolCallId": i, "toolCallName": tool},
+        lambda i, piece: {"type": "TOOL_CALL_ARGS", "toolCallId": i, "delta": piece},
+        lambda i, tool, args: {"type": "TOOL_CALL_END", "toolCallId": i},
+    ), {"type": "RUN_FINISHED", **RUN})
+    assert finished_calls(body) == KEPT_APART
 
 
-def test_chunks_expand_as_the_client_expands_them() -> None:
-    """The first chunk names the call, a delta fills the call being chunked, a chunk with
-    another id ends it, and so does any other event but RAW and ACTIVITY_*."""
-    body = agui({"type": "RUN_STARTED", **RUN},
-                {"type": "TOOL_CALL_CHUNK", "toolCallId": "a", "toolCallName": "f",
-                 "delta": '{"x"'},
-                {"type": "TOOL_CALL_CHUNK", "delta": ":1}"},
-                {"type": "RAW", "event": {"any": "thing"}},
-                {"type": "TOOL_CALL_CHUNK", "toolCallId": "b", "toolCallName": "g"},
-                {"type": "TOOL_CALL_CHUNK", "toolCallId": "b", "delta": "{}"},
-                {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "done"},
-                {"type": "RUN_FINISHED", **RUN})
-    assert rows_of(body)[1:] == [
-        ("TOOL_CALL_CHUNK", "call_start", 0, "-"),
-        ("TOOL_CALL_CHUNK", "args_delta", 0, '{"x"'),
-        ("TOOL_CALL_CHUNK", "args_delta", 0, ":1}"),
-        ("RAW", "other", None, "-"),
-        ("TOOL_CALL_CHUNK", "block_stop", 0, "-"),
-        ("TOOL_CALL_CHUNK", "call_start", 1, "-"),
-        ("TOOL_CALL_CHUNK", "args_delta", 1, "{}"),
-        ("TEXT_MESSAGE_CHUNK", "block_stop", 1, "-"),
-        ("TEXT_MESSAGE_CHUNK", "text_delta", None, "done"),
-        ("RUN_FINISHED", "turn_stop", None, "-"),
-    ]
-    assert scl.calls(body).complete.all()
+CHUNKED = agui({"type": "RUN_STARTED", **RUN},
+               {"type": "TOOL_CALL_CHUNK", "toolCallId": "a", "toolCallName": "f",
+                "delta": '{"x"'},
+               {"type": "TOOL_CALL_CHUNK", "delta": ":1}"},
+               {"type": "RAW", "event": {"any": "thing"}},
+               {"type": "TOOL_CALL_CHUNK", "toolCallId": "b", "toolCallName": "g"},
+               {"type": "TOOL_CALL_CHUNK", "toolCallId": "b", "delta": "{}"},
+               {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "done"},
+               {"type": "RUN_FINISHED", **RUN})
+"""Calls in chunks, as the client expands them (``test_documented_turns`` reads it row by
+row)."""
 
 
 def test_a_chunked_call_the_stream_never_ends_stays_unfinished() -> None:
@@ -121,9 +80,7 @@ def test_a_run_error_is_the_servers_error() -> None:
 ])
 def test_a_field_of_the_wrong_type_is_reported(event: dict, why: str) -> None:
     body = agui({"type": "RUN_STARTED", **RUN}, event)
-    with pytest.raises(scl.CaptureError, match=why):
-        scl.load(body)
-    assert scl.load(body, strict=False).kind.tolist().count("error") == 1
+    assert_refused(body, why)
 
 
 def test_a_problem_event_ends_no_chunked_call() -> None:

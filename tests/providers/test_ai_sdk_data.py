@@ -12,7 +12,15 @@ import pytest
 
 import streamcalls_lab as scl
 
-from ..support.wire_samples import assert_chunking_changes_nothing, call_triples, rows_of
+from ..support.wire_samples import (
+    KEPT_APART,
+    assert_chunking_changes_nothing,
+    assert_refused,
+    call_triples,
+    finished_calls,
+    interleaved,
+    rows_of,
+)
 
 
 def parts(*items: tuple[str, object]) -> bytes:
@@ -36,25 +44,6 @@ WEATHER = parts(
 )
 
 
-def test_a_call_is_started_filled_by_deltas_and_ended_by_the_tool_call() -> None:
-    assert rows_of(WEATHER) == [
-        ("start_step", "other", None, "-"),
-        ("text", "text_delta", None, "Checking "),
-        ("text", "text_delta", None, "the weather."),
-        ("tool_call_streaming_start", "call_start", 0, "-"),
-        ("tool_call_delta", "args_delta", 0, '{"city":'),
-        ("tool_call_delta", "args_delta", 0, '"Paris"}'),
-        ("tool_call", "block_stop", 0, "-"),
-        ("tool_result", "other", None, "-"),
-        ("finish_step", "other", None, "-"),
-        ("finish_message", "turn_stop", None, "-"),
-    ]
-    (call,) = scl.calls(WEATHER).to_dict("records")
-    assert (call["call_id"], call["tool"], call["args"], call["complete"]) == (
-        "call_1", "get_weather", '{"city":"Paris"}', True)
-    assert scl.load(WEATHER).reason.dropna().tolist() == ["tool-calls"]
-
-
 def test_a_tool_call_nothing_announced_is_the_whole_call() -> None:
     """AI SDK 4 streams no argument deltas unless toolCallStreaming is on."""
     body = parts(STEP, ("9", {**WHO, "args": {"city": "Paris", "days": 3}}),
@@ -65,18 +54,12 @@ def test_a_tool_call_nothing_announced_is_the_whole_call() -> None:
 
 
 def test_calls_open_at_once_are_kept_apart_by_id() -> None:
-    body = parts(("b", {"toolCallId": "a", "toolName": "f"}),
-                 ("b", {"toolCallId": "b", "toolName": "g"}),
-                 ("c", {"toolCallId": "b", "argsTextDelta": '{"y":'}),
-                 ("c", {"toolCallId": "a", "argsTextDelta": '{"x":1}'}),
-                 ("c", {"toolCallId": "b", "argsTextDelta": "2}"}),
-                 ("9", {"toolCallId": "a", "toolName": "f", "args": {"x": 1}}),
-                 ("9", {"toolCallId": "b", "toolName": "g", "args": {"y": 2}}),
-                 ("d", {"finishReason": "tool-calls"}))
-    table = scl.calls(body)
-    assert list(zip(table.call_id, table.block, table.args, strict=True)) == [
-        ("a", 0, '{"x":1}'), ("b", 1, '{"y":2}')]
-    assert table.complete.all()
+    body = parts(*interleaved(
+        lambda i, tool: ("b", {"toolCallId": i, "toolName": tool}),
+        lambda i, piece: ("c", {"toolCallId": i, "argsTextDelta": piece}),
+        lambda i, tool, args: ("9", {"toolCallId": i, "toolName": tool, "args": args}),
+    ), ("d", {"finishReason": "tool-calls"}))
+    assert finished_calls(body) == KEPT_APART
 
 
 def test_a_call_the_stream_never_ends_stays_unfinished() -> None:
@@ -112,9 +95,7 @@ def test_data_annotations_reasoning_sources_and_files_are_other(code: str, value
 ])
 def test_a_part_of_the_wrong_shape_is_reported(line: bytes, why: str) -> None:
     body = parts(STEP) + line
-    with pytest.raises(scl.CaptureError, match=rf"byte {len(parts(STEP))}: .*{why}"):
-        scl.load(body)
-    assert scl.load(body, strict=False).kind.tolist().count("error") == 1
+    assert_refused(body, rf"byte {len(parts(STEP))}: .*{why}")
 
 
 def test_it_is_not_read_as_any_other_format() -> None:

@@ -23,7 +23,7 @@ import streamcalls_lab as scl
 from streamcalls_lab.events import KINDS, is_done
 from streamcalls_lab.fixtures import resplit, truncate
 from streamcalls_lab.framing import decode_any
-from streamcalls_lab.providers import FORMATS, INTERLEAVING, READERS
+from streamcalls_lab.providers import FORMATS, INTERLEAVING, READERS, WireFormat
 from streamcalls_lab.redact import Redactor
 from streamcalls_lab.turns import WireFrame, body, expected_calls, write
 
@@ -194,3 +194,28 @@ def test_no_frame_of_a_real_capture_is_claimed_by_two_readers(
     for path in readable_captures:
         frames = decode_any([path.read_bytes()], str(path), strict=False)
         assert all(len(who) <= 1 for _, who in _claims(list(frames))), path
+
+
+def test_a_format_is_sse_unless_it_declares_another_framing() -> None:
+    spec = FORMATS["cohere-chat"]
+    declared = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)
+                if f.name not in ("name", "reader", "framing")}
+    assert dataclasses.replace(spec, framing="ndjson") != spec
+    assert WireFormat.of(spec.reader, **declared) == spec
+    assert WireFormat.of(spec.reader, "ndjson", **declared).framing == "ndjson"
+    assert {n: f.framing for n, f in FORMATS.items() if f.framing != "sse"} == {
+        "ai-sdk-data": "prefixed", "bedrock-converse": "eventstream",
+        "bedrock-invoke": "eventstream", "gemini-live": "ndjson", "ollama": "ndjson",
+        "openai-realtime": "ndjson"}
+
+
+def test_a_block_format_reads_calls_and_text_from_the_same_start_delta_and_stop() -> None:
+    from streamcalls_lab.providers.spec import block_events
+
+    events = block_events("start", "delta", "stop", turn_stop=("end",), other=("ping",))
+    assert events == {"call_start": ("start",), "args_delta": ("delta", "start"),
+                      "block_stop": ("stop",), "text_start": ("start",),
+                      "text_delta": ("delta",), "turn_stop": ("end",), "error": ("error",),
+                      "other": ("ping", "start", "delta")}
+    assert FORMATS["anthropic-messages"].events["other"] == (
+        "message_start", "message_delta", "ping", "content_block_start", "content_block_delta")

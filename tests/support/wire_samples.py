@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from streamcalls_lab.framing.eventstream import event_message, exception_message
@@ -241,3 +241,40 @@ def rows_of(body: bytes, **options: object) -> list[tuple]:
     return list(zip(df.event, df.kind.astype(str),
                     df.block.astype(object).where(df.block.notna(), None),
                     df.fragment.fillna("-"), strict=True))
+
+
+def assert_refused(body: bytes, why: str) -> None:
+    """A strict load refuses ``body`` for ``why`` (a regex); a lenient one keeps the frame as
+    one error row: what every format's tests hold a field of the wrong type to."""
+    import pytest
+
+    import streamcalls_lab as scl
+
+    with pytest.raises(scl.CaptureError, match=why):
+        scl.load(body)
+    assert scl.load(body, strict=False).kind.tolist().count("error") == 1
+
+
+def finished_calls(body: bytes, *columns: str) -> list[tuple]:
+    """``columns`` (call_id, block, args unless named) of each call of ``body``, once every
+    call is checked finished: what a test of calls kept apart compares."""
+    import streamcalls_lab as scl
+
+    table = scl.calls(body)
+    assert table.complete.all(), table.problem.tolist()
+    return list(zip(*(table[c] for c in columns or ("call_id", "block", "args")), strict=True))
+
+
+def interleaved(start: Callable[[str, str], Any], piece: Callable[[str, str], Any],
+                end: Callable[[str, str, dict], Any]) -> list[Any]:
+    """Two calls open at once, their fragments interleaved, the first ended while the second
+    still fills, as a format's events: ``start(id, tool)`` announces a call, ``piece(id,
+    fragment)`` fills it and ``end(id, tool, args)`` ends it. They read to
+    :data:`KEPT_APART` in every format that keys its fragments by call id."""
+    return [start("a", "f"), start("b", "g"), piece("b", '{"y":'), piece("a", '{"x":'),
+            piece("a", "1}"), end("a", "f", {"x": 1}), piece("b", "2}"),
+            end("b", "g", {"y": 2})]
+
+
+KEPT_APART = [("a", 0, '{"x":1}'), ("b", 1, '{"y":2}')]
+"""(call_id, block, args) of the calls :func:`interleaved` writes."""
