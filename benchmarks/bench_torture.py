@@ -10,28 +10,22 @@ slowest client to start, langchain-openai). The target: the full suite of one fo
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
 import time
-from pathlib import Path
 
-from streamcalls_lab.torture import check_client, tolerated
+from streamcalls_lab.torture import REAL_CLIENTS, RealClient, check_client, tolerated
 
-CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 TARGET = 300.0  # seconds: the full suite of one format, in a client's CI
-# (name, script under clients/, the module it needs) for each format
-SDK = {"openai-chat": ("openai (chat stream helper)", "openai_chat_stream.py", "openai"),
-       "openai-responses": ("openai (responses helper)", "openai_responses_stream.py", "openai"),
-       "anthropic-messages": ("anthropic (stream helper)", "anthropic_stream.py", "anthropic")}
-LANGCHAIN = {
-    "openai-chat": ("langchain-openai", "langchain_openai_client.py", "langchain_openai"),
-    "openai-responses": ("langchain-openai", "langchain_openai_client.py", "langchain_openai"),
-    "anthropic-messages": ("langchain-anthropic", "langchain_anthropic_client.py",
-                           "langchain_anthropic")}
+# the catalogue's script (streamcalls_lab/torture/clients.toml) of the SDK client and the
+# LangChain client run on each format
+SDK = {"openai-chat": "openai_chat_stream.py", "openai-responses": "openai_responses_stream.py",
+       "anthropic-messages": "anthropic_stream.py"}
+LANGCHAIN = {"openai-chat": "langchain_openai_client.py",
+             "openai-responses": "langchain_openai_client.py",
+             "anthropic-messages": "langchain_anthropic_client.py"}
 
 
-def _pace(name: str, cmd: list[str], fmt: str, suite: str) -> None:
-    took, reports = {}, {}
+def _pace(client: RealClient, fmt: str, suite: str) -> None:
+    took, reports, cmd = {}, {}, client.command()
     for loop in (False, True):
         t0 = time.perf_counter()
         reports[loop] = check_client(cmd, [fmt], suite=suite, loop=loop, progress=False)
@@ -40,7 +34,8 @@ def _pace(name: str, cmd: list[str], fmt: str, suite: str) -> None:
     same = (reports[False].to_dict("records") == reports[True].to_dict("records")
             and tolerated(reports[False]).equals(tolerated(reports[True])))
     found = ", ".join(reports[True]["class"]) or "clean"
-    print(f"{name:28} {n:4} cases  per case {took[False]:6.1f} s {n / took[False]:6.1f} cases/s"
+    print(f"{client.name:32} {n:4} cases"
+          f"  per case {took[False]:6.1f} s {n / took[False]:6.1f} cases/s"
           f"  loop {took[True]:6.1f} s {n / took[True]:6.1f} cases/s"
           f"  loop x{took[False] / took[True]:4.1f}  {'same report' if same else 'REPORTS DIFFER'}"
           f"  -> {found}")
@@ -55,15 +50,14 @@ def main() -> None:
     parser.add_argument("--langchain", action="store_true",
                         help="also langchain-openai (about a minute more)")
     ns = parser.parse_args()
-    runs = [("reference", "reference.py", None), SDK[ns.format]]
-    if ns.langchain:
-        runs.append(LANGCHAIN[ns.format])
+    runs = ["reference.py", SDK[ns.format], *([LANGCHAIN[ns.format]] if ns.langchain else [])]
     print(f"torture, suite {ns.suite}, format {ns.format}, jobs: the default")
-    for name, script, need in runs:
-        if need is not None and importlib.util.find_spec(need) is None:
-            print(f"{name:28} skipped: {need} is not installed")
+    for client in map(REAL_CLIENTS.__getitem__, runs):
+        if (why := client.missing()) is not None:
+            print(f"{client.name:32} skipped: {why}")
             continue
-        _pace(name, [sys.executable, str(CLIENTS / script)], ns.format, ns.suite)
+        assert ns.format in client.formats, (client.script, ns.format)
+        _pace(client, ns.format, ns.suite)
 
 
 if __name__ == "__main__":

@@ -24,9 +24,16 @@ from __future__ import annotations
 
 from ._cases import NOT_SERVED, PATHS, SERVED_FORMATS, SUITES, CallTuple, WireCase, cases
 from ._check import check_client
+from ._clients import (
+    CLIENT_HELPERS,
+    CLIENT_PACKAGES,
+    CLIENTS_DIR,
+    REAL_CLIENTS,
+    RealClient,
+    read_clients,
+)
 from ._judge import (
     CLASSES,
-    CLIENT_PACKAGES,
     Finding,
     Tolerance,
     code_span,
@@ -43,9 +50,10 @@ from ._judge import (
 from .run import LoopClient, Run, accepts_gzip, case_env, client_env, run_case, served_seconds
 
 __all__ = [
-    "CLASSES", "CLIENT_PACKAGES", "NOT_SERVED", "PATHS", "SERVED_FORMATS", "SUITES", "CallTuple",
-    "Finding", "LoopClient", "Run", "Tolerance", "WireCase", "accepts_gzip", "case_env", "cases",
+    "CLASSES", "CLIENTS_DIR", "CLIENT_HELPERS", "CLIENT_PACKAGES", "NOT_SERVED", "PATHS",
+    "REAL_CLIENTS", "SERVED_FORMATS", "SUITES", "CallTuple", "Finding", "LoopClient",
+    "RealClient", "Run", "Tolerance", "WireCase", "accepts_gzip", "case_env", "cases",
     "check_client", "client_env", "code_span", "install_hint", "judge", "markdown",
-    "not_started", "plain_text", "report", "run_case", "served_seconds", "settle", "tolerated",
-    "verdict",
+    "not_started", "plain_text", "read_clients", "report", "run_case", "served_seconds",
+    "settle", "tolerated", "verdict",
 ]

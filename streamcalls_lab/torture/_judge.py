@@ -28,6 +28,7 @@ from ..faults import Seen, Sent, classify, cover, describe, json_value, symptoms
 from ..loader import load
 from ..producers.quirks import with_implied
 from ._cases import WireCase
+from ._clients import CLIENT_PACKAGES
 from ._processes import OUTPUT_LIMIT
 from .run import GZIP, IDENTITY, Run
 
@@ -206,11 +207,6 @@ def not_started(cases: Sequence[WireCase], runs: Sequence[Run]) -> str | None:
     return None
 
 
-# The Python modules the adapters in clients/ import, and the package that installs each
-# (all in the `clients` extra, which `make lab` installs).
-CLIENT_PACKAGES = {"openai": "openai", "anthropic": "anthropic", "httpx_sse": "httpx-sse",
-                   "sseclient": "sseclient-py", "langchain_openai": "langchain-openai",
-                   "langchain_anthropic": "langchain-anthropic"}
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 
@@ -221,7 +217,10 @@ def install_hint(why: str | None) -> str | None:
     found = _NO_MODULE.search(why or "")
     if found is None:
         return None
-    module = found.group(1).split(".")[0]
+    parts = found.group(1).split(".")
+    # the longest prefix a client imports (google.genai is google-genai), else the top module
+    module = next((m for m in (".".join(parts[:n]) for n in range(len(parts), 0, -1))
+                   if m in CLIENT_PACKAGES), parts[0])
     package = CLIENT_PACKAGES.get(module, module)
     every = (' Every client in clients/ at once: pip install -e ".[clients]" from the '
              "repository (make lab does it)." if module in CLIENT_PACKAGES else "")
