@@ -408,6 +408,30 @@ def test_a_class_another_family_forces_never_takes_a_failure_by_count() -> None:
     assert [f.cls for f in settle([*cut, *number])] == ["parse_to_finish"] * 2
 
 
+def test_a_failure_one_class_shows_through_another_is_its_only_where_the_suite_names_both(
+        ) -> None:
+    # issue 29: a client keyed by id that also keeps calls in a list by position raises on
+    # Chat's empty_choices case where its nameless buffer took a slot, at indices that are
+    # positions: what a client reading choices[0] raises there, byte for byte
+    raised, = judge(_case("empty_choices"), Run(1, stderr="IndexError: list index out of range"))
+    assert raised.could == {"choices_index0"}
+    assert raised.through == {("key_by_id", "index_as_position")}
+    keyed = Finding(_case("interleaved", "anthropic-messages"), "key_by_id", "", "", "",
+                    frozenset({"key_by_id"}))
+    gap = Finding(_case("index_gap"), "index_as_position", "", "", "",
+                  frozenset({"index_as_position"}))
+    assert [f.cls for f in settle([raised, keyed, gap])] == [
+        "key_by_id", "key_by_id", "index_as_position"]
+    assert _families(report([raised, keyed, gap], 3, 1.0)) == {
+        "key_by_id": {"empty_choices", "interleaved"}, "index_as_position": {"index_gap"}}
+    # where the suite does not name both for failures of their own, it reads choices[0]
+    for others in ([], [keyed], [gap]):
+        assert settle([raised, *others])[0].cls == "choices_index0"
+    # and a stream whose indices are not positions is index_as_position's own evidence
+    gapped, = judge(_case("index_gap"), Run(1, stderr="IndexError: list index out of range"))
+    assert gapped.could == {"index_as_position"} and not gapped.through
+
+
 def test_markdown_keeps_captured_text_in_code_spans_with_pipes_escaped() -> None:
 
     table = pd.DataFrame([{"class": "other", "got": "a|b <script>"}])
@@ -525,9 +549,6 @@ def _deciding(a: str, b: str, by_bug: dict[str, dict[Key, set[str]]]) -> list:
 #   (split off empty) never come out and the blank-id ones carry every argument,
 #   [('', '', '{"city": ...}'), ('', '', '{"text": ...}')]: blank_identity_copied's output
 #   (its client copies "" and null as sent; this one starts each with "").
-# - key_by_id with index_as_position, Chat's empty_choices: the nameless buffer takes a
-#   list slot and the next call's index raises, nothing handed on, "IndexError: list index
-#   out of range": exactly choices_index0's run on the usage chunk.
 # - key_by_id with key_by_last, Anthropic (crlf, interleaved, ...): every fragment goes to
 #   the announced call, whose stop (no id) finds no buffer by id: nothing handed on,
 #   nothing raised, as any client that loses every call (missing_call).
@@ -536,7 +557,7 @@ def _deciding(a: str, b: str, by_bug: dict[str, dict[Key, set[str]]]) -> list:
 #   key_by_id's own client hands on at the close of Chat's truncated case.
 # strict: a pair that starts passing must leave this list.
 MISJUDGED = {("blank_id_new_call", "empty_args_dropped"), ("parse_to_finish", "key_by_id"),
-             ("key_by_id", "key_by_last"), ("key_by_id", "index_as_position")}
+             ("key_by_id", "key_by_last")}
 # Misjudged once the identity families joined the suite (issue 29, open). Not strict: which
 # class takes the case depends on the sampled cases. Left: eof_as_stop with parse_to_finish,
 # whose cut stream and top-level number lenient_parse explains both (a partial parser hands
