@@ -92,11 +92,34 @@ class _Read:
 def _read(body: bytes) -> _Read:
     deltas = load(body, strict=False)
     table = calls(deltas)
+    blanked = _blanked(deltas)
     return _Read(tuple(Sent(present(r.call_id), present(r.tool), r.args, present(r.block),
-                            present(r.choice), bool(r.complete))
+                            present(r.choice), bool(r.complete),
+                            blanked.get(present(r.call_id), frozenset()))
                        for r in table.itertuples()),
                  frozenset(present(r.call_id) for r in table.itertuples() if r.complete),
                  bool(deltas["reason"].notna().any()))
+
+
+_IDENTITY = ("call_id", "tool")
+
+
+def _blanked(deltas: pd.DataFrame) -> dict[Any, frozenset[str]]:
+    """Each call's id, with the identity fields an argument fragment after its announcement
+    sent as ``""`` (a fragment goes with the call last announced at its choice and block)."""
+    columns = [deltas[c].tolist() for c in ("kind", "choice", "block", *_IDENTITY)]
+    announced: dict[Any, Any] = {}
+    out: dict[Any, frozenset[str]] = {}
+    for kind, choice, block, *identity in zip(*columns, strict=True):
+        if kind == "call_start":
+            announced[choice, block] = present(identity[0])
+        elif kind == "args_delta" and (choice, block) in announced:
+            empty = frozenset(f for f, v in zip(_IDENTITY, identity, strict=True)
+                              if isinstance(v, str) and not v)
+            if empty:
+                call = announced[choice, block]
+                out[call] = out.get(call, frozenset()) | empty
+    return out
 
 
 def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
