@@ -292,6 +292,16 @@ def test_a_call_the_format_finished_may_be_handed_on_from_a_cut_turn(fmt: str) -
     assert len(case.expected) == 1 and verdict(case, _calls(case)) == ([], [])
 
 
+@pytest.mark.parametrize("fmt", ["anthropic-messages", "openai-responses"])
+def test_a_finished_call_handed_on_under_no_id_from_a_cut_turn_is_not_early(fmt: str) -> None:
+    # its stop came: handed on with no id is the id lost (a client keyed by id), never a
+    # call handed on before its stop, which only a call the cut left open can be
+    case = _case("cut_after_a_call", fmt)
+    (_, _, args), = case.expected
+    nameless = Run(0, calls=[{"call_id": "", "tool": "", "args": args}])
+    assert [(f.cls, f.could) for f in judge(case, nameless)] == [("key_by_id", {"key_by_id"})]
+
+
 def test_a_chat_call_handed_on_before_finish_reason_is_a_tolerance() -> None:
     case = _case("cut_after_a_call", "openai-chat")
     found, noted = verdict(case, _calls(case))
