@@ -107,10 +107,13 @@ _IDENTITY = ("call_id", "tool")
 def _blanked(deltas: pd.DataFrame) -> dict[Any, frozenset[str]]:
     """Each call's id, with the identity fields an argument fragment after its announcement
     sent as ``""`` (a fragment goes with the call last announced at its choice and block)."""
-    columns = [deltas[c].tolist() for c in ("kind", "choice", "block", *_IDENTITY)]
+    identities = [deltas[c].tolist() for c in _IDENTITY]
+    if not any("" in values for values in identities):  # most bodies: read no further
+        return {}
+    columns = [deltas[c].tolist() for c in ("kind", "choice", "block")]
     announced: dict[Any, Any] = {}
     out: dict[Any, frozenset[str]] = {}
-    for kind, choice, block, *identity in zip(*columns, strict=True):
+    for kind, choice, block, *identity in zip(*columns, *identities, strict=True):
         if kind == "call_start":
             announced[choice, block] = present(identity[0])
         elif kind == "args_delta" and (choice, block) in announced:
