@@ -18,7 +18,7 @@ from .recognise import (
     _raised_index,
 )
 from .registry import BugClass
-from .symptom import CALLS, ERROR, Seen, Symptom
+from .symptom import CALLS, ERROR, IDENTITY_FIELDS, Seen, Symptom
 
 
 class BlankIdNewCall(Accumulator):
@@ -89,10 +89,7 @@ def _copied(s: Symptom, want: Seen, field: int, value: Any) -> bool:
     if value != "":
         return False
     sent = next((c for c in s.sent if c.call_id == want[0]), None)
-    return sent is None or sent.blanked is None or _IDENTITY[field] in sent.blanked
-
-
-_IDENTITY = ("call_id", "tool")
+    return sent is None or sent.blanked is None or IDENTITY_FIELDS[field] in sent.blanked
 
 
 def _repeated(have: Any, want: Any) -> bool:

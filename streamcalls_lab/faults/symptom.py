@@ -29,6 +29,10 @@ class Sent(NamedTuple):
     every identity key as sent hands on ``""`` only for a field sent so."""
 
 
+IDENTITY_FIELDS = ("call_id", "tool")
+"""A call's identity fields, in :data:`Seen`'s order (what :attr:`Sent.blanked` names)."""
+
+
 Seen = tuple[Any, Any, Any]
 """A call as handed on or expected: ``(call_id, tool, args)``, ``args`` the exact text or,
 when a client shows only that, the parsed value."""

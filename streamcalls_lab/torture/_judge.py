@@ -12,7 +12,7 @@ its format finished it, with its arguments whole, is a :class:`Tolerance`, not a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -25,6 +25,7 @@ from ..check import DOCUMENTS, report_frame
 from ..display import code_point, hidden
 from ..faults import CLASSES as CLASSES  # what a failure is put down to, in report order
 from ..faults import Seen, Sent, classify, cover, describe, json_value, symptoms, through
+from ..faults.symptom import IDENTITY_FIELDS
 from ..loader import load
 from ..producers.quirks import with_implied
 from ._cases import WireCase
@@ -101,13 +102,10 @@ def _read(body: bytes) -> _Read:
                  bool(deltas["reason"].notna().any()))
 
 
-_IDENTITY = ("call_id", "tool")
-
-
 def _blanked(deltas: pd.DataFrame) -> dict[Any, frozenset[str]]:
     """Each call's id, with the identity fields an argument fragment after its announcement
     sent as ``""`` (a fragment goes with the call last announced at its choice and block)."""
-    identities = [deltas[c].tolist() for c in _IDENTITY]
+    identities = [deltas[c].tolist() for c in IDENTITY_FIELDS]
     if not any("" in values for values in identities):  # most bodies: read no further
         return {}
     columns = [deltas[c].tolist() for c in ("kind", "choice", "block")]
@@ -117,7 +115,7 @@ def _blanked(deltas: pd.DataFrame) -> dict[Any, frozenset[str]]:
         if kind == "call_start":
             announced[choice, block] = present(identity[0])
         elif kind == "args_delta" and (choice, block) in announced:
-            empty = frozenset(f for f, v in zip(_IDENTITY, identity, strict=True)
+            empty = frozenset(f for f, v in zip(IDENTITY_FIELDS, identity, strict=True)
                               if isinstance(v, str) and not v)
             if empty:
                 call = announced[choice, block]
@@ -190,7 +188,8 @@ def settle(findings: Sequence[Finding]) -> list[Finding]:
     return [replace(f, cls=cls[id(f)]) for f in findings]
 
 
-def _chosen(findings: Sequence[Finding], could: Any) -> dict[int, str]:
+def _chosen(findings: Sequence[Finding],
+            could: Callable[[Finding], frozenset[str]]) -> dict[int, str]:
     """The class each finding is put down to (by ``id``), the fewest per family."""
     chosen = cover(findings, could, lambda f: f.case.family)
     return {id(f): c for c, mine in chosen.items() for f in mine}
