@@ -594,8 +594,10 @@ def _deciding(a: str, b: str, by_bug: dict[str, dict[Key, set[str]]]) -> list:
 #   before a stop that never came is eof_as_stop's, parse_to_finish's and lenient_parse's
 #   evidence alike (a cut stream shows them alike, and eof_as_stop is reported first: the
 #   contract's rule for a client failing only on cut streams), and key_by_id's, whose own
-#   client hands its nameless buffer on at the close of Chat's truncated case. Where only
-#   parse_to_finish would show (a prefix that parses on a whole stream) key_by_id fails too.
+#   client hands its nameless buffer on at the close of Chat's truncated case. None of the
+#   cases that decide the pair is one where those three hand on differently (a prefix that
+#   parses, or one that does not, handed on: top_level_number, cut_after_a_call, spaces),
+#   and where parse_to_finish alone would show so on a whole stream key_by_id fails too.
 # strict: a pair that starts passing must leave this list.
 MISJUDGED = {("parse_to_finish", "key_by_id"), ("key_by_id", "key_by_last")}
 # Misjudged once the identity families joined the suite (issue 29, open). Not strict: which
