@@ -90,6 +90,7 @@ from .registry import classify as classify
 from .registry import cover as cover
 from .registry import register as register
 from .registry import summary as summary
+from .registry import through as through
 from .registry import unregister as unregister
 from .surface import MARKDOWN_SYNTAX as MARKDOWN_SYNTAX
 from .surface import MarkdownBubble as MarkdownBubble
@@ -161,6 +162,7 @@ __all__ = [
     "split_characters_lost",
     "summary",
     "symptoms",
+    "through",
     "unescape_fragment",
     "unregister",
 ]

@@ -18,7 +18,7 @@ from .recognise import (
     _raised_index,
 )
 from .registry import BugClass
-from .symptom import CALLS, ERROR, Symptom
+from .symptom import CALLS, ERROR, IDENTITY_FIELDS, Seen, Symptom
 
 
 class BlankIdNewCall(Accumulator):
@@ -58,9 +58,11 @@ class NameConcatenated(Accumulator):
 def _split_by_blank_id(s: Symptom) -> bool:
     """On a stream whose follow-on fragments had blank ids: a call of blank id handed on
     besides the calls sent (one call split in two), or in place of one, holding the end of
-    its arguments (the call started again at each blank id); or a list of calls, kept by
-    index, raised on a stream whose every index is its position (the call a blank id
-    started took a slot that was not its)."""
+    its arguments (the call started again at each blank id), or all of them where its blank
+    identity is not what the stream sent (the call a blank id started replaced the announced
+    one, or this was dropped, with no arguments: not a copy of the blank); or a list of
+    calls, kept by index, raised on a stream whose every index is its position (the call a
+    blank id started took a slot that was not its)."""
     if not _on("blank_identity", s):
         return False
     if s.aspect == ERROR:
@@ -68,9 +70,26 @@ def _split_by_blank_id(s: Symptom) -> bool:
     if s.aspect != CALLS:
         return False
     blank = [a for i, _, a in s.got if _blank(i) and a not in NO_ARGS]
-    return bool(blank) and (len(s.got) > len(s.expected) or any(
-        isinstance(a, str) and c.args != a and c.args.endswith(a) for a in blank
-        for c in s.sent))
+    if blank and (len(s.got) > len(s.expected) or any(
+            isinstance(a, str) and c.args != a and c.args.endswith(a) for a in blank
+            for c in s.sent)):
+        return True
+    replaced = _paired(s, lambda w, h: h[2] == w[2] and _blank(h[0]))
+    return replaced is not None and any(not (_copied(s, w, 0, h[0]) and _copied(s, w, 1, h[1]))
+                                        for w, h in replaced)
+
+
+def _copied(s: Symptom, want: Seen, field: int, value: Any) -> bool:
+    """``value``, handed on as the ``field`` (0: id, 1: tool) of the call ``want``, is that
+    field as the call announced it, or a blank that copying what its later fragments sent
+    gives: null (a key sent null, or left out) always can be, ``""`` only where one sent
+    ``""`` (where the symptom knows)."""
+    if value == want[field] or value is None:
+        return True
+    if value != "":
+        return False
+    sent = next((c for c in s.sent if c.call_id == want[0]), None)
+    return sent is None or sent.blanked is None or IDENTITY_FIELDS[field] in sent.blanked
 
 
 def _repeated(have: Any, want: Any) -> bool:
@@ -104,8 +123,8 @@ def _blank_copied(s: Symptom) -> bool:
         # a correct client survives the stream: the blank value, read or checked, broke it
         # (a list of calls indexed out of range is a call too many, not a value read)
         return _BLANK_READ.search(s.error) is not None and not _raised_index(s)
-    pairs = _paired(s, lambda w, h: h[2] == w[2] and (h[0] == w[0] or _blank(h[0]))
-                    and (h[1] == w[1] or _blank(h[1])))
+    pairs = _paired(s, lambda w, h: h[2] == w[2] and _copied(s, w, 0, h[0])
+                    and _copied(s, w, 1, h[1]))
     return pairs is not None and any(h[:2] != w[:2] for w, h in pairs)
 
 

@@ -147,6 +147,15 @@ def _key_by_id(s: Symptom) -> bool:
                for t in nameless)
 
 
+def _slot_taken(s: Symptom) -> bool:
+    """A list of calls kept by position raised on a stream whose every index is its
+    position: a buffer no announcement started (an earlier call's fragments, keyed by an id
+    they do not carry) had taken a slot. Only a call sent after one with argument text can
+    find its slot so taken."""
+    return (_raised_index(s) and not _index_not_position(s)
+            and any(a.args for a, _ in pairwise(s.sent)))
+
+
 def _merged(s: Symptom) -> bool:
     """Two calls of different tools, or at one block, handed on as one call holding both
     calls' arguments one after the other (or, compared parsed, the later call lost)."""
@@ -200,7 +209,10 @@ KEY_BY_ID = BugClass(
     # Any streamed call: no fragment after the announcement names its call.
     {"args": '{"order_id": "A-4471", "include_line_items": true}', "split": 18,
      "tool": "lookup_order"},
-    client=True)
+    client=True,
+    # with calls kept in a list by position too, the nameless buffer takes a slot, and the
+    # next call's index raises: on any stream, not only one whose indices skip
+    through={"index_as_position": _slot_taken})
 
 ONE_CHOICE = BugClass(
     "one_choice",

@@ -117,7 +117,7 @@ def _early(s: Symptom) -> list[Any] | None:
             # call handed on before its stop, holding the start of one whose stop never came
             due = {w[0] for w in s.expected}
             call = next((c for c in s.sent if have[2] and c.call_id not in due
-                         and c.args.startswith(have[2])), None)
+                         and not c.finished and c.args.startswith(have[2])), None)
         if call is None:
             return None
         args = have[2]

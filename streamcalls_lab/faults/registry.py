@@ -45,6 +45,14 @@ class BugClass:
     """``clients/`` has a deliberately broken torture client for it (``--bug NAME``)."""
     fallback: bool = False
     """Generic: consulted only when no other class recognises a symptom."""
+    through: Mapping[str, Callable[[Symptom], bool]] = field(default_factory=dict,
+                                                             compare=False)
+    """Where this class's mistake shows only through another's: ``{other: recognise}``, a
+    symptom ``recognise`` accepts being this class's when a client has both (a fragment
+    keyed by an id it lacks made a buffer, and a list kept by position raised at the slot
+    it took). Consulted over a whole run alone (the torture report's settling), and only
+    where the run's other failures name both classes: one case cannot say a client has
+    two bugs."""
 
 
 SPECS: dict[str, BugClass] = {}
@@ -164,6 +172,13 @@ def _cover(findings: Sequence[T], classes: Callable[[T], frozenset[str]],
         chosen[pick] = [f for f in left if pick in classes(f)]
         left = [f for f in left if pick not in classes(f)]
     return dict(sorted(chosen.items(), key=lambda kv: rank(kv[0])))
+
+
+def through(symptom: Symptom) -> frozenset[tuple[str, str]]:
+    """``(cls, other)`` for each class whose mistake ``symptom`` shows through ``other``'s
+    (the specs' ``through``)."""
+    return frozenset((s.name, other) for s in SPECS.values()
+                     for other, recognise in s.through.items() if recognise(symptom))
 
 
 def summary(name: str) -> str:

@@ -23,6 +23,14 @@ class Sent(NamedTuple):
     finished: bool = True
     """Its stop (or done event) came; False: the stream was cut before it (the judge reads
     this from the body; a handler's own cases end every call)."""
+    blanked: frozenset[str] | None = None
+    """The identity fields (``call_id``, ``tool``) some fragment after its announcement sent
+    as ``""`` (the judge reads them from the body); None: not known. A client that copies
+    every identity key as sent hands on ``""`` only for a field sent so."""
+
+
+IDENTITY_FIELDS = ("call_id", "tool")
+"""A call's identity fields, in :data:`Seen`'s order (what :attr:`Sent.blanked` names)."""
 
 
 Seen = tuple[Any, Any, Any]

@@ -12,7 +12,7 @@ its format finished it, with its arguments whole, is a :class:`Tolerance`, not a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -24,7 +24,8 @@ from ..accumulate import present
 from ..check import DOCUMENTS, report_frame
 from ..display import code_point, hidden
 from ..faults import CLASSES as CLASSES  # what a failure is put down to, in report order
-from ..faults import Seen, Sent, classify, cover, describe, json_value, symptoms
+from ..faults import Seen, Sent, classify, cover, describe, json_value, symptoms, through
+from ..faults.symptom import IDENTITY_FIELDS
 from ..loader import load
 from ..producers.quirks import with_implied
 from ._cases import WireCase
@@ -44,6 +45,9 @@ class Finding:
     could: frozenset[str] = frozenset()
     """Every class that could explain it (``cls`` is the one chosen): :func:`settle`
     chooses again over a whole suite."""
+    through: frozenset[tuple[str, str]] = frozenset()
+    """``(cls, other)``: it is also ``cls``'s mistake showing through ``other``'s (a spec's
+    ``through``), which :func:`settle` weighs where the suite names both."""
 
 
 @dataclass(frozen=True)
@@ -90,11 +94,34 @@ class _Read:
 def _read(body: bytes) -> _Read:
     deltas = load(body, strict=False)
     table = calls(deltas)
+    blanked = _blanked(deltas)
     return _Read(tuple(Sent(present(r.call_id), present(r.tool), r.args, present(r.block),
-                            present(r.choice), bool(r.complete))
+                            present(r.choice), bool(r.complete),
+                            blanked.get(present(r.call_id), frozenset()))
                        for r in table.itertuples()),
                  frozenset(present(r.call_id) for r in table.itertuples() if r.complete),
                  bool(deltas["reason"].notna().any()))
+
+
+def _blanked(deltas: pd.DataFrame) -> dict[Any, frozenset[str]]:
+    """Each call's id, with the identity fields an argument fragment after its announcement
+    sent as ``""`` (a fragment goes with the call last announced at its choice and block)."""
+    identities = [deltas[c].tolist() for c in IDENTITY_FIELDS]
+    if not any("" in values for values in identities):  # most bodies: read no further
+        return {}
+    columns = [deltas[c].tolist() for c in ("kind", "choice", "block")]
+    announced: dict[Any, Any] = {}
+    out: dict[Any, frozenset[str]] = {}
+    for kind, choice, block, *identity in zip(*columns, *identities, strict=True):
+        if kind == "call_start":
+            announced[choice, block] = present(identity[0])
+        elif kind == "args_delta" and (choice, block) in announced:
+            empty = frozenset(f for f, v in zip(IDENTITY_FIELDS, identity, strict=True)
+                              if isinstance(v, str) and not v)
+            if empty:
+                call = announced[choice, block]
+                out[call] = out.get(call, frozenset()) | empty
+    return out
 
 
 def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
@@ -128,7 +155,7 @@ def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
                      quirks=with_implied(case.quirks))
     out = []
     for cls, mine in cover([(s, classify(s)) for s in found], lambda f: f[1]).items():
-        out += [Finding(case, cls, *describe(s), could) for s, could in mine]
+        out += [Finding(case, cls, *describe(s), could, through(s)) for s, could in mine]
     return out, [Tolerance(case, note) for note in notes]
 
 
@@ -136,10 +163,37 @@ def settle(findings: Sequence[Finding]) -> list[Finding]:
     """``findings`` each put down to the fewest classes that explain its family's failures:
     a run alone cannot tell a client keyed by id from one that takes an empty id for a new
     call, its family's other runs (or, on a tie, a class the suite names anyway) can; a class
-    another family forces never takes a failure by count (issue 29)."""
-    chosen = cover(findings, lambda f: f.could or frozenset({f.cls}), lambda f: f.case.family)
-    cls = {id(f): c for c, mine in chosen.items() for f in mine}
+    another family forces never takes a failure by count (issue 29).
+
+    A failure one class's mistake shows through another's (``Finding.through``) may be put
+    down to it where the suite names both for failures of their own: a client keyed by id
+    that keeps calls in a list by position raises at the slot its nameless buffer took,
+    just as one reading ``choices[0]`` raises on a chunk with no choices, and only the run's
+    other failures say which client it is."""
+    def could(f: Finding) -> frozenset[str]:
+        return f.could or frozenset({f.cls})
+
+    cls = _chosen(findings, could)
+    named = set(cls.values())
+    wider = {id(f): could(f) | {c for c, other in f.through if {c, other} <= named}
+             for f in findings if f.through}
+    if any(wider[i] != could(f) for f in findings if (i := id(f)) in wider):
+        again = _chosen(findings, lambda f: wider.get(id(f)) or could(f))
+        # taken only if every class it put a failure down to through another still has
+        # that other named: a premise the new choice dropped leaves the first choice
+        kept = set(again.values())
+        if all(again[id(f)] in could(f) or any(c == again[id(f)] and other in kept
+                                              for c, other in f.through)
+               for f in findings):
+            cls = again
     return [replace(f, cls=cls[id(f)]) for f in findings]
+
+
+def _chosen(findings: Sequence[Finding],
+            could: Callable[[Finding], frozenset[str]]) -> dict[int, str]:
+    """The class each finding is put down to (by ``id``), the fewest per family."""
+    chosen = cover(findings, could, lambda f: f.case.family)
+    return {id(f): c for c, mine in chosen.items() for f in mine}
 
 
 def judge(case: WireCase, run: Run) -> list[Finding]:
