@@ -17,7 +17,8 @@ $(BIN)/uv: | $(BIN)/python
 	$(BIN)/python -m pip install --quiet "uv>=0.9"
 
 # etc/overrides.txt: versions above what one dependency pins (mitmproxy 11's h11 and
-# tornado), settled in the same single resolve as everything else.
+# tornado), and one package left out (rfc3987-syntax: its file says why), settled in the
+# same single resolve as everything else.
 INSTALL := $(BIN)/uv pip install --quiet --python $(BIN)/python --override etc/overrides.txt
 
 # The course runs the demo (Voila) and, in notebook 7, the real SDK clients.
@@ -72,13 +73,11 @@ site: $(VENV)/.lab
 	$(BIN)/python -m streamcalls_lab.static_site build/site
 
 ## test: install, then lint and run every test, notebooks and browser included
-# Three workers on CI's two cores: much of the suite waits on a browser, a kernel, a client
-# process or a paced server, and a third worker fills those waits (the same fresh clone on
-# this 2-core machine, one run each: 19 min 21 s with -n 2, beside a niced benchmark, and
-# 14 min 22 s with -n 3, every test passing both times). A fourth worker was measured later
-# (7549fe2, fresh clones one after the other on an idle machine): pytest took 13 min 43 s with
-# -n 4 and 14 min 10 s with -n 3, within this machine's noise, so three, which loads the
-# browsers less.
+# Four workers on CI's two cores: both cores are busy for nearly the whole run, but the
+# torture harness's tests wait on paced servers and client processes, and with three workers
+# the cores stood a third idle while every worker was in them. Fresh clones of the same tree
+# on this 2-core machine (2026-12-05, one after the other, nothing else running): 681 s with
+# -n 3, 642 s with -n 4. (An earlier tree, 7549fe2, measured the two within noise.)
 # Bytecode is cached for this run even where the environment says not to
 # (PYTHONDONTWRITEBYTECODE, set in many CI images): the suite starts about 2,700 Python
 # processes (kernels, servers, SDK clients, workers), and without a cache each compiled every
@@ -86,7 +85,7 @@ site: $(VENV)/.lab
 # clone's .venv and __pycache__ folders (ignored by git) are written.
 test: $(VENV)/.test browser node
 	$(BIN)/ruff check .
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n 3 --dist loadgroup --nbmake --durations=25 tests notebooks
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n 4 --dist loadgroup --nbmake --durations=25 tests notebooks
 
 ## browser: Debian's Chromium for the browser tests (never a downloaded build)
 browser:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import tomllib
+from pathlib import Path
 
+import pytest
 import yaml
 
 from .conftest import REPO
@@ -51,3 +55,16 @@ def test_environment_installs_the_kit_itself() -> None:
     env = yaml.safe_load((REPO / "environment.yml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     assert "-e ." in pip
+
+
+def test_the_make_test_environment_builds_no_iri_grammar_on_import() -> None:
+    """etc/overrides.txt leaves rfc3987-syntax out of the resolve: it built its parsers in
+    every process that imported nbformat (1.9 s of CPU each: every pytest worker, JupyterLab,
+    Voila, nbconvert), for formats no Jupyter schema uses. Checked where it applies, in the
+    environment the Makefile builds."""
+    if Path(sys.prefix).resolve() != (REPO / ".venv").resolve():
+        pytest.skip("not the environment `make test` builds")
+    code = "import sys, nbformat; print('rfc3987_syntax' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
