@@ -139,15 +139,16 @@ def _turn_facts(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     starts = [s for k, s in zip(kinds, seqs, strict=True) if k == "call_start" and s is not None]
     fragments = [s for k, s in zip(kinds, seqs, strict=True)
                  if k == "args_delta" and s is not None]
+    first_call, last_fragment = min(starts, default=None), max(fragments, default=None)
     return {
         "calls": len(bufs),
         "two_calls": len(bufs) >= 2,
         "long_args": any(len(b.args) >= LONG_ARGS and b.n_deltas >= MANY_DELTAS for b in bufs),
         "escape_split": any(_escape_split(b) for b in bufs),
-        "prose_before": bool(bufs) and bool(starts)
-        and any(s is not None and s < min(starts) for s in text),
-        "prose_after": bool(bufs) and bool(fragments)
-        and any(s is not None and s > max(fragments) for s in text),
+        "prose_before": bool(bufs) and first_call is not None
+        and any(s is not None and s < first_call for s in text),
+        "prose_after": bool(bufs) and last_fragment is not None
+        and any(s is not None and s > last_fragment for s in text),
         "has_text": bool(text),
         "cut_off": "turn_stop" not in kinds
         and any(not b.complete and b.n_deltas > 0 for b in bufs),

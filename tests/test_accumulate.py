@@ -127,3 +127,21 @@ def test_each_choices_text_is_its_own_message_never_interleaved() -> None:
     acc.finish()
     assert acc.message == "Paris first.Rome then."
     assert acc.texts == {0: ["Paris ", "first."], 1: ["Rome ", "then."]}
+
+
+def test_turn_records_are_each_turns_rows_as_a_groupby_gives_them(captures: Path) -> None:
+    """`turn_records` converts a whole table once (a `to_dict` per turn made coverage of the
+    real captures take seconds): the same turns, in the same order, with the same rows, as
+    pandas' groupby over turn and provider, on every real capture and on a table whose
+    turns interleave."""
+    from streamcalls_lab.accumulate import FED, turn_records
+
+    table = scl.load(captures, strict=False)
+    interleaved = table.iloc[[*range(0, len(table), 2), *range(1, len(table), 2)]]
+    for t in (table, interleaved):
+        want = [(turn, provider, group[[*FED, "seq"]].to_dict("records"))
+                for (turn, provider), group in t.groupby(["turn", "provider"], sort=False,
+                                                         observed=True)]
+        got = list(turn_records(t, [*FED, "seq"]))
+        assert [g[:2] for g in got] == [w[:2] for w in want]
+        assert repr(got) == repr(want)  # NaN == NaN only as written
