@@ -94,9 +94,16 @@ def serialize(
     """
     if isinstance(value, str):
         return value
-    spaced = provider == "anthropic-messages" or (provider == "openai-chat" and parallel)
-    separators = (", ", ": ") if spaced else (",", ":")
+    separators = (", ", ": ") if _rewritten(provider, parallel) else (",", ":")
     return json.dumps(value, ensure_ascii=ascii, separators=separators)
+
+
+def _rewritten(provider: str, parallel: bool) -> bool:
+    """Whether the server writes the arguments out itself rather than passing the model's
+    tokens on (Anthropic always, Chat where a turn holds two or more calls): what the
+    calibration shows as spaced JSON cut into measured character pieces. One fact, read by
+    both :func:`serialize` and :func:`split_args`."""
+    return provider == "anthropic-messages" or (provider == "openai-chat" and parallel)
 
 
 # -- the flush models ----------------------------------------------------------------------
@@ -182,7 +189,7 @@ def split_args(
     """The non-empty fragments a provider would send ``args`` in (the flush model)."""
     if not args:
         return []
-    if provider == "anthropic-messages" or (provider == "openai-chat" and parallel):
+    if _rewritten(provider, parallel):
         return _cut_by_lengths(args, rng, _cum_weights(provider, "args", parallel))
     if provider == "openai-chat":
         return token_pieces(args)
