@@ -18,6 +18,13 @@ FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
 # site) are spread like any test, so no one worker holds every browser test.
 ONE_WORKER = "tests/browser/"
 SHARED_LAB = "jupyter_lab"  # the session fixture that binds a module to the shared JupyterLab
+# Modules whose tests share what a process works out once (a cache the library or the module
+# keeps): spread over the workers, every worker works it out again. Each stays on one worker.
+SHARED_STATE = {
+    # check_handler keeps a tape per byte case (6,460 of them) and tests/support/checked.py a
+    # report per handler: spread, the module took 98 core-seconds, on one worker 69 (-n 4 each).
+    "tests/test_check.py": "check_handler's tapes and reports",
+}
 
 
 def capture_files(*formats: str) -> list[Path]:
@@ -50,9 +57,12 @@ def _uses_shared_lab(module: str) -> bool:
 
 
 def one_worker_scope(nodeid: str) -> str | None:
-    """The scope a browser test runs in (every module that uses the shared JupyterLab:
-    ``browser-lab``; any other browser module: that module), else None."""
+    """The scope a test runs in when it must share a worker: a browser test's (every module
+    that uses the shared JupyterLab: ``browser-lab``; any other browser module: that module),
+    or a module of ``SHARED_STATE``; else None (any worker)."""
     module = nodeid.split("::", 1)[0]
+    if module in SHARED_STATE:
+        return module
     if not module.startswith(ONE_WORKER):
         return None
     return "browser-lab" if _uses_shared_lab(module) else module
@@ -60,7 +70,7 @@ def one_worker_scope(nodeid: str) -> str | None:
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own; no xdist, no hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
-    """``--dist loadgroup`` with the browser modules as one group.
+    """``--dist loadgroup`` with each scope of ``one_worker_scope`` as one group.
 
     xdist groups by an ``@group`` suffix its worker writes into each test's id, which
     pytest 9.2 no longer lets it change (nodes keep their id elsewhere), so every
@@ -70,9 +80,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
         return None
     from xdist.scheduler import LoadGroupScheduling
 
-    class BrowserTogether(LoadGroupScheduling):
+    class SharedTogether(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return one_worker_scope(nodeid) or super()._split_scope(nodeid)
 
-    return BrowserTogether(config, log)  # type: ignore[arg-type]
+    return SharedTogether(config, log)  # type: ignore[arg-type]
 

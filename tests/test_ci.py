@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .conftest import ONE_WORKER, REPO, one_worker_scope
+from .conftest import ONE_WORKER, REPO, SHARED_STATE, one_worker_scope
 
 BROWSER_MARK = re.compile(r"^pytestmark = .*pytest\.mark\.browser", re.M)
 
@@ -27,6 +27,13 @@ def test_browser_tests_that_share_jupyterlab_share_one_scope_and_the_rest_are_sp
     others = ["tests/test_sse.py::test_a", "notebooks/01-anatomy.ipynb::01-anatomy.ipynb",
               "tests/test_fastpath.py::test_x[tests/browser/test_browser.py]"]
     assert [one_worker_scope(n) for n in others] == [None, None, None]
+
+
+def test_a_module_sharing_a_process_state_stays_on_one_worker() -> None:
+    assert SHARED_STATE and all((REPO / m).is_file() for m in SHARED_STATE)
+    for module in SHARED_STATE:
+        tests = [f"{module}::test_a", f"{module}::test_b[x]"]
+        assert {one_worker_scope(n) for n in tests} == {module}
 
 
 def test_ci_runs_the_suite_with_that_distribution() -> None:
