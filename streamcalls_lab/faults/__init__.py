@@ -88,6 +88,7 @@ from .registry import BugClass as BugClass
 from .registry import _set as _set
 from .registry import classify as classify
 from .registry import cover as cover
+from .registry import refuted as refuted
 from .registry import register as register
 from .registry import summary as summary
 from .registry import through as through
@@ -158,6 +159,7 @@ __all__ = [
     "lenient_value",
     "parses",
     "partly_decoded",
+    "refuted",
     "register",
     "split_characters_lost",
     "summary",

@@ -27,6 +27,9 @@ class Sent(NamedTuple):
     """The identity fields (``call_id``, ``tool``) some fragment after its announcement sent
     as ``""`` (the judge reads them from the body); None: not known. A client that copies
     every identity key as sent hands on ``""`` only for a field sent so."""
+    fragments: tuple[str, ...] | None = None
+    """Its argument text in the fragments it was sent in (the judge reads them from the
+    body); None: not known. Where a call is handed on early, they say at which fragment."""
 
 
 IDENTITY_FIELDS = ("call_id", "tool")

@@ -24,7 +24,7 @@ from ..accumulate import present
 from ..check import DOCUMENTS, report_frame
 from ..display import code_point, hidden
 from ..faults import CLASSES as CLASSES  # what a failure is put down to, in report order
-from ..faults import Seen, Sent, classify, cover, describe, json_value, symptoms, through
+from ..faults import Seen, Sent, classify, cover, describe, json_value, refuted, symptoms, through
 from ..faults.symptom import IDENTITY_FIELDS
 from ..loader import load
 from ..producers.quirks import with_implied
@@ -48,6 +48,10 @@ class Finding:
     through: frozenset[tuple[str, str]] = frozenset()
     """``(cls, other)``: it is also ``cls``'s mistake showing through ``other``'s (a spec's
     ``through``), which :func:`settle` weighs where the suite names both."""
+    refutes: frozenset[str] = frozenset()
+    """The classes its case shows the client does not have (a spec's ``refuted``): in
+    :func:`settle`, no other failure of the run is put down to them where another class
+    explains it."""
 
 
 @dataclass(frozen=True)
@@ -95,9 +99,11 @@ def _read(body: bytes) -> _Read:
     deltas = load(body, strict=False)
     table = calls(deltas)
     blanked = _blanked(deltas)
+    fragments = _fragments(deltas)
     return _Read(tuple(Sent(present(r.call_id), present(r.tool), r.args, present(r.block),
                             present(r.choice), bool(r.complete),
-                            blanked.get(present(r.call_id), frozenset()))
+                            blanked.get(present(r.call_id), frozenset()),
+                            fragments.get(present(r.call_id)))
                        for r in table.itertuples()),
                  frozenset(present(r.call_id) for r in table.itertuples() if r.complete),
                  bool(deltas["reason"].notna().any()))
@@ -122,6 +128,21 @@ def _blanked(deltas: pd.DataFrame) -> dict[Any, frozenset[str]]:
                 call = announced[choice, block]
                 out[call] = out.get(call, frozenset()) | empty
     return out
+
+
+def _fragments(deltas: pd.DataFrame) -> dict[Any, tuple[str, ...]]:
+    """Each call's id, with the argument fragments sent for it in order (a fragment goes
+    with the call last announced at its choice and block)."""
+    columns = [deltas[c].tolist() for c in ("kind", "choice", "block", "call_id", "fragment")]
+    announced: dict[Any, Any] = {}
+    out: dict[Any, list[str]] = {}
+    for kind, choice, block, call_id, fragment in zip(*columns, strict=True):
+        if kind == "call_start":
+            announced[choice, block] = present(call_id)
+        elif kind == "args_delta" and (choice, block) in announced and isinstance(
+                fragment, str):
+            out.setdefault(announced[choice, block], []).append(fragment)
+    return {call: tuple(parts) for call, parts in out.items()}
 
 
 def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
@@ -155,7 +176,8 @@ def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
                      quirks=with_implied(case.quirks))
     out = []
     for cls, mine in cover([(s, classify(s)) for s in found], lambda f: f[1]).items():
-        out += [Finding(case, cls, *describe(s), could, through(s)) for s, could in mine]
+        out += [Finding(case, cls, *describe(s), could, through(s), refuted(s))
+                for s, could in mine]
     return out, [Tolerance(case, note) for note in notes]
 
 
@@ -169,9 +191,15 @@ def settle(findings: Sequence[Finding]) -> list[Finding]:
     down to it where the suite names both for failures of their own: a client keyed by id
     that keeps calls in a list by position raises at the slot its nameless buffer took,
     just as one reading ``choices[0]`` raises on a chunk with no choices, and only the run's
-    other failures say which client it is."""
+    other failures say which client it is.
+
+    A class some failure of the run refutes (``Finding.refutes``: its case shows the client
+    does not make that mistake) is no failure's explanation where another class is one."""
+    gone = frozenset().union(*(f.refutes for f in findings))
+
     def could(f: Finding) -> frozenset[str]:
-        return f.could or frozenset({f.cls})
+        every = f.could or frozenset({f.cls})
+        return every - gone or every
 
     cls = _chosen(findings, could)
     named = set(cls.values())

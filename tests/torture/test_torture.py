@@ -30,7 +30,7 @@ import pytest
 import streamcalls_lab as scl
 from streamcalls_lab.check import REPORT_COLUMNS, TURN_FORMATS, producer_families
 from streamcalls_lab.cli import main
-from streamcalls_lab.faults import CALLS, SPECS, Symptom, classify
+from streamcalls_lab.faults import CALLS, SPECS, Symptom, classify, lenient_value
 from streamcalls_lab.providers import FORMATS
 from streamcalls_lab.torture import (
     CLASSES,
@@ -418,6 +418,44 @@ def test_a_class_another_family_forces_never_takes_a_failure_by_count() -> None:
     assert [f.cls for f in settle([*cut, *number])] == ["parse_to_finish"] * 2
 
 
+def test_a_class_a_failure_of_the_run_refutes_takes_no_failure_another_class_explains(
+        ) -> None:
+    # issue 29: a client that stops at EOF AND hands on at the first strict parse was named
+    # lenient_parse alone, the one class explaining each failure (a cut call's
+    # '{"limit": 20', '10' of '1024'). Where the object is whole a fragment before the
+    # arguments end, it handed on more than a partial parser had read a value from: that
+    # case refutes lenient_parse for the whole run
+    case = _case("whitespace_after_args", "anthropic-messages")
+    (call_id, tool, args), = case.expected
+    first = next(a for a in _texts_after_each_fragment(case) if lenient_value(a) not in (None, {}))
+
+    def handed(text: str) -> Finding:
+        found, = judge(case, Run(0, calls=[{"call_id": call_id, "tool": tool, "args": text}]))
+        return found
+
+    strict = handed(args.rstrip())
+    assert strict.refutes == {"lenient_parse"} and "parse_to_finish" in strict.could
+    assert "lenient_parse" not in strict.could
+    partial = handed(first)  # what a partial parser hands on: its own evidence
+    assert partial.could == {"lenient_parse"} and not partial.refutes
+    cut = Finding(_case("cut_after_a_call"), "eof_as_stop", "", "", "",
+                  frozenset({"eof_as_stop", "lenient_parse"}))
+    number = Finding(_case("top_level_number"), "parse_to_finish", "", "", "",
+                     frozenset({"lenient_parse", "parse_to_finish"}))
+    assert [f.cls for f in settle([cut, number])] == ["lenient_parse"] * 2
+    assert [f.cls for f in settle([cut, number, strict])] == [
+        "eof_as_stop", "parse_to_finish", "parse_to_finish"]
+    assert _families(report([cut, number, strict], 3, 1.0)) == {
+        "eof_as_stop": {"cut_after_a_call"},
+        "parse_to_finish": {"top_level_number", "whitespace_after_args"}}
+
+
+def _texts_after_each_fragment(case) -> list[str]:
+    """The one call's argument text after each of its fragments, as the judge reads them."""
+    (call,) = _read(case.body).sent
+    return [("".join(call.fragments[:n + 1])) for n in range(len(call.fragments))]
+
+
 def test_a_failure_one_class_shows_through_another_is_its_only_where_the_suite_names_both(
         ) -> None:
     # issue 29: a client keyed by id that also keeps calls in a list by position raises on
@@ -607,7 +645,7 @@ MISJUDGED = {("parse_to_finish", "key_by_id"), ("key_by_id", "key_by_last")}
 # truncated, the whole call with no stop), and a partial parser passes the sampled case the
 # pair passes (Responses' identity_changed, its first fragment '{"city": ' reading as {}), so
 # the fewest classes over the pair are lenient_parse alone.
-MISJUDGED_SINCE_IDENTITY = {("eof_as_stop", "parse_to_finish")}
+MISJUDGED_SINCE_IDENTITY: set[tuple[str, str]] = set()
 
 
 def _pair_marks(a: str, b: str) -> list[pytest.MarkDecorator]:
