@@ -504,6 +504,24 @@ def test_a_blank_identity_is_a_copy_only_where_a_later_fragment_sent_that_blank(
     assert {"blank_identity_copied"} <= classify(blank)
 
 
+def test_two_calls_run_together_in_one_nameless_call_are_keyed_by_id_not_split_by_blank_ids(
+        ) -> None:
+    # a blank id starting a call of its own splits each call in two; fragments keyed by an
+    # id they all lack run every call's text into one nameless buffer (key_by_id), which a
+    # pair's run once put down to blank_id_new_call where nothing else named key_by_id
+    case = _case("blank_identity")
+    (one_id, one_tool, one), (two_id, two_tool, two) = case.expected
+
+    def judged(*got) -> list[tuple[str, set[str]]]:
+        run = Run(0, calls=[{"call_id": i, "tool": t, "args": a} for i, t, a in got])
+        return [(f.cls, set(f.could)) for f in judge(case, run)]
+
+    assert judged((one_id, one_tool, ""), ("", "", one + two), (two_id, two_tool, "")) == [
+        ("key_by_id", {"key_by_id"})]
+    split = judged((one_id, one_tool, ""), ("", "", one), (two_id, two_tool, ""), ("", "", two))
+    assert split[0][0] == "blank_id_new_call"
+
+
 def test_markdown_keeps_captured_text_in_code_spans_with_pipes_escaped() -> None:
 
     table = pd.DataFrame([{"class": "other", "got": "a|b <script>"}])
