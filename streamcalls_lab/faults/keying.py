@@ -17,6 +17,7 @@ from .recognise import (
     _raised_index,
     _same_key,
     interleaves,
+    json_value,
 )
 from .registry import BugClass
 from .symptom import CALLS, Symptom
@@ -183,6 +184,16 @@ def _later_left_empty(s: Symptom) -> bool:
     return any(b.call_id in empty for _, b, _ in _held_together(s, "run"))
 
 
+def _found_without_id(s: Symptom) -> bool:
+    """A call handed on whole under its own id, though some of its text came in fragments
+    naming no call: that client found them by something other than an id."""
+    if s.aspect != CALLS:
+        return False
+    sent = {c.call_id: c for c in s.sent if c.anonymous and c.args and not _blank(c.call_id)}
+    return any(i in sent and a == (json_value(sent[i].args) if s.parsed else sent[i].args)
+               for i, _, a in s.got)
+
+
 KEY_BY_NAME = BugClass(
     "key_by_name",
     "Looked buffers up by tool name, so a second call to the same tool was appended to "
@@ -212,7 +223,8 @@ KEY_BY_ID = BugClass(
     client=True,
     # with calls kept in a list by position too, the nameless buffer takes a slot, and the
     # next call's index raises: on any stream, not only one whose indices skip
-    through={"index_as_position": _slot_taken})
+    through={"index_as_position": _slot_taken},
+    refuted=_found_without_id)
 
 ONE_CHOICE = BugClass(
     "one_choice",

@@ -30,6 +30,10 @@ class Sent(NamedTuple):
     fragments: tuple[str, ...] | None = None
     """Its argument text in the fragments it was sent in (the judge reads them from the
     body); None: not known. Where a call is handed on early, they say at which fragment."""
+    anonymous: bool | None = None
+    """Some of its argument text came in a fragment after its announcement that names no call
+    (no id, or a blank one): a client finding fragments by id cannot hand it on whole under
+    its id (the judge reads it from the body); None: not known."""
 
 
 IDENTITY_FIELDS = ("call_id", "tool")

@@ -99,11 +99,12 @@ def _read(body: bytes) -> _Read:
     deltas = load(body, strict=False)
     table = calls(deltas)
     blanked = _blanked(deltas)
-    fragments = _fragments(deltas)
+    fragments, anonymous = _fragments(deltas)
     return _Read(tuple(Sent(present(r.call_id), present(r.tool), r.args, present(r.block),
                             present(r.choice), bool(r.complete),
                             blanked.get(present(r.call_id), frozenset()),
-                            fragments.get(present(r.call_id)))
+                            fragments.get(present(r.call_id)),
+                            present(r.call_id) in anonymous)
                        for r in table.itertuples()),
                  frozenset(present(r.call_id) for r in table.itertuples() if r.complete),
                  bool(deltas["reason"].notna().any()))
@@ -130,19 +131,25 @@ def _blanked(deltas: pd.DataFrame) -> dict[Any, frozenset[str]]:
     return out
 
 
-def _fragments(deltas: pd.DataFrame) -> dict[Any, tuple[str, ...]]:
-    """Each call's id, with the argument fragments sent for it in order (a fragment goes
-    with the call last announced at its choice and block)."""
-    columns = [deltas[c].tolist() for c in ("kind", "choice", "block", "call_id", "fragment")]
-    announced: dict[Any, Any] = {}
+def _fragments(deltas: pd.DataFrame) -> tuple[dict[Any, tuple[str, ...]], frozenset[Any]]:
+    """Each call's id with the argument fragments sent for it in order (a fragment goes with
+    the call last announced at its choice and block), and the ids of the calls some text
+    of which came after the announcement's frame in a fragment naming no call."""
+    columns = [deltas[c].tolist()
+               for c in ("kind", "choice", "block", "call_id", "fragment", "frame")]
+    announced: dict[Any, tuple[Any, Any]] = {}
     out: dict[Any, list[str]] = {}
-    for kind, choice, block, call_id, fragment in zip(*columns, strict=True):
+    anonymous = set()
+    for kind, choice, block, call_id, fragment, frame in zip(*columns, strict=True):
         if kind == "call_start":
-            announced[choice, block] = present(call_id)
+            announced[choice, block] = (present(call_id), frame)
         elif kind == "args_delta" and (choice, block) in announced and isinstance(
                 fragment, str):
-            out.setdefault(announced[choice, block], []).append(fragment)
-    return {call: tuple(parts) for call, parts in out.items()}
+            call, at = announced[choice, block]
+            out.setdefault(call, []).append(fragment)
+            if fragment and frame != at and not present(call_id):
+                anonymous.add(call)
+    return {call: tuple(parts) for call, parts in out.items()}, frozenset(anonymous)
 
 
 def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:

@@ -504,22 +504,34 @@ def test_a_blank_identity_is_a_copy_only_where_a_later_fragment_sent_that_blank(
     assert {"blank_identity_copied"} <= classify(blank)
 
 
-def test_two_calls_run_together_in_one_nameless_call_are_keyed_by_id_not_split_by_blank_ids(
+def test_what_a_case_shows_a_client_does_not_do_weighs_against_that_class_over_the_run(
         ) -> None:
-    # a blank id starting a call of its own splits each call in two; fragments keyed by an
-    # id they all lack run every call's text into one nameless buffer (key_by_id), which a
-    # pair's run once put down to blank_id_new_call where nothing else named key_by_id
+    # One nameless call holding both calls' arguments on blank_identity: a client keyed by
+    # an id both lack, or one starting a call at each blank id AND looking calls up by their
+    # (blank) name. A blank id's calls alone never join two calls: evidence against
+    # blank_id_new_call. A call handed on whole under its id, though its fragments named no
+    # call, is evidence against key_by_id. The run's other failures decide (issue 29).
     case = _case("blank_identity")
     (one_id, one_tool, one), (two_id, two_tool, two) = case.expected
 
-    def judged(*got) -> list[tuple[str, set[str]]]:
-        run = Run(0, calls=[{"call_id": i, "tool": t, "args": a} for i, t, a in got])
-        return [(f.cls, set(f.could)) for f in judge(case, run)]
+    def judged(case, *got) -> Finding:
+        found, = judge(case, Run(0, calls=[{"call_id": i, "tool": t, "args": a}
+                                          for i, t, a in got]))
+        return found
 
-    assert judged((one_id, one_tool, ""), ("", "", one + two), (two_id, two_tool, "")) == [
-        ("key_by_id", {"key_by_id"})]
-    split = judged((one_id, one_tool, ""), ("", "", one), (two_id, two_tool, ""), ("", "", two))
-    assert split[0][0] == "blank_id_new_call"
+    joined = judged(case, (one_id, one_tool, ""), ("", "", one + two), (two_id, two_tool, ""))
+    assert joined.could == {"blank_id_new_call", "key_by_id"}
+    assert joined.refutes == {"blank_id_new_call"}
+    split = judged(case, (one_id, one_tool, ""), ("", "", one), (two_id, two_tool, ""),
+                   ("", "", two))
+    assert "blank_id_new_call" in split.could and not split.refutes
+    assert [f.cls for f in settle([joined])] == ["key_by_id"]
+    # the same run merging two calls to one tool by name, its first call found whole
+    same = _case("two_calls_one_tool", "anthropic-messages")
+    (first, tool, paris), (_, _, rome) = same.expected
+    by_name = judged(same, (first, tool, paris), (first, tool, paris + rome))
+    assert by_name.could == {"key_by_name"} and by_name.refutes == {"key_by_id"}
+    assert [f.cls for f in settle([joined, by_name])] == ["blank_id_new_call", "key_by_name"]
 
 
 def test_markdown_keeps_captured_text_in_code_spans_with_pipes_escaped() -> None:
