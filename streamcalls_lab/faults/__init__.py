@@ -93,6 +93,7 @@ from .registry import register as register
 from .registry import summary as summary
 from .registry import through as through
 from .registry import unregister as unregister
+from .registry import weakly as weakly
 from .surface import MARKDOWN_SYNTAX as MARKDOWN_SYNTAX
 from .surface import MarkdownBubble as MarkdownBubble
 from .surface import _markdown as _markdown
@@ -167,6 +168,7 @@ __all__ = [
     "through",
     "unescape_fragment",
     "unregister",
+    "weakly",
 ]
 
 # the classes, in report order (the order reports, ``FAULTS`` and ties in ``cover`` follow)

@@ -20,7 +20,7 @@ from .recognise import (
     json_value,
 )
 from .registry import BugClass
-from .symptom import CALLS, Symptom
+from .symptom import CALLS, Sent, Symptom
 
 
 class KeyByName(Accumulator):
@@ -184,6 +184,32 @@ def _later_left_empty(s: Symptom) -> bool:
     return any(b.call_id in empty for _, b, _ in _held_together(s, "run"))
 
 
+def _lost(s: Symptom) -> list[Sent] | None:
+    """The calls sent that were never handed on, when nothing else went wrong (what was
+    handed on is right, nothing extra); None otherwise."""
+    if s.aspect != CALLS:
+        return None
+    pairs, missing, extra = s.matched
+    if not missing or extra or any(w != h for w, h in pairs):
+        return None
+    lost = {w[0] for w in missing}
+    return [c for c in s.sent if c.call_id in lost]
+
+
+def _lost_at_renamed_stop(s: Symptom) -> bool:
+    """The calls never handed on are those whose stop named them by another id than their
+    announcement: the stop was looked up by the id it carried, and found no buffer."""
+    lost = _lost(s)
+    return bool(lost) and len(lost) == len(s.missing) and all(c.renamed for c in lost)
+
+
+def _lost_unnamed(s: Symptom) -> bool:
+    """Calls never handed on, each with text sent in fragments that named no call: what a
+    client finding fragments, or stops, by id loses where it drops what it cannot find."""
+    lost = _lost(s)
+    return bool(lost) and len(lost) == len(s.missing) and all(c.anonymous for c in lost)
+
+
 def _found_without_id(s: Symptom) -> bool:
     """A call handed on whole under its own id, though some of its text came in fragments
     naming no call: that client found them by something other than an id."""
@@ -215,7 +241,7 @@ KEY_BY_ID = BugClass(
     "fragments have none, an empty one or a shared one); key by block and take the id "
     "from the announcement.",
     ("Arize-ai/phoenix PR #11376", "ThinkInAIXYZ/deepchat#355"),
-    _key_by_id,
+    lambda s: _key_by_id(s) or _lost_at_renamed_stop(s),
     KeyByID,
     # Any streamed call: no fragment after the announcement names its call.
     {"args": '{"order_id": "A-4471", "include_line_items": true}', "split": 18,
@@ -224,7 +250,10 @@ KEY_BY_ID = BugClass(
     # with calls kept in a list by position too, the nameless buffer takes a slot, and the
     # next call's index raises: on any stream, not only one whose indices skip
     through={"index_as_position": _slot_taken},
-    refuted=_found_without_id)
+    refuted=_found_without_id,
+    # a client dropping what its id finds no buffer for (deepchat#355) loses calls, as
+    # much else does
+    weak=_lost_unnamed)
 
 ONE_CHOICE = BugClass(
     "one_choice",

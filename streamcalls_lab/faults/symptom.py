@@ -34,6 +34,9 @@ class Sent(NamedTuple):
     """Some of its argument text came in a fragment after its announcement that names no call
     (no id, or a blank one): a client finding fragments by id cannot hand it on whole under
     its id (the judge reads it from the body); None: not known."""
+    renamed: bool | None = None
+    """Its stop (or done) event named it by another id than its announcement did (the judge
+    reads it from the body); None: not known."""
 
 
 IDENTITY_FIELDS = ("call_id", "tool")
