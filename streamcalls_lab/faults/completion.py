@@ -112,16 +112,20 @@ def _first_read(call: Sent) -> str | None:
 
 
 def _not_lenient(s: Symptom) -> bool:
-    """A call handed on under its own id before its stop, holding more of its arguments than
-    a partial parser had read a value from a fragment earlier: something stricter than a
-    partial parse (a strict one) decided, and a partial parser would have decided first."""
+    """A call handed on before its stop (under its own id, or under none holding the start of
+    its arguments), holding more of them than a partial parser had read a value from a
+    fragment earlier: something stricter than a partial parse (a strict one) decided, and a
+    partial parser would have decided first."""
     if s.aspect != CALLS or s.parsed:
         return False
     sent = {c.call_id: c for c in s.sent if not _blank(c.call_id)}
     for call_id, _, args in s.got:
-        call = sent.get(call_id)
-        if call is None or not isinstance(args, str) or not (
-                len(args) < len(call.args) and call.args.startswith(args)):
+        if not isinstance(args, str):
+            continue
+        # under no id (a client keyed by id), the call whose arguments it starts
+        call = next((c for c in s.sent if c.args.startswith(args)), None) if _blank(
+            call_id) and args else sent.get(call_id)
+        if call is None or not (len(args) < len(call.args) and call.args.startswith(args)):
             continue
         first = _first_read(call)
         if first is not None and len(first) < len(args):

@@ -131,10 +131,14 @@ class IndexAsPosition(Accumulator):
 def _key_by_id(s: Symptom) -> bool:
     if s.aspect != CALLS or s.parsed or any(_blank(c.call_id) for c in s.sent):
         return False
-    if s.sent and not s.sent[-1].finished and s.sent[-1].call_id in {g[0] for g in s.got}:
-        # keyed by id, an announced call comes out only at a stop (or, where a call ends
-        # when the next starts, at that start): the last call, cut before its stop and
-        # handed on under its id, was handed on at the close (a cut stream's evidence)
+    if s.sent and not s.sent[-1].finished and (
+            s.sent[-1].call_id in {g[0] for g in s.got}
+            or any(_blank(i) and isinstance(a, str) and a and s.sent[-1].args.startswith(a)
+                   for i, _, a in s.got)):
+        # keyed by id, a call comes out only at a stop (or, where a call ends when the next
+        # starts, at that start): the last call, cut before its stop and handed on under its
+        # id, or its text alone handed on under none, was handed on at the close, or before
+        # (a cut stream's evidence)
         return False
     held = {i: a for i, _, a in s.got if not _blank(i) and isinstance(a, str)}
     # what came with a call's id (arguments on its announcement) stays under it; the rest

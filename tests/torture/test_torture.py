@@ -667,8 +667,8 @@ def _deciding(a: str, b: str, by_bug: dict[str, dict[Key, set[str]]]) -> list:
     return [every[k] for k in todo]
 
 
-# Pairs still misjudged (issue 29, open): two bugs compounding, where nothing the pair's run
-# hands on (on the cases that decide it) tells its classes from another's. Looked at again
+# Pairs misjudged (issue 29): two bugs compounding, where nothing the pair's run hands on (on
+# the cases that decide it) tells its classes from another's; none is left. Looked at again
 # with the whole run in view: blank_id_new_call with empty_args_dropped was not the same byte
 # for byte as blank_identity_copied (the null sent came out as "", which no copy gives:
 # Sent.blanked), and key_by_id with index_as_position raises on empty_choices through the
@@ -689,19 +689,21 @@ def _deciding(a: str, b: str, by_bug: dict[str, dict[Key, set[str]]]) -> list:
 #   of Anthropic's lost calls down to the class whose quirk stream they were lost on
 #   (finish_gate on stop_reason_mismatch, splitlines on line_separator_in_data, ...), whose
 #   recognisers take calls lost there for their own.
-# Left:
 # - parse_to_finish with key_by_id: parse_to_finish fails alone, and key_by_id does not,
 #   only cut streams (Anthropic's and Responses' truncated), where the pair hands the whole
-#   call on from the nameless buffer, [('', '', '{"limit": 20, "status": "refunded"}')].
-#   Handed on before a stop that never came is eof_as_stop's, parse_to_finish's and
-#   lenient_parse's evidence alike, and key_by_id's, whose own client hands its nameless
-#   buffer on at the close of Chat's truncated case: a symptom cannot tell that stream from
-#   Anthropic's, where no stop came for key_by_id's client to hand it on at, and key_by_id,
-#   which the run names anyway (escapes, no_event_lines), takes it. On a whole stream
-#   parse_to_finish shows only through key_by_id's nameless buffer (whitespace_after_args:
-#   the nameless call handed on at the strict parse, the announced one empty, 'other').
-# strict: a pair that starts passing must leave this list.
-MISJUDGED = {("parse_to_finish", "key_by_id")}
+#   call on from the nameless buffer, [('', '', '{"limit": 20, "status": "refunded"}')]. It
+#   was key_by_id's, which the run names anyway, because key_by_id's own client handed its
+#   nameless buffer on at the close of Chat's truncated case, a call no later one followed
+#   (clients/accumulator.py now hands on at Chat's close only what a later announcement
+#   followed, as the kit's KeyByID does): a nameless call holding only the start of the
+#   last call, cut before its stop, was handed on before any stop, never at one. And
+#   handed on early under no id on a whole stream, the announced call holding less
+#   (top_level_number: ('', '', '10') beside ('call_1', 'lookup', '')), the start of a
+#   call is early's evidence too, so the run names parse_to_finish, which then takes the
+#   cut stream over eof_as_stop and lenient_parse. A full run still calls 'other' the
+#   formats where the announced call is lost outright beside the nameless prefix.
+# A pair found misjudged goes here with its evidence; strict: one that starts passing leaves.
+MISJUDGED: set[tuple[str, str]] = set()
 # Misjudged once the identity families joined the suite (issue 29). Not strict: which class
 # takes a case depends on the sampled cases. None left (eof_as_stop with parse_to_finish:
 # above).
