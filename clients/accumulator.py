@@ -269,15 +269,16 @@ class Accumulator:
 
     def end(self) -> None:
         """The connection closed. Chat has no per-call stop: a call is finished once a later
-        one starts, so all but the last announced are handed on when the stream is cut (and
-        key_by_id's nameless buffer, which no announcement started)."""
+        one starts, so every buffer a later announcement followed is handed on when the stream
+        is cut: all but the last announced, and key_by_id's nameless buffer (which no
+        announcement started) where a call was announced after it was made."""
         if "eof_as_stop" in self.bugs:
             for buf in self.order:  # every call still open counts as stopped
                 self.hand_on(buf)
             return
         if self.fmt == "openai-chat" and not self.bugs & {"lost_on_truncation", "finish_gate"}:
-            announced = [buf for buf in self.order if buf.call_id]
-            for buf in [*announced[:-1], *(buf for buf in self.order if not buf.call_id)]:
+            last = max((n for n, buf in enumerate(self.order) if buf.call_id), default=0)
+            for buf in self.order[:last]:
                 self.hand_on(buf)
 
 

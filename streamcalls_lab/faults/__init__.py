@@ -88,10 +88,12 @@ from .registry import BugClass as BugClass
 from .registry import _set as _set
 from .registry import classify as classify
 from .registry import cover as cover
+from .registry import refuted as refuted
 from .registry import register as register
 from .registry import summary as summary
 from .registry import through as through
 from .registry import unregister as unregister
+from .registry import weakly as weakly
 from .surface import MARKDOWN_SYNTAX as MARKDOWN_SYNTAX
 from .surface import MarkdownBubble as MarkdownBubble
 from .surface import _markdown as _markdown
@@ -158,6 +160,7 @@ __all__ = [
     "lenient_value",
     "parses",
     "partly_decoded",
+    "refuted",
     "register",
     "split_characters_lost",
     "summary",
@@ -165,6 +168,7 @@ __all__ = [
     "through",
     "unescape_fragment",
     "unregister",
+    "weakly",
 ]
 
 # the classes, in report order (the order reports, ``FAULTS`` and ties in ``cover`` follow)

@@ -11,11 +11,12 @@ import jiter
 from .. import _deepjson as deepjson
 from ..accumulate import Accumulator, CallBuffer
 from .recognise import (
+    _blank,
     _early,
     parses,
 )
 from .registry import FOUND_BY_THE_KIT, BugClass
-from .symptom import CALLS
+from .symptom import CALLS, Sent, Symptom
 
 
 class EofAsStop(Accumulator):
@@ -97,6 +98,41 @@ def _read_leniently(early: list[Any]) -> bool:
                for a in early)
 
 
+def _first_read(call: Sent) -> str | None:
+    """The text a partial parser hands ``call`` on with: its fragments joined up to the first
+    that it reads as a value (all of them where none does); None: fragments not known."""
+    if not call.fragments or "".join(call.fragments) != call.args:
+        return None
+    text = ""
+    for fragment in call.fragments:
+        text += fragment
+        if _read_leniently([text]):
+            return text
+    return text
+
+
+def _not_lenient(s: Symptom) -> bool:
+    """A call handed on before its stop (under its own id, or under none holding the start of
+    its arguments), holding more of them than a partial parser had read a value from a
+    fragment earlier: something stricter than a partial parse (a strict one) decided, and a
+    partial parser would have decided first."""
+    if s.aspect != CALLS or s.parsed:
+        return False
+    sent = {c.call_id: c for c in s.sent if not _blank(c.call_id)}
+    for call_id, _, args in s.got:
+        if not isinstance(args, str):
+            continue
+        # under no id (a client keyed by id), the call whose arguments it starts
+        call = next((c for c in s.sent if c.args.startswith(args)), None) if _blank(
+            call_id) and args else sent.get(call_id)
+        if call is None or not (len(args) < len(call.args) and call.args.startswith(args)):
+            continue
+        first = _first_read(call)
+        if first is not None and len(first) < len(args):
+            return True
+    return False
+
+
 EOF_AS_STOP = BugClass(
     "eof_as_stop",
     "Took the end of the stream for the stop of every call still open, so a stream cut "
@@ -131,10 +167,12 @@ LENIENT_PARSE = BugClass(
     "at the stop.",
     ("earendil-works/pi#5964", "langchain-ai/langchain#39275",
      "langchain-ai/langchainjs#11469"),
-    lambda s: (early := _early(s)) is not None and (s.parsed or _read_leniently(early)),
+    lambda s: (early := _early(s)) is not None and (s.parsed or _read_leniently(early))
+    and not _not_lenient(s),
     LenientParse,
     # {"limit": 2 reads as a finished object to a partial parser; 20 is what was sent.
-    {"args": '{"limit": 20, "status": "refunded"}', "split": 11})
+    {"args": '{"limit": 20, "status": "refunded"}', "split": 11},
+    refuted=_not_lenient)
 
 LOST_ON_TRUNCATION = BugClass(
     "lost_on_truncation",

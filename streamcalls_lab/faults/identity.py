@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import Any
 
 from ..accumulate import Accumulator, CallBuffer, _get
@@ -128,6 +129,16 @@ def _blank_copied(s: Symptom) -> bool:
     return pairs is not None and any(h[:2] != w[:2] for w, h in pairs)
 
 
+def _run_together(s: Symptom) -> bool:
+    """Two calls' arguments run together in one nameless call: a blank id starting a call
+    of its own at each call's index splits calls, never joins them (keyed by an id they
+    all lack, key_by_id's buffer joins them; only a second mistake, calls looked up by
+    their blank name, makes a blank id's calls one)."""
+    return s.aspect == CALLS and any(
+        _blank(i) and isinstance(a, str) and x.args and y.args and x.args + y.args in a
+        for i, _, a in s.got for x, y in pairwise(s.sent))
+
+
 BLANK_ID_NEW_CALL = BugClass(
     "blank_id_new_call",
     "Took a fragment carrying an id, even an empty one, for a new call, so one call came "
@@ -139,7 +150,8 @@ BLANK_ID_NEW_CALL = BugClass(
     # DashScope's shape: "id": "" on every follow-on fragment.
     {"args": '{"location": "San Francisco"}', "split": 13, "tool": "weather",
      "provider": "openai-chat", "quirks": ("blank_identity",), "only": ("openai-chat",)},
-    client=True)
+    client=True,
+    refuted=_run_together)
 
 BLANK_IDENTITY_COPIED = BugClass(
     "blank_identity_copied",

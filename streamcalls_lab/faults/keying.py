@@ -17,9 +17,10 @@ from .recognise import (
     _raised_index,
     _same_key,
     interleaves,
+    json_value,
 )
 from .registry import BugClass
-from .symptom import CALLS, Symptom
+from .symptom import CALLS, Sent, Symptom
 
 
 class KeyByName(Accumulator):
@@ -130,10 +131,14 @@ class IndexAsPosition(Accumulator):
 def _key_by_id(s: Symptom) -> bool:
     if s.aspect != CALLS or s.parsed or any(_blank(c.call_id) for c in s.sent):
         return False
-    if s.sent and not s.sent[-1].finished and s.sent[-1].call_id in {g[0] for g in s.got}:
-        # keyed by id, an announced call comes out only at a stop (or, where a call ends
-        # when the next starts, at that start): the last call, cut before its stop and
-        # handed on under its id, was handed on at the close (a cut stream's evidence)
+    if s.sent and not s.sent[-1].finished and (
+            s.sent[-1].call_id in {g[0] for g in s.got}
+            or any(_blank(i) and isinstance(a, str) and a and s.sent[-1].args.startswith(a)
+                   for i, _, a in s.got)):
+        # keyed by id, a call comes out only at a stop (or, where a call ends when the next
+        # starts, at that start): the last call, cut before its stop and handed on under its
+        # id, or its text alone handed on under none, was handed on at the close, or before
+        # (a cut stream's evidence)
         return False
     held = {i: a for i, _, a in s.got if not _blank(i) and isinstance(a, str)}
     # what came with a call's id (arguments on its announcement) stays under it; the rest
@@ -183,6 +188,42 @@ def _later_left_empty(s: Symptom) -> bool:
     return any(b.call_id in empty for _, b, _ in _held_together(s, "run"))
 
 
+def _lost(s: Symptom) -> list[Sent] | None:
+    """The calls sent that were never handed on, when nothing else went wrong (what was
+    handed on is right, nothing extra); None otherwise."""
+    if s.aspect != CALLS:
+        return None
+    pairs, missing, extra = s.matched
+    if not missing or extra or any(w != h for w, h in pairs):
+        return None
+    lost = {w[0] for w in missing}
+    return [c for c in s.sent if c.call_id in lost]
+
+
+def _lost_at_renamed_stop(s: Symptom) -> bool:
+    """The calls never handed on are those whose stop named them by another id than their
+    announcement: the stop was looked up by the id it carried, and found no buffer."""
+    lost = _lost(s)
+    return bool(lost) and len(lost) == len(s.missing) and all(c.renamed for c in lost)
+
+
+def _lost_unnamed(s: Symptom) -> bool:
+    """Calls never handed on, each with text sent in fragments that named no call: what a
+    client finding fragments, or stops, by id loses where it drops what it cannot find."""
+    lost = _lost(s)
+    return bool(lost) and len(lost) == len(s.missing) and all(c.anonymous for c in lost)
+
+
+def _found_without_id(s: Symptom) -> bool:
+    """A call handed on whole under its own id, though some of its text came in fragments
+    naming no call: that client found them by something other than an id."""
+    if s.aspect != CALLS:
+        return False
+    sent = {c.call_id: c for c in s.sent if c.anonymous and c.args and not _blank(c.call_id)}
+    return any(i in sent and a == (json_value(sent[i].args) if s.parsed else sent[i].args)
+               for i, _, a in s.got)
+
+
 KEY_BY_NAME = BugClass(
     "key_by_name",
     "Looked buffers up by tool name, so a second call to the same tool was appended to "
@@ -204,7 +245,7 @@ KEY_BY_ID = BugClass(
     "fragments have none, an empty one or a shared one); key by block and take the id "
     "from the announcement.",
     ("Arize-ai/phoenix PR #11376", "ThinkInAIXYZ/deepchat#355"),
-    _key_by_id,
+    lambda s: _key_by_id(s) or _lost_at_renamed_stop(s),
     KeyByID,
     # Any streamed call: no fragment after the announcement names its call.
     {"args": '{"order_id": "A-4471", "include_line_items": true}', "split": 18,
@@ -212,7 +253,11 @@ KEY_BY_ID = BugClass(
     client=True,
     # with calls kept in a list by position too, the nameless buffer takes a slot, and the
     # next call's index raises: on any stream, not only one whose indices skip
-    through={"index_as_position": _slot_taken})
+    through={"index_as_position": _slot_taken},
+    refuted=_found_without_id,
+    # a client dropping what its id finds no buffer for (deepchat#355) loses calls, as
+    # much else does
+    weak=_lost_unnamed)
 
 ONE_CHOICE = BugClass(
     "one_choice",

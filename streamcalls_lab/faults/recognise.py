@@ -110,6 +110,7 @@ def _early(s: Symptom) -> list[Any] | None:
             return None
         early.append(args)
     by_id = {c.call_id: c for c in s.sent if not _blank(c.call_id)}
+    shorter = {w[0]: h[2] for w, h in pairs if isinstance(h[2], str)}
     for have in extra:
         call = by_id.get(have[0])
         if call is None and s.ends_early and _blank(have[0]) and isinstance(have[2], str):
@@ -118,6 +119,13 @@ def _early(s: Symptom) -> list[Any] | None:
             due = {w[0] for w in s.expected}
             call = next((c for c in s.sent if have[2] and c.call_id not in due
                          and not c.finished and c.args.startswith(have[2])), None)
+        elif call is None and _blank(have[0]) and isinstance(have[2], str) and have[2]:
+            # so on a whole stream: the start of a call's arguments handed on under no id,
+            # the call under its own id holding less of them (keyed by id, its fragments went
+            # to a nameless buffer, handed on before the stop)
+            call = next((c for c in s.sent if len(have[2]) < len(c.args)
+                         and c.args.startswith(have[2]) and c.call_id in shorter
+                         and len(shorter[c.call_id]) < len(have[2])), None)
         if call is None:
             return None
         args = have[2]

@@ -53,6 +53,16 @@ class BugClass:
     it took). Consulted over a whole run alone (the torture report's settling), and only
     where the run's other failures name both classes: one case cannot say a client has
     two bugs."""
+    refuted: Callable[[Symptom], bool] | None = field(default=None, compare=False)
+    """Whether a :class:`Symptom` shows that the client does not make this class's mistake
+    at all: on that very case the mistake would have shown otherwise (a call handed on
+    early, but later than this class hands it on). Weighed over a whole run alone (the
+    torture report's settling): a class one failure refutes is not what another failure
+    is put down to where a class not refuted explains it."""
+    weak: Callable[[Symptom], bool] | None = field(default=None, compare=False)
+    """A symptom this class's mistake gives that other causes give as well (calls lost):
+    put down to it only where no specific class explains it (only the fallbacks do) and
+    the run names this class on evidence of its own (the torture report's settling)."""
 
 
 SPECS: dict[str, BugClass] = {}
@@ -179,6 +189,18 @@ def through(symptom: Symptom) -> frozenset[tuple[str, str]]:
     (the specs' ``through``)."""
     return frozenset((s.name, other) for s in SPECS.values()
                      for other, recognise in s.through.items() if recognise(symptom))
+
+
+def refuted(symptom: Symptom) -> frozenset[str]:
+    """The classes ``symptom`` shows the client does not have (the specs' ``refuted``)."""
+    return frozenset(s.name for s in SPECS.values()
+                     if s.refuted is not None and s.refuted(symptom))
+
+
+def weakly(symptom: Symptom) -> frozenset[str]:
+    """The classes whose mistake ``symptom`` may be, on weak evidence (the specs' ``weak``)."""
+    return frozenset(s.name for s in SPECS.values()
+                     if s.weak is not None and s.weak(symptom))
 
 
 def summary(name: str) -> str:

@@ -27,6 +27,16 @@ class Sent(NamedTuple):
     """The identity fields (``call_id``, ``tool``) some fragment after its announcement sent
     as ``""`` (the judge reads them from the body); None: not known. A client that copies
     every identity key as sent hands on ``""`` only for a field sent so."""
+    fragments: tuple[str, ...] | None = None
+    """Its argument text in the fragments it was sent in (the judge reads them from the
+    body); None: not known. Where a call is handed on early, they say at which fragment."""
+    anonymous: bool | None = None
+    """Some of its argument text came in a fragment after its announcement that names no call
+    (no id, or a blank one): a client finding fragments by id cannot hand it on whole under
+    its id (the judge reads it from the body); None: not known."""
+    renamed: bool | None = None
+    """Its stop (or done) event named it by another id than its announcement did (the judge
+    reads it from the body); None: not known."""
 
 
 IDENTITY_FIELDS = ("call_id", "tool")

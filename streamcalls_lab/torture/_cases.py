@@ -184,6 +184,24 @@ def _stream_cases(fmt: str, full: bool) -> Iterator[WireCase]:
                       shown="two calls announced, then their fragments alternating: "
                       f"{list(weather.fragments)!r} with {list(clock.fragments)!r}")
     yield from _no_terminal(fmt, a)
+    yield from _whitespace_after(fmt)
+
+
+WHITESPACE_AFTER = ('{"limit": 2', '0, "status":', ' "refunded"}', "\n\n")
+"""A call's arguments whose object is whole before their last fragment, whitespace after it
+(JSON allows it; OpenAI's JSON-mode docs warn that a model may send whitespace on and on):
+a strict parse succeeds a fragment early, a partial parser reads the first fragment, and
+only the stop says the call is done. It tells a client that hands on at the first strict
+parse (``parse_to_finish``) from one handing on at the close (``eof_as_stop``) or at a
+partial parser's first value (``lenient_parse``) on a stream that is not cut, and (a space
+starting a fragment) from one stripping each fragment (``trim``)."""
+
+
+def _whitespace_after(fmt: str) -> Iterator[WireCase]:
+    case = _event_case("whitespace_after_args", fmt,
+                       [Call("lookup", "call_1", WHITESPACE_AFTER)])
+    if [args for _, _, args in case.expected] == ["".join(WHITESPACE_AFTER)]:
+        yield case  # only where the format sends the text as written (not a parsed object)
 
 
 STREAMED = '{"city":"São Paulo","days":[1,2],"metric":true,"note":null,"at":{"lat":-23.5}}'

@@ -24,7 +24,19 @@ from ..accumulate import present
 from ..check import DOCUMENTS, report_frame
 from ..display import code_point, hidden
 from ..faults import CLASSES as CLASSES  # what a failure is put down to, in report order
-from ..faults import Seen, Sent, classify, cover, describe, json_value, symptoms, through
+from ..faults import (
+    SPECS,
+    Seen,
+    Sent,
+    classify,
+    cover,
+    describe,
+    json_value,
+    refuted,
+    symptoms,
+    through,
+    weakly,
+)
 from ..faults.symptom import IDENTITY_FIELDS
 from ..loader import load
 from ..producers.quirks import with_implied
@@ -48,6 +60,13 @@ class Finding:
     through: frozenset[tuple[str, str]] = frozenset()
     """``(cls, other)``: it is also ``cls``'s mistake showing through ``other``'s (a spec's
     ``through``), which :func:`settle` weighs where the suite names both."""
+    weak: frozenset[str] = frozenset()
+    """The classes whose mistake it may be on weak evidence (a spec's ``weak``): in
+    :func:`settle`, one of them where only a fallback explains it and the run names it."""
+    refutes: frozenset[str] = frozenset()
+    """The classes its case shows the client does not have (a spec's ``refuted``): in
+    :func:`settle`, no other failure of the run is put down to them where another class
+    explains it."""
 
 
 @dataclass(frozen=True)
@@ -95,9 +114,12 @@ def _read(body: bytes) -> _Read:
     deltas = load(body, strict=False)
     table = calls(deltas)
     blanked = _blanked(deltas)
+    fragments, anonymous, renamed = _fragments(deltas)
     return _Read(tuple(Sent(present(r.call_id), present(r.tool), r.args, present(r.block),
                             present(r.choice), bool(r.complete),
-                            blanked.get(present(r.call_id), frozenset()))
+                            blanked.get(present(r.call_id), frozenset()),
+                            fragments.get(present(r.call_id)),
+                            present(r.call_id) in anonymous, present(r.call_id) in renamed)
                        for r in table.itertuples()),
                  frozenset(present(r.call_id) for r in table.itertuples() if r.complete),
                  bool(deltas["reason"].notna().any()))
@@ -122,6 +144,33 @@ def _blanked(deltas: pd.DataFrame) -> dict[Any, frozenset[str]]:
                 call = announced[choice, block]
                 out[call] = out.get(call, frozenset()) | empty
     return out
+
+
+def _fragments(deltas: pd.DataFrame) -> tuple[dict[Any, tuple[str, ...]], frozenset[Any],
+                                                frozenset[Any]]:
+    """Each call's id with the argument fragments sent for it in order (a fragment goes with
+    the call last announced at its choice and block); the ids of the calls some text of
+    which came after the announcement's frame in a fragment naming no call; and of those
+    whose stop named them by another id."""
+    columns = [deltas[c].tolist()
+               for c in ("kind", "choice", "block", "call_id", "fragment", "frame")]
+    announced: dict[Any, tuple[Any, Any]] = {}
+    out: dict[Any, list[str]] = {}
+    anonymous, renamed = set(), set()
+    for kind, choice, block, call_id, fragment, frame in zip(*columns, strict=True):
+        if kind == "call_start":
+            announced[choice, block] = (present(call_id), frame)
+        elif kind == "block_stop" and (choice, block) in announced and present(call_id) not in (
+                None, "", announced[choice, block][0]):
+            renamed.add(announced[choice, block][0])
+        elif kind == "args_delta" and (choice, block) in announced and isinstance(
+                fragment, str):
+            call, at = announced[choice, block]
+            out.setdefault(call, []).append(fragment)
+            if fragment and frame != at and not present(call_id):
+                anonymous.add(call)
+    return ({call: tuple(parts) for call, parts in out.items()}, frozenset(anonymous),
+            frozenset(renamed))
 
 
 def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
@@ -155,7 +204,8 @@ def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
                      quirks=with_implied(case.quirks))
     out = []
     for cls, mine in cover([(s, classify(s)) for s in found], lambda f: f[1]).items():
-        out += [Finding(case, cls, *describe(s), could, through(s)) for s, could in mine]
+        out += [Finding(case, cls, *describe(s), could, through(s), weakly(s), refuted(s))
+                for s, could in mine]
     return out, [Tolerance(case, note) for note in notes]
 
 
@@ -169,9 +219,17 @@ def settle(findings: Sequence[Finding]) -> list[Finding]:
     down to it where the suite names both for failures of their own: a client keyed by id
     that keeps calls in a list by position raises at the slot its nameless buffer took,
     just as one reading ``choices[0]`` raises on a chunk with no choices, and only the run's
-    other failures say which client it is."""
+    other failures say which client it is.
+
+    A class some failure of the run refutes (``Finding.refutes``: its case shows the client
+    does not make that mistake) is no failure's explanation where another class is one. A
+    failure only a fallback explains (a call lost) goes to a class whose mistake it may
+    be (``Finding.weak``) where the run names that class for other failures."""
+    gone = frozenset().union(*(f.refutes for f in findings))
+
     def could(f: Finding) -> frozenset[str]:
-        return f.could or frozenset({f.cls})
+        every = f.could or frozenset({f.cls})
+        return every - gone or every
 
     cls = _chosen(findings, could)
     named = set(cls.values())
@@ -186,6 +244,11 @@ def settle(findings: Sequence[Finding]) -> list[Finding]:
                                               for c, other in f.through)
                for f in findings):
             cls = again
+    fallback = {name for name, spec in SPECS.items() if spec.fallback}
+    named = set(cls.values()) - fallback
+    for f in findings:
+        if f.weak & named and could(f) <= fallback:
+            cls[id(f)] = min(f.weak & named, key=list(SPECS).index)
     return [replace(f, cls=cls[id(f)]) for f in findings]
 
 
