@@ -220,6 +220,10 @@ def test_split_whole_gives_what_the_decoder_gives(body: bytes) -> None:
     b"event: x\ndata: a\n\ndata: abcd\nevent: wxyz\n\n", b"data: a\n\nevent: y\n\n",
     b"event: x\ndata: a\n\nevent: y\nevent: z\n\n", b"event: x\ndata: a\n\nid: 1\ndata: b\n\n",
     b"event: x\r\ndata: a\r\n\r\ndata: b\r\nevent: y\r\n\r\n",
+    # a prefix's last byte one off either way (its lines are checked by their least and
+    # greatest: ``data: `` <= line < ``data:!``)
+    b"data: a\n\ndata:!b\n\n", b"data:\x1fa\n\ndata: b\n\n", b"event:!x\ndata: a\n\n",
+    b"event: x\ndata: a\n\nevent:\x1fy\ndata: b\n\n", b"event: x\ndata:!a\n\n",
 ])
 def test_split_whole_leaves_anything_else_to_the_decoder(body: bytes) -> None:
     assert split_whole(body) is None
@@ -232,8 +236,8 @@ _FIELDS = [b"data: a", b"data: abcd", b"data: ", b"data:b", b"event: x", b"event
 @given(st.lists(st.lists(st.sampled_from(_FIELDS), min_size=1, max_size=3), max_size=6),
        st.sampled_from([b"\n", b"\r\n"]))
 def test_split_whole_is_the_decoder_or_declines(frames: list[list[bytes]], eol: bytes) -> None:
-    """Its field lines are counted over the whole body, not checked one by one: whatever
-    the frames, it gives the decoder's frames or leaves the body to the decoder."""
+    """Its field lines are checked a column at a time, not one by one: whatever the frames,
+    it gives the decoder's frames or leaves the body to the decoder."""
     body = b"".join(eol.join(fields) + eol + eol for fields in frames)
     got = split_whole(body)
     assert got is None or got == _decoded(body)
