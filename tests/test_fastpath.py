@@ -224,6 +224,10 @@ def test_split_whole_gives_what_the_decoder_gives(body: bytes) -> None:
     # greatest: ``data: `` <= line < ``data:!``)
     b"data: a\n\ndata:!b\n\n", b"data:\x1fa\n\ndata: b\n\n", b"event:!x\ndata: a\n\n",
     b"event: x\ndata: a\n\nevent:\x1fy\ndata: b\n\n", b"event: x\ndata:!a\n\n",
+    # as many line ends, data lines and frame starts as two good frames, out of order
+    b"event: a\n\nevent: b\ndata: x\ndata: y\n\n", b"event: a\ndata: x\ndata: y\n\nevent: b\n\n",
+    b"event: a\r\n\r\nevent: b\r\ndata: x\r\ndata: y\r\n\r\n", b"data: a\ndata: b\n\n\n\n",
+    b"event: a\n\ndata: x\n\n", b"event: a\ndata: x\n\n\ndata: y\n\n",
 ])
 def test_split_whole_leaves_anything_else_to_the_decoder(body: bytes) -> None:
     assert split_whole(body) is None
