@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from streamcalls_lab import _columns as columns
 from streamcalls_lab._fastpath import decode_each
 from streamcalls_lab._fastpath import whole_rows as normalise_whole
+from streamcalls_lab.events import HotRows
 from streamcalls_lab.framing.sse import SSEDecoder, split_whole
 from streamcalls_lab.loader import load_captures
 from streamcalls_lab.providers import READERS as FORMATS
@@ -406,3 +407,10 @@ def test_the_frame_comparison_still_fails_on_any_difference() -> None:
                   base.assign(kind=pd.Categorical(["a", "b"], categories=["b", "a"]))):
         with pytest.raises(AssertionError):
             assert_frames_equal(base, other)
+
+
+def test_hot_rows_appenders_are_each_column_in_slot_order() -> None:
+    """``HotRows.appenders`` is written out: it must name every column, in slot order."""
+    cols = HotRows()
+    assert [id(a.__self__) for a in cols.appenders()] == [
+        id(getattr(cols, f)) for f in HotRows.__slots__]
