@@ -68,6 +68,30 @@ def category(values: Sequence[str], categories: Sequence[str] | None = None) -> 
     return pd.Categorical(list(values), categories=categories)
 
 
+def codes(values: Sequence[Any], where: dict[str, int]) -> np.ndarray | None:
+    """Each value's code in ``where`` (-1 for a string it does not hold), as numbers: a list
+    by one lookup a value in C, an Arrow array through its dictionary (a lookup a distinct
+    value). None where a value is not a string (missing, or of another type): the caller
+    then types the column the usual way, which says what is wrong."""
+    if ARROW and isinstance(values, pa.Array):
+        enc = values.dictionary_encode()
+        if enc.indices.null_count:
+            return None
+        seen = enc.dictionary.to_pylist()
+        if not all(type(v) is str for v in seen):
+            return None
+        remap = np.array([where.get(v, -1) for v in seen], dtype=np.int64)
+        return remap[enc.indices.to_numpy()]
+    try:
+        if len(where) < 256:  # one byte a code: bytes() takes them in C without a check each
+            return np.frombuffer(bytes(map(where.__getitem__, values)), np.uint8)
+        return np.fromiter(map(where.__getitem__, values), np.int64, len(values))
+    except (KeyError, TypeError):  # a string not in ``where``, or not a string
+        if not all(type(v) is str for v in values):
+            return None
+        return np.array([where.get(v, -1) for v in values], dtype=np.int64)
+
+
 def unzipped(rows: Sequence[tuple[Any, ...]], kinds: str) -> list[Any] | None:
     """The columns of ``rows`` (tuples alike), each typed by its letter in ``kinds`` (``s``:
     string, ``i``: integer), as Arrow arrays that :func:`strings`, :func:`ints` and

@@ -189,9 +189,19 @@ def _hot(hot: Hot | None, events: list[str], raws: list[bytes],
     if hot is None:
         return rows, cols
     pick = hot.event
-    picked = range(len(raws)) if pick is None else compress(count(), map(pick, events))
-    at = [i for i in picked if raws[i] != DONE_RAW]
-    hot.rows(at, decode_each(hot.decode, [raws[i] for i in at]), events, raws, rows, cols)
+    if pick is None:
+        at, datas = list(range(len(raws))), raws
+    else:
+        at = list(compress(count(), map(pick, events)))
+        datas = list(map(raws.__getitem__, at))
+    if DONE_RAW in datas:  # (looked for in C, a comparison a line)
+        if datas[-1] == DONE_RAW and datas.count(DONE_RAW) == 1:  # as a Chat stream ends
+            del at[-1]
+            datas = datas[:-1]  # (a copy: datas may be raws)
+        else:
+            at = [i for i in at if raws[i] != DONE_RAW]
+            datas = list(map(raws.__getitem__, at))
+    hot.rows(at, decode_each(hot.decode, datas), events, raws, rows, cols)
     return rows, cols
 
 

@@ -232,8 +232,10 @@ class HotRows:
         self.choice: list[int | None] = []
 
     def appenders(self) -> tuple[Callable[[Any], None], ...]:
-        """Each list's ``append``, in :attr:`__slots__` order: what a ``Hot.rows`` loop calls."""
-        return tuple(getattr(self, f).append for f in ("frame", *self.FIELDS))
+        """Each list's ``append``, in :attr:`__slots__` order: what a ``Hot.rows`` loop calls.
+        (Written out: a generator over the names cost more than a capture's short loop.)"""
+        return (self.frame.append, self.event.append, self.kind.append, self.block.append,
+                self.fragment.append, self.wire_chars.append, self.choice.append)
 
     def evs(self) -> Iterator[tuple[int, Ev]]:
         """``(frame, row)`` of every row, as :class:`Ev`: the rows ``normalize`` gives."""

@@ -106,7 +106,7 @@ class _Columns:
         self.hot_offset: list[int] = []
         self.hot_data: list[str] = []
         self.hot_numbers: list[int] = []
-        self.hot_providers: list[str] = []
+        self.turn_providers: list[str] = []  # each turn's, for its hot rows (one per turn)
         self.repeats: dict[int, int] = {}  # row -> frames it stands for, where more than 1
         self._origin: float | None = None  # the turn's first stated receive time
 
@@ -123,6 +123,7 @@ class _Columns:
             self.by_frame.append(False)
             self.colds.append(len(decoded))
             self.hots.append(0)
+            self.turn_providers.append("")  # (no hot rows)
             self._origin = None
         if not decoded:
             return
@@ -172,6 +173,7 @@ class _Columns:
         self.by_frame.append(True)
         self.colds.append(len(evs))
         self.hots.append(m)
+        self.turn_providers.append(provider)
         if evs:
             if len(evs) == len(cold):  # one row per frame, as most frames
                 self.offset += map(bounds.__getitem__, cold)
@@ -198,7 +200,6 @@ class _Columns:
             self.hot_numbers += frames
             if self.raw:
                 self.hot_data += map(bytes.decode, map(raws.__getitem__, frames))
-            self.hot_providers += repeat(provider, m)
 
     def _keys(self, nh: int, nc: int) -> np.ndarray:
         """Each row's order key, the hot rows' first: its turn's first key plus its frame
@@ -213,6 +214,38 @@ class _Columns:
             np.repeat(np.array(self.by_frame, dtype=bool), colds),
             _array(self.numbers, "int64"), places)
         return np.concatenate((hot, cold))
+
+    def _providers(self, order: np.ndarray | None) -> pd.Categorical:
+        """The ``provider`` column: a hot row's is its turn's (repeated as codes, no str
+        per row), the others' their own; categories in sorted order, as
+        :func:`columns.category` gives them."""
+        hots = np.array(self.hots, dtype=np.int64)
+        seen = set(self.providers)
+        seen.update(compress(self.turn_providers, self.hots))
+        if not all(type(p) is str for p in seen):  # (never so: columns.category says why)
+            return columns.category(columns.interleaved(
+                (list(chain.from_iterable(map(repeat, self.turn_providers, self.hots))),
+                 self.providers), order, "s"))
+        cats = sorted(seen)
+        where = {p: i for i, p in enumerate(cats)}
+        codes = np.concatenate((
+            np.repeat(np.array([where.get(p, -1) for p in self.turn_providers],
+                               dtype=np.int64), hots),
+            np.fromiter(map(where.__getitem__, self.providers), np.int64,
+                        len(self.providers))))
+        return pd.Categorical.from_codes(codes if order is None else codes[order],
+                                         categories=pd.Index(cats, dtype="str"))
+
+    def _kinds(self, cold: Any, order: np.ndarray | None, nc: int) -> Any:
+        """The ``kind`` column: each part's codes among :data:`KINDS` (the hot rows' by a
+        lookup each, the others' through Arrow's dictionary), put in order as numbers."""
+        hot = columns.codes(self.hot.kind, _KIND_CODES)
+        cold_codes = columns.codes(cold, _KIND_CODES) if nc else np.empty(0, np.int64)
+        if hot is None or cold_codes is None:  # an odd value: columns.category reports it
+            return columns.interleaved((self.hot.kind, cold if nc else ()), order, "s")
+        codes = np.concatenate((hot, cold_codes))
+        return pd.Categorical.from_codes(codes if order is None else codes[order],
+                                         categories=pd.Index(KINDS, dtype="str"))
 
     def frame(self) -> pd.DataFrame:
         nh, nc = len(self.hot_numbers), len(self.evs)
@@ -234,6 +267,9 @@ class _Columns:
                 where = places[nh:]
         fields = []
         for at, (name, kind) in enumerate(zip(Ev._fields, _EV_TYPES, strict=True)):
+            if name == "kind":  # a category: its codes are put in order (_kinds)
+                fields.append(cold[at] if nc else ())
+                continue
             if name in HotRows.FIELDS:
                 hot = getattr(self.hot, name)
             elif where is not None and kind == "s":  # missing in every hot row
@@ -243,7 +279,7 @@ class _Columns:
                 hot = columns.nulls(nh, kind)
             fields.append(columns.interleaved((hot, cold[at] if nc else ()), order, kind))
         (event, kind, block, call_id, tool, fragment, wire, final, problem, choice, reason,
-         quirk) = fields
+         quirk) = fields  # (kind: the cold rows' only; _kinds adds the hot rows')
         counts = np.array(self.counts, dtype="int64")
         firsts = np.repeat(np.cumsum(counts) - counts, counts)  # each row's turn starts here
         df = events_frame(
@@ -251,8 +287,9 @@ class _Columns:
             seq=np.arange(n, dtype="int64") - firsts,
             offset=_ordered(self.hot_offset, self.offset, order, "int64"),
             t=_ordered(np.full(nh, math.nan), self.t, order, "float64"),
-            provider=columns.interleaved((self.hot_providers, self.providers), order, "s"),
-            event=event, kind=kind, block=block, choice=choice, call_id=call_id, tool=tool,
+            provider=self._providers(order),
+            event=event, kind=self._kinds(kind, order, nc), block=block, choice=choice,
+            call_id=call_id, tool=tool,
             fragment=fragment, wire_chars=wire, frame=_ordered(self.hot_numbers, self.numbers,
                                                                order, "int64"),
             final=final, problem=problem, reason=reason, quirk=quirk,
@@ -265,6 +302,9 @@ class _Columns:
             df["data"] = columns.strings(
                 columns.interleaved((self.hot_data, self.data), order, "s"))
         return df
+
+
+_KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}
 
 
 def _ordered(hot: Any, cold: Any, order: np.ndarray | None, dtype: str) -> np.ndarray:
@@ -295,10 +335,10 @@ def events_frame(
             "seq": np.asarray(seq, dtype="int64"),
             "offset": np.asarray(offset, dtype="int64"),
             "t": np.asarray(t, dtype="float64"),
-            "provider": columns.category(provider if hasattr(provider, "__len__")
-                                     else list(provider)),
+            "provider": provider if isinstance(provider, pd.Categorical)
+            else columns.category(provider if hasattr(provider, "__len__") else list(provider)),
             "event": columns.strings(event),
-            "kind": columns.category(kind, KINDS),
+            "kind": kind if isinstance(kind, pd.Categorical) else columns.category(kind, KINDS),
             "block": columns.ints(block),
             "choice": columns.ints([None] * len(block) if choice is None else choice),
             "call_id": columns.strings(call_id),

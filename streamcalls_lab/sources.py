@@ -160,6 +160,9 @@ def _said(path: Path) -> tuple[str | None, str | None]:
     return (None if cut in (None, False) else str(cut)), (str(rebuilt) if rebuilt else None)
 
 
+_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 class _FileChunks:
     """A file's body, read only when iterated: a directory's captures are not all held
     in memory at once, only the one being loaded."""
@@ -169,15 +172,24 @@ class _FileChunks:
 
     def body(self) -> bytes:
         # O_NONBLOCK: had the entry become a FIFO since it was listed, opening would block.
-        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
-            fd = os.open(self.path, flags)
-            with open(fd, "rb", buffering=0) as f:  # one read, no buffer copy
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
+            fd = os.open(self.path, _READ)
+            try:
+                info = os.fstat(fd)
+                if stat.S_ISDIR(info.st_mode):  # (what opening it as a file said)
+                    raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+                if not stat.S_ISREG(info.st_mode):
                     raise CaptureError(str(self.path), 0, "not a regular file: never read")
-                return f.read()
+                # One read of the size it has, then up to the end (it may have grown): no
+                # file object, whose making costs a small capture as much as reading it.
+                parts = [os.read(fd, info.st_size + 1)]
+                while parts[-1]:
+                    parts.append(os.read(fd, 1 << 16))
+            finally:
+                os.close(fd)
         except OSError as e:
             raise CaptureError(str(self.path), 0, f"cannot be read: {e.strerror or e}") from None
+        return parts[0] if len(parts) == 2 else b"".join(parts)
 
     def __iter__(self) -> Iterator[bytes | tuple[float, bytes]]:
         body = self.body()

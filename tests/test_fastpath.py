@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from streamcalls_lab import _columns as columns
 from streamcalls_lab._fastpath import decode_each
 from streamcalls_lab._fastpath import whole_rows as normalise_whole
+from streamcalls_lab.events import HotRows
 from streamcalls_lab.framing.sse import SSEDecoder, split_whole
 from streamcalls_lab.loader import load_captures
 from streamcalls_lab.providers import READERS as FORMATS
@@ -220,6 +221,14 @@ def test_split_whole_gives_what_the_decoder_gives(body: bytes) -> None:
     b"event: x\ndata: a\n\ndata: abcd\nevent: wxyz\n\n", b"data: a\n\nevent: y\n\n",
     b"event: x\ndata: a\n\nevent: y\nevent: z\n\n", b"event: x\ndata: a\n\nid: 1\ndata: b\n\n",
     b"event: x\r\ndata: a\r\n\r\ndata: b\r\nevent: y\r\n\r\n",
+    # a prefix's last byte one off either way (its lines are checked by their least and
+    # greatest: ``data: `` <= line < ``data:!``)
+    b"data: a\n\ndata:!b\n\n", b"data:\x1fa\n\ndata: b\n\n", b"event:!x\ndata: a\n\n",
+    b"event: x\ndata: a\n\nevent:\x1fy\ndata: b\n\n", b"event: x\ndata:!a\n\n",
+    # as many line ends, data lines and frame starts as two good frames, out of order
+    b"event: a\n\nevent: b\ndata: x\ndata: y\n\n", b"event: a\ndata: x\ndata: y\n\nevent: b\n\n",
+    b"event: a\r\n\r\nevent: b\r\ndata: x\r\ndata: y\r\n\r\n", b"data: a\ndata: b\n\n\n\n",
+    b"event: a\n\ndata: x\n\n", b"event: a\ndata: x\n\n\ndata: y\n\n",
 ])
 def test_split_whole_leaves_anything_else_to_the_decoder(body: bytes) -> None:
     assert split_whole(body) is None
@@ -232,8 +241,8 @@ _FIELDS = [b"data: a", b"data: abcd", b"data: ", b"data:b", b"event: x", b"event
 @given(st.lists(st.lists(st.sampled_from(_FIELDS), min_size=1, max_size=3), max_size=6),
        st.sampled_from([b"\n", b"\r\n"]))
 def test_split_whole_is_the_decoder_or_declines(frames: list[list[bytes]], eol: bytes) -> None:
-    """Its field lines are counted over the whole body, not checked one by one: whatever
-    the frames, it gives the decoder's frames or leaves the body to the decoder."""
+    """Its field lines are checked a column at a time, not one by one: whatever the frames,
+    it gives the decoder's frames or leaves the body to the decoder."""
     body = b"".join(eol.join(fields) + eol + eol for fields in frames)
     got = split_whole(body)
     assert got is None or got == _decoded(body)
@@ -398,3 +407,10 @@ def test_the_frame_comparison_still_fails_on_any_difference() -> None:
                   base.assign(kind=pd.Categorical(["a", "b"], categories=["b", "a"]))):
         with pytest.raises(AssertionError):
             assert_frames_equal(base, other)
+
+
+def test_hot_rows_appenders_are_each_column_in_slot_order() -> None:
+    """``HotRows.appenders`` is written out: it must name every column, in slot order."""
+    cols = HotRows()
+    assert [id(a.__self__) for a in cols.appenders()] == [
+        id(getattr(cols, f)) for f in HotRows.__slots__]

@@ -38,6 +38,39 @@ def test_kind_categories_are_the_contracts() -> None:
     ]
 
 
+def test_kind_and_provider_are_typed_from_codes_as_from_their_values() -> None:
+    """load() types ``kind`` and ``provider`` from codes (a fast-path turn's provider once,
+    not a str a row): the columns are what typing each row's value gives, across turns of
+    either path and formats."""
+    from streamcalls_lab import _columns as columns
+    from streamcalls_lab.events import KINDS
+    from streamcalls_lab.loader import load_captures
+    from streamcalls_lab.sources import Capture
+
+    chat = (b'data: {"object":"chat.completion.chunk","choices":[{"index":0,'
+            b'"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n')
+    caps = [Capture("a", [GOOD]), Capture("b", [GOOD[:40], GOOD[40:]]),  # (chunks: decoder)
+            Capture("c", [chat]), Capture("d", [b"data: {oops}\n\n"])]
+    df = load_captures(caps, strict=False)
+    assert set(df.provider) == {"anthropic-messages", "openai-chat", "unknown"}
+    kinds, providers = list(df.kind.astype(object)), list(df.provider.astype(object))
+    pd.testing.assert_extension_array_equal(df.kind.array, columns.category(kinds, KINDS))
+    pd.testing.assert_extension_array_equal(df.provider.array, columns.category(providers))
+
+
+def test_codes_are_places_in_the_table_and_none_for_an_odd_value() -> None:
+    import pyarrow as pa
+
+    from streamcalls_lab._columns import codes
+
+    where = {"a": 0, "b": 1}
+    assert list(codes(["b", "a", "zz"], where)) == [1, 0, -1]  # not in it: missing
+    assert list(codes(pa.array(["b", "zz", "a"], pa.large_string()), where)) == [1, -1, 0]
+    assert codes(["a", None], where) is None
+    assert codes(["a", 1], where) is None
+    assert codes(pa.array(["a", None], pa.large_string()), where) is None
+
+
 def test_seq_counts_events_from_zero() -> None:
     assert list(scl.load(GOOD).seq) == list(range(6))
 

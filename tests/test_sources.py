@@ -81,6 +81,35 @@ def test_an_unreadable_file_is_an_error_row_not_an_abort(tmp_path: Path, monkeyp
         load(root)
 
 
+def test_an_entry_changed_after_it_was_listed_is_read_whole_or_named(tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    """A capture's bytes are read with no file object (os.read up to the end): a file that
+    grows while it is read is read whole, and an entry that became a folder or a FIFO is a
+    CaptureError saying so, as opening it as a file said."""
+    from streamcalls_lab.sources import _FileChunks
+
+    grown = tmp_path / "grown.sse"
+    grown.write_bytes(GOOD * 3000)  # (more than one read's worth beyond the size it states)
+    real = os.fstat
+
+    def smaller(fd: int) -> os.stat_result:  # the size it had before it grew
+        st = real(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid,
+                               st.st_gid, len(GOOD), st.st_atime, st.st_mtime, st.st_ctime))
+
+    monkeypatch.setattr(os, "fstat", smaller)
+    assert _FileChunks(grown, None).body() == GOOD * 3000
+    monkeypatch.setattr(os, "fstat", real)
+    (tmp_path / "empty.sse").write_bytes(b"")
+    assert _FileChunks(tmp_path / "empty.sse", None).body() == b""
+    (tmp_path / "now-a-folder.sse").mkdir()
+    with pytest.raises(CaptureError, match="cannot be read: Is a directory"):
+        _FileChunks(tmp_path / "now-a-folder.sse", None).body()
+    os.mkfifo(tmp_path / "now-a-fifo.sse")
+    with pytest.raises(CaptureError, match="not a regular file: never read"):
+        _FileChunks(tmp_path / "now-a-fifo.sse", None).body()
+
+
 def test_a_broken_timing_sidecar_is_an_error_row_for_its_capture_only(tmp_path: Path) -> None:
     root = _folder(tmp_path)
     (root / "timed.sse").write_bytes(GOOD)

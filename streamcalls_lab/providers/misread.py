@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Any
 
 from ..events import Ev
@@ -80,6 +81,7 @@ def find_call(payload: Any) -> tuple[str, str, str | None] | None:
     return None
 
 
+@cache  # (stateless: one per format, not one per capture)
 def foreigner(name: str) -> Callable[[str, Any, Sequence[Ev]], bool]:
     """Whether a frame read as ``name`` (its event, payload and rows) is of another
     protocol: it shows none of the format's signature (its reader's ``sniff``), and shows
@@ -89,8 +91,14 @@ def foreigner(name: str) -> Callable[[str, Any, Sequence[Ev]], bool]:
     shows = READERS[name].sniff
     alive = FORMATS[name].keepalive
     own = FORMATS[name].own
+    # The keep-alive exactly as the format sends it (Anthropic's ping) is never foreign when
+    # no other format claims it: asked of every format once here, not again for each ping.
+    idle = None if alive is None or sniff(alive.event, alive.payload) not in (None, name) \
+        else (alive.event, alive.payload)
 
     def foreign(event: str, payload: Any, rows: Sequence[Ev]) -> bool:
+        if idle is not None and event == idle[0] and payload == idle[1]:
+            return False
         if shows(event, payload) or (own is not None and own(event, payload)):
             return False
         if sniff(event, payload) not in (None, name):

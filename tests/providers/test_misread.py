@@ -16,8 +16,9 @@ import pytest
 import streamcalls_lab as scl
 from streamcalls_lab import CaptureError
 from streamcalls_lab._fastpath import hot_rows, whole_rows
+from streamcalls_lab.events import Ev
 from streamcalls_lab.framing.sse import split_whole
-from streamcalls_lab.providers import FORMATS, READERS
+from streamcalls_lab.providers import FORMATS, READERS, misread
 from streamcalls_lab.providers.misread import call_part
 from streamcalls_lab.turns import Call, Script, Text, body, write
 
@@ -163,6 +164,26 @@ def test_a_formats_keepalive_is_not_foreign() -> None:
     raw = anthropic({"type": "message_start", "message": {"id": "msg_1"}},
                     *[ping] * 6, {"type": "message_stop"})
     assert scl.load(raw).problem.isna().all()
+
+
+def test_a_keepalive_as_sent_is_not_asked_of_every_format(monkeypatch) -> None:
+    """Anthropic's ping exactly as the format declares it is told by that declaration,
+    decided once per format, not by asking every format's signature of each ping (most of
+    the misread checks' cost on Anthropic streams); a ping with anything more is asked."""
+    asked: list[str] = []
+    real = misread.sniff
+    monkeypatch.setattr(misread, "sniff", lambda e, p: asked.append(e) or real(e, p))
+    misread.foreigner.cache_clear()
+    try:
+        foreign = misread.foreigner("anthropic-messages")
+        asked.clear()
+        rows = (Ev("ping", "other"),)
+        assert not foreign("ping", {"type": "ping"}, rows)
+        assert asked == []
+        assert not foreign("ping", {"type": "ping", "seq": 1}, rows)
+        assert asked == ["ping"]
+    finally:
+        misread.foreigner.cache_clear()
 
 
 @pytest.mark.parametrize("written", ["anthropic-messages", "ai-sdk-ui", "openai-chat"])
