@@ -26,7 +26,7 @@ async function runCase(env, say) {
       },
     });
   } catch (error) {
-    say(String(error?.stack ?? error));
+    say(String(error));  // its stack is on stderr already, the SDK's own
     return true;
   }
   return false;

@@ -37,6 +37,7 @@ async function runCase(env, say) {
     });
   } catch (error) {
     say(String(error?.stack ?? error));
+    say(String(error));  // the last line said is the case's error
     return true;
   }
   return false;
