@@ -9,7 +9,7 @@ and :func:`install_hint` names the package of a missing client module from it. W
 finds in a client (a test's expected classes, the doc's findings) stays in that consumer,
 keyed by script; a test holds every script under ``clients/`` to being here or a helper.
 
-Data, not code: a table of eighteen entries of one shape, which Python writes as a run of
+Data, not code: a table of twenty entries of one shape, which Python writes as a run of
 repeated constructor calls. In the package rather than in ``clients/``: the library reads it
 (``install_hint``), and ``clients/`` is not in a wheel (:data:`CLIENTS_DIR` is a checkout's).
 """
