@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -27,14 +26,6 @@ SHARED_STATE = {
     # core-seconds spread, 67 on one worker.
     "tests/test_check.py": "check_handler's tapes and reports",
 }
-# The order the scheduler hands out what is not grouped (xdist takes it in collection order,
-# so every worker came to the torture harness at once and waited on its paced servers beside
-# each other: a fresh clone's cores stood a quarter idle for over a minute). The tests that
-# mostly wait on paced servers and client processes are spread through the rest, so each
-# waits beside CPU work; the notebooks (a kernel each, seconds long) go first among the rest,
-# so the run does not end on one.
-PACED = ("tests/torture/",)
-LONG = ("notebooks/", "tests/test_notebooks_any_data.py")
 
 
 def capture_files(*formats: str) -> list[Path]:
@@ -78,25 +69,9 @@ def one_worker_scope(nodeid: str) -> str | None:
     return "browser-lab" if _uses_shared_lab(module) else module
 
 
-def run_order(scopes: list[str]) -> list[str]:
-    """``scopes`` as the scheduler hands them out: the groups first, as xdist sorted them (the
-    most tests first), then the long single tests, then the rest with the ``PACED`` ones
-    spread evenly among them. A group's scope is a name without ``::``; a test's is its id."""
-    groups = [s for s in scopes if "::" not in s]
-    single = [s for s in scopes if "::" in s]
-    long = [s for s in single if s.startswith(LONG)]
-    paced = [s for s in single if s.startswith(PACED) and s not in long]
-    rest = [s for s in single if not s.startswith((*LONG, *PACED))]
-    spread = sorted([((i + 1) / (len(rest) + 1), s) for i, s in enumerate(rest)]
-                    + [((i + 0.5) / len(paced), s) for i, s in enumerate(paced)],
-                    key=lambda at: at[0])
-    return groups + long + [s for _, s in spread]
-
-
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own; no xdist, no hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
-    """``--dist loadgroup`` with each scope of ``one_worker_scope`` as one group, handed out in
-    :func:`run_order`.
+    """``--dist loadgroup`` with each scope of ``one_worker_scope`` as one group.
 
     xdist groups by an ``@group`` suffix its worker writes into each test's id, which
     pytest 9.2 no longer lets it change (nodes keep their id elsewhere), so every
@@ -107,18 +82,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     from xdist.scheduler import LoadGroupScheduling
 
     class SharedTogether(LoadGroupScheduling):
-        ordered = False
-
         def _split_scope(self, nodeid: str) -> str:
             return one_worker_scope(nodeid) or super()._split_scope(nodeid)
-
-        def _assign_work_unit(self, node: Any) -> None:
-            if not self.ordered:  # the queue is whole once the first unit is handed out
-                self.ordered = True
-                queue = self.workqueue
-                for scope in run_order(list(queue)):
-                    queue.move_to_end(scope)
-            super()._assign_work_unit(node)
 
     return SharedTogether(config, log)  # type: ignore[arg-type]
 

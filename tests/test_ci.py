@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
-from itertools import pairwise
 
-from .conftest import ONE_WORKER, PACED, REPO, SHARED_STATE, one_worker_scope, run_order
+from .conftest import ONE_WORKER, REPO, SHARED_STATE, one_worker_scope
 
 BROWSER_MARK = re.compile(r"^pytestmark = .*pytest\.mark\.browser", re.M)
 
@@ -35,22 +34,6 @@ def test_a_module_sharing_a_process_state_stays_on_one_worker() -> None:
     for module in SHARED_STATE:
         tests = [f"{module}::test_a", f"{module}::test_b[x]"]
         assert {one_worker_scope(n) for n in tests} == {module}
-
-
-def test_paced_tests_are_spread_through_the_run_after_the_groups_and_the_notebooks() -> None:
-    rest = [f"tests/test_a.py::t{i}" for i in range(12)]
-    paced = [f"{PACED[0]}test_t.py::p{i}" for i in range(3)]
-    notebooks = ["notebooks/01-a.ipynb::01-a.ipynb"]
-    groups = ["tests/test_check.py", "browser-lab"]
-    order = run_order([*rest, *paced, *notebooks, *groups])
-    assert sorted(order) == sorted([*rest, *paced, *notebooks, *groups])
-    assert order[:3] == [*groups, *notebooks]
-    at = [order.index(p) for p in paced]
-    assert at == sorted(at)  # in their own order
-    between = [b - a - 1 for a, b in pairwise(at)]
-    assert min(between) >= len(rest) // len(paced) - 1  # never together: one in each stretch
-    assert at[0] > 3 and at[-1] < len(order) - 1  # nor at the start or the end of the rest
-    assert [s for s in order if s in rest] == rest
 
 
 def test_ci_runs_the_suite_with_that_distribution() -> None:
