@@ -191,12 +191,9 @@ def _later_left_empty(s: Symptom) -> bool:
 def _lost(s: Symptom) -> list[Sent] | None:
     """The calls sent that were never handed on, when nothing else went wrong (what was
     handed on is right, nothing extra); None otherwise."""
-    if s.aspect != CALLS:
+    if not s.only_lost:
         return None
-    pairs, missing, extra = s.matched
-    if not missing or extra or any(w != h for w, h in pairs):
-        return None
-    lost = {w[0] for w in missing}
+    lost = {w[0] for w in s.missing}
     return [c for c in s.sent if c.call_id in lost]
 
 

@@ -164,9 +164,7 @@ def _no_parse_no_call(s: Symptom) -> bool:
     if s.aspect == ERROR:
         return (not s.hung and not s.ends_early and JSON_ERROR.search(s.error) is not None
                 and any(not c.args.strip() for c in s.sent))
-    return (s.aspect == CALLS and bool(s.missing) and not s.matched[2]
-            and all(w == h for w, h in s.matched[0])
-            and all(isinstance(m[2], str) and not m[2].strip() for m in s.missing))
+    return s.only_lost and all(isinstance(m[2], str) and not m[2].strip() for m in s.missing)
 
 
 ANNOUNCEMENT_ARGS_DROPPED = BugClass(

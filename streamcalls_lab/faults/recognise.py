@@ -186,8 +186,7 @@ def _paired(s: Symptom, fits: Callable[[Seen, Seen], bool]) -> list[tuple[Seen, 
 def _dropped_on(quirk: str) -> Callable[[Symptom], bool]:
     """Calls never handed on, on a stream written with ``quirk``, and nothing else wrong."""
     def recognise(s: Symptom) -> bool:
-        return (s.aspect == CALLS and _on(quirk, s) and bool(s.missing)
-                and not s.matched[2] and all(w == h for w, h in s.matched[0]))
+        return _on(quirk, s) and s.only_lost
     return recognise
 
 

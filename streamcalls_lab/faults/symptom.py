@@ -114,6 +114,14 @@ class Symptom:
     def missing(self) -> tuple[Seen, ...]:
         return self.matched[1]
 
+    @property
+    def only_lost(self) -> bool:
+        """Calls never handed on, and nothing else wrong: every call handed on is one
+        expected, as expected, and none beyond them."""
+        pairs, missing, extra = self.matched
+        return (self.aspect == CALLS and bool(missing) and not extra
+                and all(w == h for w, h in pairs))
+
 
 def _order_free(calls: Iterable[Seen]) -> list[str]:
     return sorted(json.dumps(c, sort_keys=True, default=str) for c in calls)
