@@ -113,64 +113,61 @@ class _Read:
 def _read(body: bytes) -> _Read:
     deltas = load(body, strict=False)
     table = calls(deltas)
-    blanked = _blanked(deltas)
-    fragments, anonymous, renamed = _fragments(deltas)
+    sent = _as_sent(deltas)
     return _Read(tuple(Sent(present(r.call_id), present(r.tool), r.args, present(r.block),
                             present(r.choice), bool(r.complete),
-                            blanked.get(present(r.call_id), frozenset()),
-                            fragments.get(present(r.call_id)),
-                            present(r.call_id) in anonymous, present(r.call_id) in renamed)
+                            sent.blanked.get(present(r.call_id), frozenset()),
+                            sent.fragments.get(present(r.call_id)),
+                            present(r.call_id) in sent.anonymous,
+                            present(r.call_id) in sent.renamed)
                        for r in table.itertuples()),
                  frozenset(present(r.call_id) for r in table.itertuples() if r.complete),
                  bool(deltas["reason"].notna().any()))
 
 
-def _blanked(deltas: pd.DataFrame) -> dict[Any, frozenset[str]]:
-    """Each call's id, with the identity fields an argument fragment after its announcement
-    sent as ``""`` (a fragment goes with the call last announced at its choice and block)."""
-    identities = [deltas[c].tolist() for c in IDENTITY_FIELDS]
-    if not any("" in values for values in identities):  # most bodies: read no further
-        return {}
-    columns = [deltas[c].tolist() for c in ("kind", "choice", "block")]
-    announced: dict[Any, Any] = {}
-    out: dict[Any, frozenset[str]] = {}
-    for kind, choice, block, *identity in zip(*columns, *identities, strict=True):
-        if kind == "call_start":
-            announced[choice, block] = present(identity[0])
-        elif kind == "args_delta" and (choice, block) in announced:
-            empty = frozenset(f for f, v in zip(IDENTITY_FIELDS, identity, strict=True)
-                              if isinstance(v, str) and not v)
-            if empty:
-                call = announced[choice, block]
-                out[call] = out.get(call, frozenset()) | empty
-    return out
+@dataclass(frozen=True)
+class _AsSent:
+    """What the body sent of each call after its announcement, by the id it was announced
+    under (a fragment or a stop goes with the call last announced at its choice and block)."""
+
+    blanked: dict[Any, frozenset[str]]
+    """The identity fields a fragment sent as ``""``."""
+    fragments: dict[Any, tuple[str, ...]]
+    """Its argument fragments, in order."""
+    anonymous: frozenset[Any]
+    """The calls some text of which came after the announcement's frame in a fragment
+    naming no call."""
+    renamed: frozenset[Any]
+    """The calls whose stop named them by another id."""
 
 
-def _fragments(deltas: pd.DataFrame) -> tuple[dict[Any, tuple[str, ...]], frozenset[Any],
-                                                frozenset[Any]]:
-    """Each call's id with the argument fragments sent for it in order (a fragment goes with
-    the call last announced at its choice and block); the ids of the calls some text of
-    which came after the announcement's frame in a fragment naming no call; and of those
-    whose stop named them by another id."""
+def _as_sent(deltas: pd.DataFrame) -> _AsSent:
     columns = [deltas[c].tolist()
-               for c in ("kind", "choice", "block", "call_id", "fragment", "frame")]
+               for c in ("kind", "choice", "block", "fragment", "frame", *IDENTITY_FIELDS)]
+    blanks = any("" in values for values in columns[5:])  # most bodies send no blank
     announced: dict[Any, tuple[Any, Any]] = {}
-    out: dict[Any, list[str]] = {}
+    blanked: dict[Any, frozenset[str]] = {}
+    fragments: dict[Any, list[str]] = {}
     anonymous, renamed = set(), set()
-    for kind, choice, block, call_id, fragment, frame in zip(*columns, strict=True):
+    for kind, choice, block, fragment, frame, *identity in zip(*columns, strict=True):
+        call_id = identity[0]  # (IDENTITY_FIELDS: call_id, then tool)
         if kind == "call_start":
             announced[choice, block] = (present(call_id), frame)
         elif kind == "block_stop" and (choice, block) in announced and present(call_id) not in (
                 None, "", announced[choice, block][0]):
             renamed.add(announced[choice, block][0])
-        elif kind == "args_delta" and (choice, block) in announced and isinstance(
-                fragment, str):
+        elif kind == "args_delta" and (choice, block) in announced:
             call, at = announced[choice, block]
-            out.setdefault(call, []).append(fragment)
-            if fragment and frame != at and not present(call_id):
-                anonymous.add(call)
-    return ({call: tuple(parts) for call, parts in out.items()}, frozenset(anonymous),
-            frozenset(renamed))
+            if blanks and (empty := frozenset(
+                    f for f, v in zip(IDENTITY_FIELDS, identity, strict=True)
+                    if isinstance(v, str) and not v)):
+                blanked[call] = blanked.get(call, frozenset()) | empty
+            if isinstance(fragment, str):
+                fragments.setdefault(call, []).append(fragment)
+                if fragment and frame != at and not present(call_id):
+                    anonymous.add(call)
+    return _AsSent(blanked, {call: tuple(parts) for call, parts in fragments.items()},
+                   frozenset(anonymous), frozenset(renamed))
 
 
 def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
