@@ -231,8 +231,7 @@ class _Columns:
         codes = np.concatenate((
             np.repeat(np.array([where.get(p, -1) for p in self.turn_providers],
                                dtype=np.int64), hots),
-            np.fromiter(map(where.__getitem__, self.providers), np.int64,
-                        len(self.providers))))
+            columns.codes(self.providers, where)))  # (every one a str of ``where``)
         return pd.Categorical.from_codes(codes if order is None else codes[order],
                                          categories=pd.Index(cats, dtype="str"))
 
