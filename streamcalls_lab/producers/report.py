@@ -196,11 +196,12 @@ def report_captures(caps: Sequence[Capture]) -> list[TurnReport]:
     table = call_table(deltas)
     found = anomalies(deltas)
     served = served_rows(caps).set_index("turn")
+    by_turn = {name: _per_turn(t) for name, t in (("calls", table), ("anomalies", found))}
     out = []
-    for turn, rows in deltas.groupby("turn", sort=False):
+    for turn, rows in deltas.groupby("turn", sort=False, observed=True):
         provider = str(rows["provider"].iloc[0])
         who = served.loc[turn] if turn in served.index else None
-        mine = table[table["turn"] == turn]
+        mine = by_turn["calls"].get(turn, table.iloc[:0])
         calls = tuple(CallSeen(_present(c.call_id), _present(c.tool), int(c.chars),
                                inert(c.args, PREVIEW), bool(c.complete), bool(c.valid_json))
                       for c in mine.itertuples())
@@ -208,7 +209,7 @@ def report_captures(caps: Sequence[Capture]) -> list[TurnReport]:
                                                & (rows["provider"] == "unknown"))]
         said = bad["problem"].fillna("").str.startswith(PROVIDER_ERROR).to_numpy(dtype=bool)
         problems, errors = _once(bad[~said]), _once(bad[said])
-        quirks = found[found["turn"] == turn]
+        quirks = by_turn["anomalies"].get(turn, found.iloc[:0])
         seen = tuple(Anomaly(str(a.anomaly), int(a.offset), _present(a.call_id), str(a.detail))
                      for a in quirks.itertuples())
         out.append(TurnReport(str(turn), provider,
@@ -216,6 +217,12 @@ def report_captures(caps: Sequence[Capture]) -> list[TurnReport]:
                               _present(who["model"]) if who is not None else None,
                               calls, problems, errors, seen))
     return out
+
+
+def _per_turn(table: pd.DataFrame) -> dict[Any, pd.DataFrame]:
+    """Each turn's rows of a table, split in one pass (not a filter over the table a turn:
+    a folder of many turns would read it once per turn)."""
+    return dict(iter(table.groupby("turn", sort=False, observed=True)))
 
 
 def _once(rows: pd.DataFrame) -> tuple[Problem, ...]:
