@@ -36,13 +36,10 @@ from typing import Any
 
 from . import timing as sidecar
 from . import turns
+from .providers import FORMATS
+from .providers.spec import Flush
 from .turns import Call, Script, Segment, Style, Text, WireFrame
 
-MODELS = {
-    "anthropic-messages": "claude-sonnet-4-20250514",
-    "openai-chat": "gpt-4o-2024-08-06",
-    "openai-responses": "gpt-4o-2024-08-06",
-}
 _BASE62 = string.ascii_letters + string.digits
 _EPOCH = 1_767_225_600  # 2026-01-01: `created` stamps are drawn after it
 
@@ -98,12 +95,18 @@ def serialize(
     return json.dumps(value, ensure_ascii=ascii, separators=separators)
 
 
+def _flush(provider: str) -> Flush | None:
+    """What the format declares of its servers' cuts (None: not measured)."""
+    return turns.writable(provider).flush
+
+
 def _rewritten(provider: str, parallel: bool) -> bool:
     """Whether the server writes the arguments out itself rather than passing the model's
-    tokens on (Anthropic always, Chat where a turn holds two or more calls): what the
-    calibration shows as spaced JSON cut into measured character pieces. One fact, read by
-    both :func:`serialize` and :func:`split_args`."""
-    return provider == "anthropic-messages" or (provider == "openai-chat" and parallel)
+    tokens on (the format's ``Flush``: Anthropic always, Chat where a turn holds two or more
+    calls): what the calibration shows as spaced JSON cut into measured character pieces.
+    One fact, read by both :func:`serialize` and :func:`split_args`."""
+    flush = _flush(provider)
+    return flush is not None and flush.cuts_args(parallel) == "measured"
 
 
 # -- the flush models ----------------------------------------------------------------------
@@ -176,9 +179,9 @@ def _n_tokens(text: str) -> int:
     return len(_encoding().encode_ordinary(text)) if text else 0
 
 
-def _brace_split_share() -> float:
-    """Share of Responses calls whose first fragment is ``{`` rather than ``{"``."""
-    top = calibration()["formats"]["openai-responses"]["args"]["first_fragment"]
+def _brace_split_share(provider: str) -> float:
+    """Share of the format's calls whose first fragment is ``{`` rather than ``{"``."""
+    top = calibration()["formats"][provider]["args"]["first_fragment"]
     counts = dict((k, n) for k, n in top["first_nonempty_top"])
     return counts.get("{", 0) / max(1, top["calls_with_fragments"])
 
@@ -191,28 +194,24 @@ def split_args(
         return []
     if _rewritten(provider, parallel):
         return _cut_by_lengths(args, rng, _cum_weights(provider, "args", parallel))
-    if provider == "openai-chat":
-        return token_pieces(args)
-    if provider == "openai-responses":
-        pieces = token_pieces(args)
-        if len(pieces) > 1 and pieces[0] == '{"' and rng.random() < _brace_split_share():
-            pieces[:2] = ["{", '"' + pieces[1]]
-        return pieces
-    spec = turns.writable(provider)
-    return [args] if spec.calls_whole else token_pieces(args)  # not calibrated: o200k tokens
+    if turns.writable(provider).calls_whole:
+        return [args]
+    pieces = token_pieces(args)  # the model's tokens, as passed on (or, not measured, assumed)
+    flush = _flush(provider)
+    if (flush is not None and flush.brace_split and len(pieces) > 1 and pieces[0] == '{"'
+            and rng.random() < _brace_split_share(provider)):
+        pieces[:2] = ["{", '"' + pieces[1]]
+    return pieces
 
 
 def split_text(text: str, provider: str, rng: random.Random) -> list[str]:
     """The non-empty text fragments a provider would send ``text`` in."""
     if not text:
         return []
-    if provider == "anthropic-messages":
+    flush = _flush(provider)
+    if flush is not None and flush.text == "measured":
         return _cut_by_lengths(text, rng, _cum_weights(provider, "text", False))
-    turns.writable(provider)
     return token_pieces(text)
-
-
-
 
 
 def cut_at(text: str, cuts: Iterable[int]) -> list[str]:
@@ -259,10 +258,12 @@ ON_PURPOSE = {
 }
 """Producer quirks a generated turn shows on purpose (as the recordings it imitates do), by
 name: ``scl.anomalies`` of the bundled data finds these and nothing else."""
-GENERATED_FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
-"""The formats the bundled fixtures are generated in: their flush models are calibrated on
-real captures. :func:`generate` writes any format that has a writer; the others are cut at
-o200k token boundaries."""
+MODELS = {name: spec.flush.model for name, spec in FORMATS.items() if spec.flush is not None}
+"""The model each format whose ``Flush`` is measured names in its generated turns."""
+GENERATED_FORMATS = tuple(MODELS)
+"""The formats the bundled fixtures are generated in: those whose ``Flush`` is measured on
+real captures (Anthropic's Messages, OpenAI's Chat and Responses). :func:`generate` writes
+any format that has a writer; the others are cut at o200k token boundaries."""
 
 
 def _tokens(frame: WireFrame, segments: Sequence[Segment]) -> int:

@@ -13,8 +13,10 @@ from hypothesis import strategies as st
 from streamcalls_lab import calls, load
 from streamcalls_lab import timing as sidecar
 from streamcalls_lab.generate import (
+    GENERATED_FORMATS,
     TimingModel,
     ToolCall,
+    calibration,
     compare_with_calibration,
     cut_at,
     generate,
@@ -337,6 +339,49 @@ def test_argument_pieces_never_exceed_the_measured_maximum_where_it_is_a_hard_ca
     table = compare_with_calibration(seed=0).set_index(["provider", "regime"])
     assert table.loc[("openai-chat", "parallel"), "max"] <= 6
     assert table.loc[("anthropic-messages", "parallel"), "max"] <= 12
+
+
+def test_every_measured_flush_has_its_figures_in_the_calibration():
+    """A format that declares how its servers cut (``Flush``) has the measurements the
+    generator draws from, under its own name: declaring one without them fails here."""
+    measured = {n: f.flush for n, f in WIRE_FORMATS.items() if f.flush is not None}
+    assert set(measured) == set(GENERATED_FORMATS)
+    for name, flush in measured.items():
+        figures = calibration()["formats"][name]
+        for parallel in (False, True):
+            if flush.cuts_args(parallel) == "measured":
+                subset = "parallel" if parallel else "single"
+                hist = figures["subsets"][f"first_party_{subset}_call_turns"]["args"]
+                assert sum(hist["fragment_chars"]["hist"]) > 0, (name, subset)
+        if flush.text == "measured":
+            assert sum(figures["text"]["fragment_chars"]["hist"]) > 0, name
+        if flush.brace_split:
+            assert figures["args"]["first_fragment"]["calls_with_fragments"] > 0, name
+
+
+def test_the_cuts_follow_the_formats_declaration(monkeypatch: pytest.MonkeyPatch):
+    """What the generator does with a format is what the format declares, whatever it is
+    called: Chat's parallel calls in measured pieces (spaced JSON), under another name too;
+    the same format declaring no ``Flush``, o200k tokens (compact JSON), as any format not
+    measured."""
+    import dataclasses
+    import random
+
+    chat = WIRE_FORMATS["openai-chat"]
+    monkeypatch.setitem(WIRE_FORMATS, "chat-clone", dataclasses.replace(chat, name="chat-clone"))
+    monkeypatch.setitem(calibration()["formats"], "chat-clone",
+                        calibration()["formats"]["openai-chat"])
+    monkeypatch.setitem(WIRE_FORMATS, "chat-unmeasured",
+                        dataclasses.replace(chat, name="chat-unmeasured", flush=None))
+    args = serialize(TICKET, "chat-clone", parallel=True)
+    assert args == serialize(TICKET, "openai-chat", parallel=True)
+    assert args.startswith('{"order_id": ')
+    for name in ("openai-chat", "chat-clone"):
+        measured = split_args(args, name, random.Random(0), parallel=True)
+        assert max(map(len, measured)) <= 6 and "".join(measured) == args
+    assert serialize(TICKET, "chat-unmeasured", parallel=True).startswith('{"order_id":"')
+    assert split_args(args, "chat-unmeasured", random.Random(0), parallel=True) == (
+        token_pieces(args))
 
 
 def test_split_args_is_deterministic_for_a_seeded_rng():

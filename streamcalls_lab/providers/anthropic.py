@@ -43,7 +43,7 @@ from ..turns import (
 from ._written import args_announced, restated, setter
 from .as_written import object_after, object_text, raw_wire_length, wire_length
 from .recognise import ByType
-from .spec import Answer, Envelope, Fields, Streaming, WireFormat, block_events
+from .spec import Answer, Envelope, Fields, Flush, Streaming, WireFormat, block_events
 
 _TYPES = frozenset(
     (
@@ -341,4 +341,5 @@ FORMAT = WireFormat.of(
     call_ids=("toolu_01", 22),
     tool_stop=frozenset(("tool_use",)),
     server_ids=("srvtoolu_", "mcptoolu_"),
+    flush=Flush("claude-sonnet-4-20250514", args="measured", text="measured"),
 )

@@ -48,7 +48,7 @@ from ..turns import (
 from ._identity import Identities
 from ._written import args_in_announcement, restated
 from .as_written import raw_wire_length, wire_length, wire_lengths
-from .spec import Answer, Envelope, Fields, Streaming, WireFormat
+from .spec import Answer, Envelope, Fields, Flush, Streaming, WireFormat
 
 EVENT = "chat.completion.chunk"
 
@@ -634,4 +634,5 @@ FORMAT = WireFormat.of(
     whole=whole,
     streaming=Streaming("stream", only=("stream_options",)),
     aliases=("openai-compatible", "chat-completions"),
+    flush=Flush("gpt-4o-2024-08-06", parallel_args="measured"),
 )

@@ -44,7 +44,7 @@ from ..turns import (
 from ._identity import Identities
 from ._written import args_in_announcement, setter
 from .as_written import raw_wire_length, wire_length
-from .spec import Answer, Envelope, Fields, Streaming, WireFormat
+from .spec import Answer, Envelope, Fields, Flush, Streaming, WireFormat
 
 _TURN_STOPS = frozenset(("response.completed", "response.incomplete", "response.failed"))
 _DELTA_KINDS: dict[str, Kind] = {  # read by normalize and by the fast path's _hot_rows
@@ -466,4 +466,5 @@ FORMAT = WireFormat.of(
     whole=whole,
     streaming=Streaming("stream", only=("stream_options",)),
     stop_terms=_whole_terms,
+    flush=Flush("gpt-4o-2024-08-06", brace_split=True),
 )

@@ -132,6 +132,34 @@ def block_events(start: str, delta: str, stop: str, *, turn_stop: tuple[str, ...
             "error": error, "other": (*other, start, delta)}
 
 
+Cut = Literal["tokens", "measured"]
+"""How a producer cuts a stretch of text into fragments: at the model's o200k token
+boundaries (it passes the tokens on), or into pieces whose lengths follow the histogram
+measured on its real captures (it writes the text out again itself, JSON spaced)."""
+
+
+@dataclass(frozen=True)
+class Flush:
+    """How a format's servers cut what they stream, as ``scripts/calibrate.py`` measured it
+    on real captures (``calibration.json``, keyed by the format's name; explained in
+    ``docs/calibration.md``). The generator reads it; a format that declares none is cut at
+    token boundaries (or sends each call whole, where ``calls_whole`` says so)."""
+
+    model: str
+    """The model its generated turns name (one its captures were recorded from)."""
+    args: Cut = "tokens"
+    """A call's arguments."""
+    parallel_args: Cut | None = None
+    """A call's arguments where a turn holds two or more calls (None: as ``args``)."""
+    text: Cut = "tokens"
+    brace_split: bool = False
+    """In the measured share of calls (``first_fragment``), a first token ``{"`` arrives as
+    ``{``, the quote joined to the next token."""
+
+    def cuts_args(self, parallel: bool) -> Cut:
+        return self.parallel_args if parallel and self.parallel_args else self.args
+
+
 class Writer(Protocol):
     """Writes a turn in this format: the frames a producer sends, each tagged with its role."""
 
@@ -202,6 +230,9 @@ class WireFormat:
     ``calls()`` names a finished call without one a problem only where this is True."""
     aliases: tuple[str, ...] = field(default=())
     """Other names the format goes by (a gateway's, an SDK's)."""
+    flush: Flush | None = None
+    """How its servers cut their fragments, measured on real captures (None: not measured;
+    the bundled ``data/`` is generated in the formats that declare one)."""
     stated_time: Callable[[str], float | None] | None = None
     """The receive time a frame's data states (a log that wraps each event with it), in
     seconds since the epoch, or None where it states none: where no read was timed, the
