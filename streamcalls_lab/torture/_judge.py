@@ -119,7 +119,8 @@ def _read(body: bytes) -> _Read:
                             sent.blanked.get(present(r.call_id), frozenset()),
                             sent.fragments.get(present(r.call_id)),
                             present(r.call_id) in sent.anonymous,
-                            present(r.call_id) in sent.renamed)
+                            present(r.call_id) in sent.renamed,
+                            present(r.call_id) in sent.stop_unnamed)
                        for r in table.itertuples()),
                  frozenset(present(r.call_id) for r in table.itertuples() if r.complete),
                  bool(deltas["reason"].notna().any()))
@@ -139,6 +140,9 @@ class _AsSent:
     naming no call."""
     renamed: frozenset[Any]
     """The calls whose stop named them by another id."""
+    stop_unnamed: frozenset[Any]
+    """The calls a stop (or done) event of their own came for (one ending that call alone:
+    Anthropic's block stop, not Chat's finish, which ends every call), none naming a call."""
 
 
 def _as_sent(deltas: pd.DataFrame) -> _AsSent:
@@ -148,14 +152,23 @@ def _as_sent(deltas: pd.DataFrame) -> _AsSent:
     announced: dict[Any, tuple[Any, Any]] = {}
     blanked: dict[Any, frozenset[str]] = {}
     fragments: dict[Any, list[str]] = {}
-    anonymous, renamed = set(), set()
+    anonymous, renamed, named = set(), set(), set()
+    stops: dict[Any, list[Any]] = {}  # each call's stop frames
+    ending: dict[Any, int] = {}  # how many stop rows each such frame holds
     for kind, choice, block, fragment, frame, *identity in zip(*columns, strict=True):
         call_id = identity[0]  # (IDENTITY_FIELDS: call_id, then tool)
         if kind == "call_start":
             announced[choice, block] = (present(call_id), frame)
-        elif kind == "block_stop" and (choice, block) in announced and present(call_id) not in (
-                None, "", announced[choice, block][0]):
-            renamed.add(announced[choice, block][0])
+        elif kind in ("block_stop", "args_done"):
+            ending[frame] = ending.get(frame, 0) + 1
+            if (choice, block) not in announced:
+                continue
+            call = announced[choice, block][0]
+            stops.setdefault(call, []).append(frame)
+            if present(call_id) not in (None, ""):
+                named.add(call)
+                if kind == "block_stop" and present(call_id) != call:
+                    renamed.add(call)
         elif kind == "args_delta" and (choice, block) in announced:
             call, at = announced[choice, block]
             if blanks and (empty := frozenset(
@@ -167,7 +180,9 @@ def _as_sent(deltas: pd.DataFrame) -> _AsSent:
                 if fragment and frame != at and not present(call_id):
                     anonymous.add(call)
     return _AsSent(blanked, {call: tuple(parts) for call, parts in fragments.items()},
-                   frozenset(anonymous), frozenset(renamed))
+                   frozenset(anonymous), frozenset(renamed),
+                   frozenset(call for call, frames in stops.items()
+                             if call not in named and any(ending[f] == 1 for f in frames)))
 
 
 def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:

@@ -555,6 +555,17 @@ def test_a_call_lost_is_key_by_ids_only_where_the_run_names_key_by_id_on_its_own
     named = _case("repeated_identity", "openai-chat")
     kept, = judge(named, handed(named.expected[0]))
     assert not kept.weak and settle([kept, lost])[0].cls != "key_by_id"
+    # a call with no argument text is lost at its stop, which on Anthropic names no call;
+    # on Responses its done event names it, where a client finding stops by id finds it
+    empty = _case("empty_arguments", "anthropic-messages")
+    none, = judge(empty, Run(0))
+    assert none.could == {"missing_call"} and none.weak == {"key_by_id"}
+    assert [f.cls for f in settle([none, lost])] == ["key_by_id", "key_by_id"]
+    done = _case("empty_arguments", "openai-responses")
+    (_, _, text), (_, _, blank) = done.expected
+    assert text and not blank
+    kept, = judge(done, handed(done.expected[0]))
+    assert not kept.weak and settle([kept, lost])[0].cls != "key_by_id"
 
 
 def test_the_start_of_a_call_handed_on_under_no_id_before_its_stop_is_early() -> None:
