@@ -67,6 +67,9 @@ class Finding:
     """The classes its case shows the client does not have (a spec's ``refuted``): in
     :func:`settle`, no other failure of the run is put down to them where another class
     explains it."""
+    lost_all: bool = False
+    """Every call lost, nothing handed on, nothing raised: where a plain argument document's
+    case of its format failed so too, :func:`settle` reads nothing more into it."""
 
 
 @dataclass(frozen=True)
@@ -216,7 +219,8 @@ def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
                      quirks=with_implied(case.quirks))
     out = []
     for cls, mine in cover([(s, classify(s)) for s in found], lambda f: f[1]).items():
-        out += [Finding(case, cls, *describe(s), could, through(s), weakly(s), refuted(s))
+        out += [Finding(case, cls, *describe(s), could, through(s), weakly(s), refuted(s),
+                        s.only_lost and not s.got and not s.error and not s.hung)
                 for s, could in mine]
     return out, [Tolerance(case, note) for note in notes]
 
@@ -236,11 +240,24 @@ def settle(findings: Sequence[Finding]) -> list[Finding]:
     A class some failure of the run refutes (``Finding.refutes``: its case shows the client
     does not make that mistake) is no failure's explanation where another class is one. A
     failure only a fallback explains (a call lost) goes to a class whose mistake it may
-    be (``Finding.weak``) where the run names that class for other failures."""
+    be (``Finding.weak``) where the run names that class for other failures.
+
+    Where a plain argument document's case (``check.DOCUMENTS``) lost every call, nothing
+    handed on, the format's other cases that lost every call show nothing of their own (a
+    class only their quirk or framing suggests cannot be seen through that loss): each is
+    explained as the plain case is (``Finding.lost_all``). Within one format only: a client
+    reads each format by code of its own."""
     gone = frozenset().union(*(f.refutes for f in findings))
+    plain: dict[str, frozenset[str]] = {}
+    for f in findings:
+        if f.lost_all and f.case.family in DOCUMENTS:
+            plain[f.case.format] = plain.get(f.case.format, frozenset()) | (
+                f.could or frozenset({f.cls}))
 
     def could(f: Finding) -> frozenset[str]:
         every = f.could or frozenset({f.cls})
+        if f.lost_all and f.case.format in plain:
+            every = plain[f.case.format]
         return every - gone or every
 
     cls = _chosen(findings, could)
