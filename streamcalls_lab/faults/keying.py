@@ -205,10 +205,12 @@ def _lost_at_renamed_stop(s: Symptom) -> bool:
 
 
 def _lost_unnamed(s: Symptom) -> bool:
-    """Calls never handed on, each with text sent in fragments that named no call: what a
-    client finding fragments, or stops, by id loses where it drops what it cannot find."""
+    """Calls never handed on, each with text sent in fragments that named no call, or with
+    no stop naming it (a call with no text too): what a client finding fragments, or stops,
+    by id loses where it drops what it cannot find."""
     lost = _lost(s)
-    return bool(lost) and len(lost) == len(s.missing) and all(c.anonymous for c in lost)
+    return bool(lost) and len(lost) == len(s.missing) and all(
+        c.anonymous or c.stop_unnamed for c in lost)
 
 
 def _found_without_id(s: Symptom) -> bool:

@@ -37,6 +37,11 @@ class Sent(NamedTuple):
     renamed: bool | None = None
     """Its stop (or done) event named it by another id than its announcement did (the judge
     reads it from the body); None: not known."""
+    stop_unnamed: bool | None = None
+    """A stop (or done) event of its own came for it (Anthropic's block stop; not Chat's
+    finish, which ends every call) and none named it by an id: a client finding a stop's call
+    by id finds none, whatever its fragments sent (the judge reads it from the body); None:
+    not known."""
 
 
 IDENTITY_FIELDS = ("call_id", "tool")

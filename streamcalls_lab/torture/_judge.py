@@ -67,6 +67,9 @@ class Finding:
     """The classes its case shows the client does not have (a spec's ``refuted``): in
     :func:`settle`, no other failure of the run is put down to them where another class
     explains it."""
+    lost_all: bool = False
+    """Every call lost, nothing handed on, nothing raised: where a plain argument document's
+    case of its format failed so too, :func:`settle` reads nothing more into it."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,8 @@ def _read(body: bytes) -> _Read:
                             sent.blanked.get(present(r.call_id), frozenset()),
                             sent.fragments.get(present(r.call_id)),
                             present(r.call_id) in sent.anonymous,
-                            present(r.call_id) in sent.renamed)
+                            present(r.call_id) in sent.renamed,
+                            present(r.call_id) in sent.stop_unnamed)
                        for r in table.itertuples()),
                  frozenset(present(r.call_id) for r in table.itertuples() if r.complete),
                  bool(deltas["reason"].notna().any()))
@@ -139,6 +143,9 @@ class _AsSent:
     naming no call."""
     renamed: frozenset[Any]
     """The calls whose stop named them by another id."""
+    stop_unnamed: frozenset[Any]
+    """The calls a stop (or done) event of their own came for (one ending that call alone:
+    Anthropic's block stop, not Chat's finish, which ends every call), none naming a call."""
 
 
 def _as_sent(deltas: pd.DataFrame) -> _AsSent:
@@ -148,14 +155,23 @@ def _as_sent(deltas: pd.DataFrame) -> _AsSent:
     announced: dict[Any, tuple[Any, Any]] = {}
     blanked: dict[Any, frozenset[str]] = {}
     fragments: dict[Any, list[str]] = {}
-    anonymous, renamed = set(), set()
+    anonymous, renamed, named = set(), set(), set()
+    stops: dict[Any, list[Any]] = {}  # each call's stop frames
+    ending: dict[Any, int] = {}  # how many stop rows each such frame holds
     for kind, choice, block, fragment, frame, *identity in zip(*columns, strict=True):
         call_id = identity[0]  # (IDENTITY_FIELDS: call_id, then tool)
         if kind == "call_start":
             announced[choice, block] = (present(call_id), frame)
-        elif kind == "block_stop" and (choice, block) in announced and present(call_id) not in (
-                None, "", announced[choice, block][0]):
-            renamed.add(announced[choice, block][0])
+        elif kind in ("block_stop", "args_done"):
+            ending[frame] = ending.get(frame, 0) + 1
+            if (choice, block) not in announced:
+                continue
+            call = announced[choice, block][0]
+            stops.setdefault(call, []).append(frame)
+            if present(call_id) not in (None, ""):
+                named.add(call)
+                if kind == "block_stop" and present(call_id) != call:
+                    renamed.add(call)
         elif kind == "args_delta" and (choice, block) in announced:
             call, at = announced[choice, block]
             if blanks and (empty := frozenset(
@@ -167,7 +183,9 @@ def _as_sent(deltas: pd.DataFrame) -> _AsSent:
                 if fragment and frame != at and not present(call_id):
                     anonymous.add(call)
     return _AsSent(blanked, {call: tuple(parts) for call, parts in fragments.items()},
-                   frozenset(anonymous), frozenset(renamed))
+                   frozenset(anonymous), frozenset(renamed),
+                   frozenset(call for call, frames in stops.items()
+                             if call not in named and any(ending[f] == 1 for f in frames)))
 
 
 def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
@@ -201,7 +219,8 @@ def verdict(case: WireCase, run: Run) -> tuple[list[Finding], list[Tolerance]]:
                      quirks=with_implied(case.quirks))
     out = []
     for cls, mine in cover([(s, classify(s)) for s in found], lambda f: f[1]).items():
-        out += [Finding(case, cls, *describe(s), could, through(s), weakly(s), refuted(s))
+        out += [Finding(case, cls, *describe(s), could, through(s), weakly(s), refuted(s),
+                        s.only_lost and not s.got and not s.error and not s.hung)
                 for s, could in mine]
     return out, [Tolerance(case, note) for note in notes]
 
@@ -221,11 +240,24 @@ def settle(findings: Sequence[Finding]) -> list[Finding]:
     A class some failure of the run refutes (``Finding.refutes``: its case shows the client
     does not make that mistake) is no failure's explanation where another class is one. A
     failure only a fallback explains (a call lost) goes to a class whose mistake it may
-    be (``Finding.weak``) where the run names that class for other failures."""
+    be (``Finding.weak``) where the run names that class for other failures.
+
+    Where a plain argument document's case (``check.DOCUMENTS``) lost every call, nothing
+    handed on, the format's other cases that lost every call show nothing of their own (a
+    class only their quirk or framing suggests cannot be seen through that loss): each is
+    explained as the plain case is (``Finding.lost_all``). Within one format only: a client
+    reads each format by code of its own."""
     gone = frozenset().union(*(f.refutes for f in findings))
+    plain: dict[str, frozenset[str]] = {}
+    for f in findings:
+        if f.lost_all and f.case.family in DOCUMENTS:
+            plain[f.case.format] = plain.get(f.case.format, frozenset()) | (
+                f.could or frozenset({f.cls}))
 
     def could(f: Finding) -> frozenset[str]:
         every = f.could or frozenset({f.cls})
+        if f.lost_all and f.case.format in plain:
+            every = plain[f.case.format]
         return every - gone or every
 
     cls = _chosen(findings, could)
