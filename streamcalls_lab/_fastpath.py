@@ -29,7 +29,9 @@ from .providers import READERS, Reader, sniff
 from .providers.misread import foreigner, holds_call, suspect
 
 _COLD_ERRORS = (*PAYLOAD_ERRORS, orjson.JSONDecodeError)
-_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
+# msgspec stops nesting where Python's recursion limit says (about a thousand levels, less on a
+# deeper stack); orjson reads up to 1,024: such a frame is left to normalize, which reads it
+_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, RecursionError)
 
 
 class Whole(NamedTuple):
@@ -209,7 +211,8 @@ def decode_each(decode: Callable[[bytes], Any], raws: list[bytes]) -> list[Any]:
     """``decode`` of every data line, None where it fails.
 
     The typed payload structs forbid unknown fields, so every byte of a payload is parsed
-    (as orjson would), and anything unexpected leaves the frame to ``normalize``.
+    (as orjson would), and anything unexpected leaves the frame to ``normalize``: a payload
+    nested deeper than msgspec goes (``RecursionError``) too.
     """
     try:
         return list(map(decode, raws))  # the usual case: no Python code per frame
