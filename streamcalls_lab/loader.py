@@ -201,18 +201,18 @@ class _Columns:
             if self.raw:
                 self.hot_data += map(bytes.decode, map(raws.__getitem__, frames))
 
-    def _keys(self, nh: int, nc: int) -> np.ndarray:
+    def _keys(self, hot_frames: np.ndarray, cold_frames: np.ndarray) -> np.ndarray:
         """Each row's order key, the hot rows' first: its turn's first key plus its frame
         (a fast-path turn) or its place among the turn's rows (the others)."""
         spans = np.array(self.spans, dtype=np.int64)
         firsts = np.cumsum(spans) - spans
         hots = np.array(self.hots, dtype=np.int64)
         colds = np.array(self.colds, dtype=np.int64)
-        hot = np.repeat(firsts, hots) + _array(self.hot_numbers, "int64")
-        places = np.arange(nc, dtype=np.int64) - np.repeat(np.cumsum(colds) - colds, colds)
+        hot = np.repeat(firsts, hots) + hot_frames
+        places = np.arange(len(cold_frames), dtype=np.int64) - np.repeat(
+            np.cumsum(colds) - colds, colds)
         cold = np.repeat(firsts, colds) + np.where(
-            np.repeat(np.array(self.by_frame, dtype=bool), colds),
-            _array(self.numbers, "int64"), places)
+            np.repeat(np.array(self.by_frame, dtype=bool), colds), cold_frames, places)
         return np.concatenate((hot, cold))
 
     def _providers(self, order: np.ndarray | None) -> pd.Categorical:
@@ -249,9 +249,11 @@ class _Columns:
     def frame(self) -> pd.DataFrame:
         nh, nc = len(self.hot_numbers), len(self.evs)
         n = nh + nc
+        # each row's frame, made into numbers once: the order keys and the column use them
+        hot_frames, cold_frames = _array(self.hot_numbers, "int64"), _array(self.numbers, "int64")
         order = None  # rows of one kind only are in order as they stand
         if nh and nc:
-            keys = self._keys(nh, nc)
+            keys = self._keys(hot_frames, cold_frames)
             order = np.argsort(keys, kind="stable")  # (a cold frame's rows keep their order)
             del keys
         cold: Any = ()
@@ -289,8 +291,8 @@ class _Columns:
             provider=self._providers(order),
             event=event, kind=self._kinds(kind, order, nc), block=block, choice=choice,
             call_id=call_id, tool=tool,
-            fragment=fragment, wire_chars=wire, frame=_ordered(self.hot_numbers, self.numbers,
-                                                               order, "int64"),
+            fragment=fragment, wire_chars=wire, frame=_ordered(hot_frames, cold_frames, order,
+                                                               "int64"),
             final=final, problem=problem, reason=reason, quirk=quirk,
         )
         if self.repeats:
