@@ -128,10 +128,11 @@ def in_progress(path: Path) -> Path:
 
 
 def _from_file(path: Path, name: str, timed: bool | None = None,
-               meta: bool | None = None) -> Capture:
+               meta: bool | None = None, regular: bool = False) -> Capture:
     """A capture file, or an entry naming why it is not one (``timed``/``meta``: whether
-    its sidecars exist, when a folder listing already says)."""
-    why = entry_problem(path)
+    its sidecars exist, ``regular``: that it is a regular file and no symlink, when a folder
+    listing already says)."""
+    why = None if regular else entry_problem(path)
     if why is not None:
         return _bad(name, path, why)
     try:
@@ -338,12 +339,14 @@ def _glob(pattern: str) -> list[Capture]:
 
 def _directory(root: Path) -> list[Capture]:
     """Every capture under ``root``, in the order ``sorted(root.rglob(...))`` gives (part by
-    part), from one ``os.walk``: a sidecar is found in the listing, not by a stat per file.
+    part), from one walk as ``os.walk`` makes it: a sidecar is found in the listing, not by a
+    stat per file, and a regular file is known as one from the listing too (``entry_problem``
+    stats only the other entries: a symlink, a FIFO, a folder named like a capture).
     """
     found = []
     top = str(root)
     unreadable: list[OSError] = []
-    for folder, dirs, files in os.walk(top, onerror=unreadable.append):  # never into a symlink
+    for folder, dirs, files, regular in _walk(top, unreadable.append):  # never into a symlink
         rel = os.path.relpath(folder, top)
         parts = () if rel == os.curdir else tuple(rel.split(os.sep))
         listed = set(files)
@@ -353,14 +356,14 @@ def _directory(root: Path) -> list[Capture]:
             if 0 < dot < len(base) - 1 and base[dot:] in CAPTURE_SUFFIXES:
                 key = tuple(map(os.path.normcase, (*parts, name)))
                 found.append((key, parts, name, name + timing.SUFFIX in listed,
-                              name + provenance.SUFFIX in listed))
+                              name + provenance.SUFFIX in listed, name in regular))
     found.sort()
     caps = []
-    for _, parts, name, timed, meta in found:
+    for _, parts, name, timed, meta, plain in found:
         path = root.joinpath(*parts, name)
         base = name.removesuffix(PARTIAL)
         stem = "/".join((*parts, base[: base.rfind(".")] + name[len(base):]))
-        cap = _from_file(path, stem, timed, meta)
+        cap = _from_file(path, stem, timed, meta, plain)
         if name != base and cap.problem is None:  # a writer killed mid-way left it
             cap.cut_off = UNFINISHED
         caps.append(cap)
@@ -370,6 +373,51 @@ def _directory(root: Path) -> list[Capture]:
         caps.append(_bad(rel.replace(os.sep, "/"), where,
                          f"folder cannot be listed: {e.strerror or e}"))
     return caps
+
+
+def _walk(top: str, onerror: Callable[[OSError], object]
+          ) -> Iterator[tuple[str, list[str], list[str], set[str]]]:
+    """``os.walk(top, onerror=onerror)`` (top down, never into a symlinked folder), each
+    folder also giving the names of its regular files that are no symlink, as its listing
+    says (``DirEntry.is_file(follow_symlinks=False)``: no stat where the file system gives
+    each entry's type)."""
+    dirs: list[str] = []
+    files: list[str] = []
+    regular: set[str] = set()
+    links: set[str] = set()  # folders that are symlinks: listed, never walked into
+    try:
+        listing = os.scandir(top)
+    except OSError as e:
+        onerror(e)
+        return
+    with listing:
+        while True:
+            try:
+                entry = next(listing, None)
+            except OSError as e:
+                onerror(e)
+                return
+            if entry is None:
+                break
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                dirs.append(entry.name)
+                if entry.is_symlink():
+                    links.add(entry.name)
+            else:
+                files.append(entry.name)
+                try:
+                    if entry.is_file(follow_symlinks=False):
+                        regular.add(entry.name)
+                except OSError:
+                    pass  # (entry_problem says why)
+    yield top, dirs, files, regular
+    for name in dirs:
+        if name not in links:
+            yield from _walk(os.path.join(top, name), onerror)
 
 
 def _no_capture_in(folder: Path) -> str | None:
