@@ -181,16 +181,22 @@ class _FileChunks:
                     raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
                 if not stat.S_ISREG(info.st_mode):
                     raise CaptureError(str(self.path), 0, "not a regular file: never read")
-                # One read of the size it has, then up to the end (it may have grown): no
-                # file object, whose making costs a small capture as much as reading it.
-                parts = [os.read(fd, info.st_size + 1)]
-                while parts[-1]:
-                    parts.append(os.read(fd, 1 << 16))
+                # One read of the size it has (and a byte more): no file object, whose
+                # making costs a small capture as much as reading it. A read of a regular
+                # file that gives fewer bytes than asked has met its end; one that gives
+                # another number than the size (it grew, or a file system reads short) is
+                # followed by more, up to the end.
+                body = os.read(fd, info.st_size + 1)
+                if len(body) != info.st_size:
+                    parts = [body]
+                    while parts[-1]:
+                        parts.append(os.read(fd, 1 << 16))
+                    body = b"".join(parts)
             finally:
                 os.close(fd)
         except OSError as e:
             raise CaptureError(str(self.path), 0, f"cannot be read: {e.strerror or e}") from None
-        return parts[0] if len(parts) == 2 else b"".join(parts)
+        return body
 
     def __iter__(self) -> Iterator[bytes | tuple[float, bytes]]:
         body = self.body()
