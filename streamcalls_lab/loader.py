@@ -103,7 +103,10 @@ class _Columns:
         self.evs: list[Ev] = []
         # the hot rows, in columns (hot.frame is not kept: hot_numbers are their frames)
         self.hot = HotRows()
-        self.hot_offset: list[int] = []
+        # every fast-path turn's frame offsets end to end, and where each turn's start: a hot
+        # row's offset is looked up with numpy at the end, not put in a list row by row
+        self.bounds: list[int] = []
+        self.bases: list[int] = []  # each turn's first place in bounds
         self.hot_data: list[str] = []
         self.hot_numbers: list[int] = []
         self.turn_providers: list[str] = []  # each turn's, for its hot rows (one per turn)
@@ -124,6 +127,7 @@ class _Columns:
             self.colds.append(len(decoded))
             self.hots.append(0)
             self.turn_providers.append("")  # (no hot rows)
+            self.bases.append(len(self.bounds))
             self._origin = None
         if not decoded:
             return
@@ -174,6 +178,7 @@ class _Columns:
         self.colds.append(len(evs))
         self.hots.append(m)
         self.turn_providers.append(provider)
+        self.bases.append(len(self.bounds))
         if evs:
             if len(evs) == len(cold):  # one row per frame, as most frames
                 self.offset += map(bounds.__getitem__, cold)
@@ -196,7 +201,7 @@ class _Columns:
             frames = hot.frame
             for field in HotRows.FIELDS:
                 getattr(self.hot, field).extend(getattr(hot, field))
-            self.hot_offset += map(bounds.__getitem__, frames)
+            self.bounds += bounds
             self.hot_numbers += frames
             if self.raw:
                 self.hot_data += map(bytes.decode, map(raws.__getitem__, frames))
@@ -214,6 +219,14 @@ class _Columns:
         cold = np.repeat(firsts, colds) + np.where(
             np.repeat(np.array(self.by_frame, dtype=bool), colds), cold_frames, places)
         return np.concatenate((hot, cold))
+
+    def _hot_offsets(self, hot_frames: np.ndarray) -> np.ndarray:
+        """Each hot row's byte offset: its frame's, in its turn's bounds."""
+        if not len(hot_frames):
+            return hot_frames
+        turns = np.repeat(np.array(self.bases, dtype=np.int64),
+                          np.array(self.hots, dtype=np.int64))
+        return _array(self.bounds, "int64")[turns + hot_frames]
 
     def _providers(self, order: np.ndarray | None) -> pd.Categorical:
         """The ``provider`` column: a hot row's is its turn's (repeated as codes, no str
@@ -286,7 +299,7 @@ class _Columns:
         df = events_frame(
             turn=columns.repeated(self.turns, counts),
             seq=np.arange(n, dtype="int64") - firsts,
-            offset=_ordered(self.hot_offset, self.offset, order, "int64"),
+            offset=_ordered(self._hot_offsets(hot_frames), self.offset, order, "int64"),
             t=_ordered(np.full(nh, math.nan), self.t, order, "float64"),
             provider=self._providers(order),
             event=event, kind=self._kinds(kind, order, nc), block=block, choice=choice,
