@@ -262,8 +262,13 @@ class _Columns:
     def frame(self) -> pd.DataFrame:
         nh, nc = len(self.hot_numbers), len(self.evs)
         n = nh + nc
-        # each row's frame, made into numbers once: the order keys and the column use them
-        hot_frames, cold_frames = _array(self.hot_numbers, "int64"), _array(self.numbers, "int64")
+        # The numbers as arrays once, each taking its list's place (8 bytes a value, not a
+        # list's pointer to an int): each row's frame serves the order keys and the column.
+        hot_frames = self.hot_numbers = _array(self.hot_numbers, "int64")  # type: ignore[assignment]
+        cold_frames = self.numbers = _array(self.numbers, "int64")  # type: ignore[assignment]
+        self.bounds = _array(self.bounds, "int64")  # type: ignore[assignment]
+        self.offset = _array(self.offset, "int64")  # type: ignore[assignment]
+        hot_offsets = self._hot_offsets(hot_frames)
         order = None  # rows of one kind only are in order as they stand
         if nh and nc:
             keys = self._keys(hot_frames, cold_frames)
@@ -299,7 +304,7 @@ class _Columns:
         df = events_frame(
             turn=columns.repeated(self.turns, counts),
             seq=np.arange(n, dtype="int64") - firsts,
-            offset=_ordered(self._hot_offsets(hot_frames), self.offset, order, "int64"),
+            offset=_ordered(hot_offsets, self.offset, order, "int64"),
             t=_ordered(np.full(nh, math.nan), self.t, order, "float64"),
             provider=self._providers(order),
             event=event, kind=self._kinds(kind, order, nc), block=block, choice=choice,
