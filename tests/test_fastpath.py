@@ -287,6 +287,20 @@ def test_split_whole_leaves_anything_else_to_the_decoder(body: bytes) -> None:
     assert split_whole(body) is None
 
 
+def test_event_names_are_decoded_once_for_every_capture_and_kept_bounded() -> None:
+    """``split_whole`` keeps each ``event:`` line's name across captures, bounded: a capture
+    of more made-up names than it keeps is still framed as the decoder frames it."""
+    from streamcalls_lab.framing import sse
+
+    body = b"".join(b"event: e%d\ndata: {}\n\n" % i for i in range(3 * sse._EventNames.KEPT))
+    assert split_whole(body) == _decoded(body)
+    assert len(sse._EVENT_NAMES) <= sse._EventNames.KEPT
+    again = b"event: e1\ndata: a\n\nevent: \xc3\xa9\ndata: b\n\n"
+    assert split_whole(again) == _decoded(again) == split_whole(again)
+    assert split_whole(b"event: \xff\ndata: a\n\n") is None  # not UTF-8: never kept
+    assert b"event: \xff" not in sse._EVENT_NAMES
+
+
 _FIELDS = [b"data: a", b"data: abcd", b"data: ", b"data:b", b"event: x", b"event: wxyz",
            b"event:", b"id: 1", b": c", b"data: \xc3\xa9", b"event: \xff", b"data", b"xdata: a"]
 
