@@ -128,10 +128,11 @@ def in_progress(path: Path) -> Path:
 
 
 def _from_file(path: Path, name: str, timed: bool | None = None,
-               meta: bool | None = None, regular: bool = False) -> Capture:
+               meta: bool | None = None, regular: bool = False, text: str | None = None
+               ) -> Capture:
     """A capture file, or an entry naming why it is not one (``timed``/``meta``: whether
     its sidecars exist, ``regular``: that it is a regular file and no symlink, when a folder
-    listing already says)."""
+    listing already says; ``text``: the path as a string, when the listing made it)."""
     why = None if regular else entry_problem(path)
     if why is not None:
         return _bad(name, path, why)
@@ -140,7 +141,7 @@ def _from_file(path: Path, name: str, timed: bool | None = None,
         cut, rebuilt = _said(path) if meta is not False else (None, None)
     except CaptureError as e:
         return Capture(name, _Raises(e), path, problem=e)
-    return Capture(name, _FileChunks(path, reads), path, cut_off=cut, rebuilt=rebuilt)
+    return Capture(name, _FileChunks(path, reads, text), path, cut_off=cut, rebuilt=rebuilt)
 
 
 def _said(path: Path) -> tuple[str | None, str | None]:
@@ -168,13 +169,18 @@ class _FileChunks:
     """A file's body, read only when iterated: a directory's captures are not all held
     in memory at once, only the one being loaded."""
 
-    def __init__(self, path: Path, reads: list[tuple[float, int]] | None) -> None:
+    def __init__(self, path: Path, reads: list[tuple[float, int]] | None,
+                 text: str | None = None) -> None:
         self.path, self.reads = path, reads
+        # what is opened: the listing's string where it made one (a Path is made into one
+        # again, from its parts, the first time it is opened: as costly as reading a small
+        # capture's frames)
+        self.opened: str | Path = path if text is None else text
 
     def body(self) -> bytes:
         # O_NONBLOCK: had the entry become a FIFO since it was listed, opening would block.
         try:
-            fd = os.open(self.path, _READ)
+            fd = os.open(self.opened, _READ)
             try:
                 info = os.fstat(fd)
                 if stat.S_ISDIR(info.st_mode):  # (what opening it as a file said)
@@ -362,14 +368,14 @@ def _directory(root: Path) -> list[Capture]:
             if 0 < dot < len(base) - 1 and base[dot:] in CAPTURE_SUFFIXES:
                 key = tuple(map(os.path.normcase, (*parts, name)))
                 found.append((key, parts, name, name + timing.SUFFIX in listed,
-                              name + provenance.SUFFIX in listed, name in regular))
+                              name + provenance.SUFFIX in listed, name in regular, folder))
     found.sort()
     caps = []
-    for _, parts, name, timed, meta, plain in found:
+    for _, parts, name, timed, meta, plain, folder in found:
         path = root.joinpath(*parts, name)
         base = name.removesuffix(PARTIAL)
         stem = "/".join((*parts, base[: base.rfind(".")] + name[len(base):]))
-        cap = _from_file(path, stem, timed, meta, plain)
+        cap = _from_file(path, stem, timed, meta, plain, os.path.join(folder, name))
         if name != base and cap.problem is None:  # a writer killed mid-way left it
             cap.cut_off = UNFINISHED
         caps.append(cap)
