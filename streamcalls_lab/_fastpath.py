@@ -65,7 +65,7 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
     bounds: list[int] = []
     rows: list[Sequence[Ev]] = []
     kept: list[bytes] = []
-    hot = HotRows()
+    hot: HotRows | None = None  # (made only for a capture read in several windows)
     frames = foreigners = 0  # what a misread is told by (providers.misread), as the decoder
     calls_shown = False
     for start, stop in _windows(body) if len(body) > WINDOW else ((0, len(body)),):
@@ -94,6 +94,8 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
             return Whole(where, fmt.name, got, lines if raws else [], cols)
         if rows:  # this window's frames are numbered after the last window's
             cols.frame[:] = map(add, cols.frame, repeat(len(rows)))
+        if hot is None:
+            hot = HotRows()
         for field in ("frame", *HotRows.FIELDS):
             getattr(hot, field).extend(getattr(cols, field))
         rows += got
@@ -101,7 +103,7 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
         if raws:
             kept += lines
     bounds.append(len(body))
-    assert fmt is not None  # split_whole gives at least one frame
+    assert fmt is not None and hot is not None  # split_whole gives at least one frame
     if suspect(frames, foreigners, calls_shown):
         return None
     return Whole(bounds, fmt.name, rows, kept, hot)
