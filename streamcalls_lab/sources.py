@@ -362,20 +362,21 @@ def _directory(root: Path) -> list[Capture]:
         rel = os.path.relpath(folder, top)
         parts = () if rel == os.curdir else tuple(rel.split(os.sep))
         listed = set(files)
+        prefix = os.path.join(folder, "")  # (ends with a separator: + name is the path)
         for name in chain(dirs, files):
             base = name.removesuffix(PARTIAL)
             dot = base.rfind(".")
             if 0 < dot < len(base) - 1 and base[dot:] in CAPTURE_SUFFIXES:
                 key = tuple(map(os.path.normcase, (*parts, name)))
                 found.append((key, parts, name, name + timing.SUFFIX in listed,
-                              name + provenance.SUFFIX in listed, name in regular, folder))
+                              name + provenance.SUFFIX in listed, name in regular, prefix))
     found.sort()
     caps = []
-    for _, parts, name, timed, meta, plain, folder in found:
+    for _, parts, name, timed, meta, plain, prefix in found:
         path = root.joinpath(*parts, name)
         base = name.removesuffix(PARTIAL)
         stem = "/".join((*parts, base[: base.rfind(".")] + name[len(base):]))
-        cap = _from_file(path, stem, timed, meta, plain, os.path.join(folder, name))
+        cap = _from_file(path, stem, timed, meta, plain, prefix + name)
         if name != base and cap.problem is None:  # a writer killed mid-way left it
             cap.cut_off = UNFINISHED
         caps.append(cap)
