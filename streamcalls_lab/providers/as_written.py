@@ -75,7 +75,11 @@ def escaped_wire_length(raw: bytes, key: str, fragment: str) -> int | None:
     loop calls, having looked for one itself to count a plain line's length at once."""
     # wire_length's shortcut, step for step, on the bytes: the line is decoded only if it
     # misses (a lone surrogate's bytes cannot stand in valid UTF-8: it misses)
-    quoted = _QUOTED.get(key) or _QUOTED.setdefault(key, b'"%s"' % key.encode())
+    quoted = _QUOTED.get(key)
+    if quoted is None:
+        if len(_QUOTED) >= 64:  # (the fast path asks of a handful of keys: a caller's own
+            _QUOTED.clear()     # keys never make it grow without end)
+        quoted = _QUOTED[key] = b'"%s"' % key.encode()
     at = raw.find(quoted) + len(quoted)
     if at >= len(quoted) and raw.startswith(b":", at):
         token = _quote(fragment)
@@ -85,7 +89,7 @@ def escaped_wire_length(raw: bytes, key: str, fragment: str) -> int | None:
     return wire_length(raw.decode(), key, fragment)
 
 
-_QUOTED: dict[str, bytes] = {}  # each key as its quoted bytes: a handful of keys, made once
+_QUOTED: dict[str, bytes] = {}  # each key as its quoted bytes, made once (bounded)
 
 
 # -- JSON values as written ---------------------------------------------------------------
