@@ -10,6 +10,7 @@ gives the same column.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -83,8 +84,10 @@ def codes(values: Sequence[Any], where: dict[str, int]) -> np.ndarray | None:
         remap = np.array([where.get(v, -1) for v in seen], dtype=np.int64)
         return remap[enc.indices.to_numpy()]
     try:
-        if len(where) < 256:  # one byte a code: bytes() takes them in C without a check each
-            return np.frombuffer(bytes(map(where.__getitem__, values)), np.uint8)
+        if len(where) < 256 and len(values) > 1:  # one byte a code, looked up and taken in C
+            # (an itemgetter of every value looks each up with no call per value, and gives a
+            # tuple, which bytes() reads without an iterator; of one value it gives the value)
+            return np.frombuffer(bytes(itemgetter(*values)(where)), np.uint8)
         return np.fromiter(map(where.__getitem__, values), np.int64, len(values))
     except (KeyError, TypeError):  # a string not in ``where``, or not a string
         if not all(type(v) is str for v in values):

@@ -29,7 +29,9 @@ from .providers import READERS, Reader, sniff
 from .providers.misread import foreigner, holds_call, suspect
 
 _COLD_ERRORS = (*PAYLOAD_ERRORS, orjson.JSONDecodeError)
-_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
+# msgspec stops nesting where Python's recursion limit says (about a thousand levels, less on a
+# deeper stack); orjson reads up to 1,024: such a frame is left to normalize, which reads it
+_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, RecursionError)
 
 
 class Whole(NamedTuple):
@@ -63,7 +65,7 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
     bounds: list[int] = []
     rows: list[Sequence[Ev]] = []
     kept: list[bytes] = []
-    hot = HotRows()
+    hot: HotRows | None = None  # (made only for a capture read in several windows)
     frames = foreigners = 0  # what a misread is told by (providers.misread), as the decoder
     calls_shown = False
     for start, stop in _windows(body) if len(body) > WINDOW else ((0, len(body)),):
@@ -92,6 +94,8 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
             return Whole(where, fmt.name, got, lines if raws else [], cols)
         if rows:  # this window's frames are numbered after the last window's
             cols.frame[:] = map(add, cols.frame, repeat(len(rows)))
+        if hot is None:
+            hot = HotRows()
         for field in ("frame", *HotRows.FIELDS):
             getattr(hot, field).extend(getattr(cols, field))
         rows += got
@@ -99,7 +103,7 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
         if raws:
             kept += lines
     bounds.append(len(body))
-    assert fmt is not None  # split_whole gives at least one frame
+    assert fmt is not None and hot is not None  # split_whole gives at least one frame
     if suspect(frames, foreigners, calls_shown):
         return None
     return Whole(bounds, fmt.name, rows, kept, hot)
@@ -209,7 +213,8 @@ def decode_each(decode: Callable[[bytes], Any], raws: list[bytes]) -> list[Any]:
     """``decode`` of every data line, None where it fails.
 
     The typed payload structs forbid unknown fields, so every byte of a payload is parsed
-    (as orjson would), and anything unexpected leaves the frame to ``normalize``.
+    (as orjson would), and anything unexpected leaves the frame to ``normalize``: a payload
+    nested deeper than msgspec goes (``RecursionError``) too.
     """
     try:
         return list(map(decode, raws))  # the usual case: no Python code per frame

@@ -103,7 +103,10 @@ class _Columns:
         self.evs: list[Ev] = []
         # the hot rows, in columns (hot.frame is not kept: hot_numbers are their frames)
         self.hot = HotRows()
-        self.hot_offset: list[int] = []
+        # every fast-path turn's frame offsets end to end, and where each turn's start: a hot
+        # row's offset is looked up with numpy at the end, not put in a list row by row
+        self.bounds: list[int] = []
+        self.bases: list[int] = []  # each turn's first place in bounds
         self.hot_data: list[str] = []
         self.hot_numbers: list[int] = []
         self.turn_providers: list[str] = []  # each turn's, for its hot rows (one per turn)
@@ -124,6 +127,7 @@ class _Columns:
             self.colds.append(len(decoded))
             self.hots.append(0)
             self.turn_providers.append("")  # (no hot rows)
+            self.bases.append(len(self.bounds))
             self._origin = None
         if not decoded:
             return
@@ -174,6 +178,7 @@ class _Columns:
         self.colds.append(len(evs))
         self.hots.append(m)
         self.turn_providers.append(provider)
+        self.bases.append(len(self.bounds))
         if evs:
             if len(evs) == len(cold):  # one row per frame, as most frames
                 self.offset += map(bounds.__getitem__, cold)
@@ -196,24 +201,32 @@ class _Columns:
             frames = hot.frame
             for field in HotRows.FIELDS:
                 getattr(self.hot, field).extend(getattr(hot, field))
-            self.hot_offset += map(bounds.__getitem__, frames)
+            self.bounds += bounds
             self.hot_numbers += frames
             if self.raw:
                 self.hot_data += map(bytes.decode, map(raws.__getitem__, frames))
 
-    def _keys(self, nh: int, nc: int) -> np.ndarray:
+    def _keys(self, hot_frames: np.ndarray, cold_frames: np.ndarray) -> np.ndarray:
         """Each row's order key, the hot rows' first: its turn's first key plus its frame
         (a fast-path turn) or its place among the turn's rows (the others)."""
         spans = np.array(self.spans, dtype=np.int64)
         firsts = np.cumsum(spans) - spans
         hots = np.array(self.hots, dtype=np.int64)
         colds = np.array(self.colds, dtype=np.int64)
-        hot = np.repeat(firsts, hots) + _array(self.hot_numbers, "int64")
-        places = np.arange(nc, dtype=np.int64) - np.repeat(np.cumsum(colds) - colds, colds)
+        hot = np.repeat(firsts, hots) + hot_frames
+        places = np.arange(len(cold_frames), dtype=np.int64) - np.repeat(
+            np.cumsum(colds) - colds, colds)
         cold = np.repeat(firsts, colds) + np.where(
-            np.repeat(np.array(self.by_frame, dtype=bool), colds),
-            _array(self.numbers, "int64"), places)
+            np.repeat(np.array(self.by_frame, dtype=bool), colds), cold_frames, places)
         return np.concatenate((hot, cold))
+
+    def _hot_offsets(self, hot_frames: np.ndarray) -> np.ndarray:
+        """Each hot row's byte offset: its frame's, in its turn's bounds."""
+        if not len(hot_frames):
+            return hot_frames
+        turns = np.repeat(np.array(self.bases, dtype=np.int64),
+                          np.array(self.hots, dtype=np.int64))
+        return _array(self.bounds, "int64")[turns + hot_frames]
 
     def _providers(self, order: np.ndarray | None) -> pd.Categorical:
         """The ``provider`` column: a hot row's is its turn's (repeated as codes, no str
@@ -249,9 +262,16 @@ class _Columns:
     def frame(self) -> pd.DataFrame:
         nh, nc = len(self.hot_numbers), len(self.evs)
         n = nh + nc
+        # The numbers as arrays once, each taking its list's place (8 bytes a value, not a
+        # list's pointer to an int): each row's frame serves the order keys and the column.
+        hot_frames = self.hot_numbers = _array(self.hot_numbers, "int64")  # type: ignore[assignment]
+        cold_frames = self.numbers = _array(self.numbers, "int64")  # type: ignore[assignment]
+        self.bounds = _array(self.bounds, "int64")  # type: ignore[assignment]
+        self.offset = _array(self.offset, "int64")  # type: ignore[assignment]
+        hot_offsets = self._hot_offsets(hot_frames)
         order = None  # rows of one kind only are in order as they stand
         if nh and nc:
-            keys = self._keys(nh, nc)
+            keys = self._keys(hot_frames, cold_frames)
             order = np.argsort(keys, kind="stable")  # (a cold frame's rows keep their order)
             del keys
         cold: Any = ()
@@ -284,13 +304,13 @@ class _Columns:
         df = events_frame(
             turn=columns.repeated(self.turns, counts),
             seq=np.arange(n, dtype="int64") - firsts,
-            offset=_ordered(self.hot_offset, self.offset, order, "int64"),
+            offset=_ordered(hot_offsets, self.offset, order, "int64"),
             t=_ordered(np.full(nh, math.nan), self.t, order, "float64"),
             provider=self._providers(order),
             event=event, kind=self._kinds(kind, order, nc), block=block, choice=choice,
             call_id=call_id, tool=tool,
-            fragment=fragment, wire_chars=wire, frame=_ordered(self.hot_numbers, self.numbers,
-                                                               order, "int64"),
+            fragment=fragment, wire_chars=wire, frame=_ordered(hot_frames, cold_frames, order,
+                                                               "int64"),
             final=final, problem=problem, reason=reason, quirk=quirk,
         )
         if self.repeats:

@@ -128,10 +128,12 @@ def in_progress(path: Path) -> Path:
 
 
 def _from_file(path: Path, name: str, timed: bool | None = None,
-               meta: bool | None = None) -> Capture:
+               meta: bool | None = None, regular: bool = False, text: str | None = None
+               ) -> Capture:
     """A capture file, or an entry naming why it is not one (``timed``/``meta``: whether
-    its sidecars exist, when a folder listing already says)."""
-    why = entry_problem(path)
+    its sidecars exist, ``regular``: that it is a regular file and no symlink, when a folder
+    listing already says; ``text``: the path as a string, when the listing made it)."""
+    why = None if regular else entry_problem(path)
     if why is not None:
         return _bad(name, path, why)
     try:
@@ -139,7 +141,7 @@ def _from_file(path: Path, name: str, timed: bool | None = None,
         cut, rebuilt = _said(path) if meta is not False else (None, None)
     except CaptureError as e:
         return Capture(name, _Raises(e), path, problem=e)
-    return Capture(name, _FileChunks(path, reads), path, cut_off=cut, rebuilt=rebuilt)
+    return Capture(name, _FileChunks(path, reads, text), path, cut_off=cut, rebuilt=rebuilt)
 
 
 def _said(path: Path) -> tuple[str | None, str | None]:
@@ -167,29 +169,40 @@ class _FileChunks:
     """A file's body, read only when iterated: a directory's captures are not all held
     in memory at once, only the one being loaded."""
 
-    def __init__(self, path: Path, reads: list[tuple[float, int]] | None) -> None:
+    def __init__(self, path: Path, reads: list[tuple[float, int]] | None,
+                 text: str | None = None) -> None:
         self.path, self.reads = path, reads
+        # what is opened: the listing's string where it made one (a Path is made into one
+        # again, from its parts, the first time it is opened: as costly as reading a small
+        # capture's frames)
+        self.opened: str | Path = path if text is None else text
 
     def body(self) -> bytes:
         # O_NONBLOCK: had the entry become a FIFO since it was listed, opening would block.
         try:
-            fd = os.open(self.path, _READ)
+            fd = os.open(self.opened, _READ)
             try:
                 info = os.fstat(fd)
                 if stat.S_ISDIR(info.st_mode):  # (what opening it as a file said)
                     raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
                 if not stat.S_ISREG(info.st_mode):
                     raise CaptureError(str(self.path), 0, "not a regular file: never read")
-                # One read of the size it has, then up to the end (it may have grown): no
-                # file object, whose making costs a small capture as much as reading it.
-                parts = [os.read(fd, info.st_size + 1)]
-                while parts[-1]:
-                    parts.append(os.read(fd, 1 << 16))
+                # One read of the size it has (and a byte more): no file object, whose
+                # making costs a small capture as much as reading it. A read of a regular
+                # file that gives fewer bytes than asked has met its end; one that gives
+                # another number than the size (it grew, or a file system reads short) is
+                # followed by more, up to the end.
+                body = os.read(fd, info.st_size + 1)
+                if len(body) != info.st_size:
+                    parts = [body]
+                    while parts[-1]:
+                        parts.append(os.read(fd, 1 << 16))
+                    body = b"".join(parts)
             finally:
                 os.close(fd)
         except OSError as e:
             raise CaptureError(str(self.path), 0, f"cannot be read: {e.strerror or e}") from None
-        return parts[0] if len(parts) == 2 else b"".join(parts)
+        return body
 
     def __iter__(self) -> Iterator[bytes | tuple[float, bytes]]:
         body = self.body()
@@ -338,29 +351,32 @@ def _glob(pattern: str) -> list[Capture]:
 
 def _directory(root: Path) -> list[Capture]:
     """Every capture under ``root``, in the order ``sorted(root.rglob(...))`` gives (part by
-    part), from one ``os.walk``: a sidecar is found in the listing, not by a stat per file.
+    part), from one walk as ``os.walk`` makes it: a sidecar is found in the listing, not by a
+    stat per file, and a regular file is known as one from the listing too (``entry_problem``
+    stats only the other entries: a symlink, a FIFO, a folder named like a capture).
     """
     found = []
     top = str(root)
     unreadable: list[OSError] = []
-    for folder, dirs, files in os.walk(top, onerror=unreadable.append):  # never into a symlink
+    for folder, dirs, files, regular in _walk(top, unreadable.append):  # never into a symlink
         rel = os.path.relpath(folder, top)
         parts = () if rel == os.curdir else tuple(rel.split(os.sep))
         listed = set(files)
+        prefix = os.path.join(folder, "")  # (ends with a separator: + name is the path)
         for name in chain(dirs, files):
             base = name.removesuffix(PARTIAL)
             dot = base.rfind(".")
             if 0 < dot < len(base) - 1 and base[dot:] in CAPTURE_SUFFIXES:
                 key = tuple(map(os.path.normcase, (*parts, name)))
                 found.append((key, parts, name, name + timing.SUFFIX in listed,
-                              name + provenance.SUFFIX in listed))
+                              name + provenance.SUFFIX in listed, name in regular, prefix))
     found.sort()
     caps = []
-    for _, parts, name, timed, meta in found:
+    for _, parts, name, timed, meta, plain, prefix in found:
         path = root.joinpath(*parts, name)
         base = name.removesuffix(PARTIAL)
         stem = "/".join((*parts, base[: base.rfind(".")] + name[len(base):]))
-        cap = _from_file(path, stem, timed, meta)
+        cap = _from_file(path, stem, timed, meta, plain, prefix + name)
         if name != base and cap.problem is None:  # a writer killed mid-way left it
             cap.cut_off = UNFINISHED
         caps.append(cap)
@@ -370,6 +386,51 @@ def _directory(root: Path) -> list[Capture]:
         caps.append(_bad(rel.replace(os.sep, "/"), where,
                          f"folder cannot be listed: {e.strerror or e}"))
     return caps
+
+
+def _walk(top: str, onerror: Callable[[OSError], object]
+          ) -> Iterator[tuple[str, list[str], list[str], set[str]]]:
+    """``os.walk(top, onerror=onerror)`` (top down, never into a symlinked folder), each
+    folder also giving the names of its regular files that are no symlink, as its listing
+    says (``DirEntry.is_file(follow_symlinks=False)``: no stat where the file system gives
+    each entry's type)."""
+    dirs: list[str] = []
+    files: list[str] = []
+    regular: set[str] = set()
+    links: set[str] = set()  # folders that are symlinks: listed, never walked into
+    try:
+        listing = os.scandir(top)
+    except OSError as e:
+        onerror(e)
+        return
+    with listing:
+        while True:
+            try:
+                entry = next(listing, None)
+            except OSError as e:
+                onerror(e)
+                return
+            if entry is None:
+                break
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                dirs.append(entry.name)
+                if entry.is_symlink():
+                    links.add(entry.name)
+            else:
+                files.append(entry.name)
+                try:
+                    if entry.is_file(follow_symlinks=False):
+                        regular.add(entry.name)
+                except OSError:
+                    pass  # (entry_problem says why)
+    yield top, dirs, files, regular
+    for name in dirs:
+        if name not in links:
+            yield from _walk(os.path.join(top, name), onerror)
 
 
 def _no_capture_in(folder: Path) -> str | None:

@@ -183,6 +183,59 @@ def test_small_and_odd_bodies_load_the_same_either_way(body: bytes) -> None:
         assert_same(body, provider)
 
 
+# A hostile value in a field the typed structs parse (declared, of any type), in a frame after
+# the first (the first is read by orjson to find the format): each format's hot frame, the
+# value at ``@``. Each must load as the reference loads it, error or rows.
+_HOSTILE_HOT = {
+    "openai-chat": (
+        b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+        b'[{"index":0,"delta":{"role":"assistant","content":""}}]}\n\n'
+        b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
+        b'"system_fingerprint":@,"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
+        b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+        b'[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'),
+    "anthropic-messages": (
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":'
+        b'"message","role":"assistant","content":[],"model":"c","stop_reason":null}}\n\n'
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+        b'"content_block":{"type":"thinking","thinking":""}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"thinking_delta","thinking":@}}\n\n'
+        b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n'),
+    "openai-responses": (
+        b'event: response.created\ndata: {"type":"response.created","response":{"id":"r",'
+        b'"status":"in_progress","output":[]}}\n\n'
+        b'event: response.output_item.added\ndata: {"type":"response.output_item.added",'
+        b'"output_index":0,"item":{"id":"i","type":"message","content":[]}}\n\n'
+        b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta",'
+        b'"item_id":"i","output_index":0,"content_index":0,"delta":"hi","logprobs":@}\n\n'
+        b'event: response.completed\ndata: {"type":"response.completed","response":{"id":"r",'
+        b'"status":"completed","output":[]}}\n\n'),
+}
+_HOSTILE_VALUES = [
+    b'"ok"', b'"\xff"', b'"\xc0\xaf"', b'"\xed\xa0\x80"', b'"\\ud800"', b'"\\udc00x"',
+    b'"\\x"', b'"\x01"', b"1e999", b"-1e999", b"1.8e308", b"1e308", b"NaN", b"Infinity",
+    b"-Infinity", b"01", b"1.", b"tru", b"[" * 900 + b"]" * 900, b"[" * 1000 + b"]" * 1000,
+    b"[" * 1030 + b"]" * 1030, b"[" * 5000 + b"]" * 5000, b'{"a":1,"a":2}',
+    b'null,"x_dup":1', b'{"\xff":1}',
+]
+
+
+@pytest.mark.parametrize("value", _HOSTILE_VALUES, ids=range(len(_HOSTILE_VALUES)))
+@pytest.mark.parametrize("provider", sorted(_HOSTILE_HOT))
+def test_a_hostile_value_in_a_hot_frame_loads_as_the_reference_loads_it(provider, value) -> None:
+    """Invalid UTF-8, a lone surrogate, numbers orjson refuses, NaN, nesting deeper than
+    msgspec goes (a ``RecursionError`` there: the frame is left to normalize, as orjson reads
+    up to 1,024 levels), a repeated key: what the fast path's structs parse must load as the
+    reference decoder loads it."""
+    body = _HOSTILE_HOT[provider].replace(b"@", value)
+    if value == b'"ok"':  # the body as written takes the fast path, so the rest test it
+        assert normalise_whole(body) is not None
+    assert_same(body)
+    assert_same(body, provider)
+
+
 def test_a_chat_stream_of_two_choices_loads_the_same_either_way() -> None:
     body = N2.replace(b"data: [DONE]", b'data: {"choices": [{"index": 1, "delta": {}, '
                       b'"finish_reason": "stop"}]}\n\ndata: [DONE]')
@@ -232,6 +285,20 @@ def test_split_whole_gives_what_the_decoder_gives(body: bytes) -> None:
 ])
 def test_split_whole_leaves_anything_else_to_the_decoder(body: bytes) -> None:
     assert split_whole(body) is None
+
+
+def test_event_names_are_decoded_once_for_every_capture_and_kept_bounded() -> None:
+    """``split_whole`` keeps each ``event:`` line's name across captures, bounded: a capture
+    of more made-up names than it keeps is still framed as the decoder frames it."""
+    from streamcalls_lab.framing import sse
+
+    body = b"".join(b"event: e%d\ndata: {}\n\n" % i for i in range(3 * sse._EventNames.KEPT))
+    assert split_whole(body) == _decoded(body)
+    assert len(sse._EVENT_NAMES) <= sse._EventNames.KEPT
+    again = b"event: e1\ndata: a\n\nevent: \xc3\xa9\ndata: b\n\n"
+    assert split_whole(again) == _decoded(again) == split_whole(again)
+    assert split_whole(b"event: \xff\ndata: a\n\n") is None  # not UTF-8: never kept
+    assert b"event: \xff" not in sse._EVENT_NAMES
 
 
 _FIELDS = [b"data: a", b"data: abcd", b"data: ", b"data:b", b"event: x", b"event: wxyz",

@@ -65,6 +65,9 @@ def test_codes_are_places_in_the_table_and_none_for_an_odd_value() -> None:
 
     where = {"a": 0, "b": 1}
     assert list(codes(["b", "a", "zz"], where)) == [1, 0, -1]  # not in it: missing
+    assert list(codes(["b"], where)) == [1] and list(codes([], where)) == []  # one, none
+    assert list(codes(("a", "b", "b"), where)) == [0, 1, 1]
+    assert codes(["a", []], where) is None  # (unhashable: not a string)
     assert list(codes(pa.array(["b", "zz", "a"], pa.large_string()), where)) == [1, -1, 0]
     assert codes(["a", None], where) is None
     assert codes(["a", 1], where) is None

@@ -56,6 +56,51 @@ def test_strict_load_raises_a_capture_error_naming_the_bad_entry(tmp_path: Path,
         load(root)
 
 
+def test_a_folder_listing_knows_its_regular_files_and_checks_every_other_entry(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The listing stats no regular file (its type is in the listing); a symlink to a good
+    capture, in the folder or below, still loads as that capture, a symlinked folder is
+    listed but never entered, and a sub-folder that cannot be listed is an error row."""
+    (tmp_path / "root").mkdir()
+    root = _folder(tmp_path / "root")
+    (tmp_path / "elsewhere.sse").write_bytes(GOOD)
+    (root / "alias.sse").symlink_to(tmp_path / "elsewhere.sse")
+    (root / "sub").mkdir()
+    (root / "sub" / "inner.sse").write_bytes(GOOD)
+    (root / "sub" / "alias.sse").symlink_to(tmp_path / "elsewhere.sse")
+    (root / "linked").symlink_to(root / "sub")
+    (root / "shut").mkdir()
+    (root / "shut" / "hidden.sse").write_bytes(GOOD)
+    bad = _bad_entries(root / "sub")
+    real_scandir = os.scandir
+
+    def scandir(path=".", *args):
+        if os.fspath(path).endswith("shut"):  # as root, chmod 000 would not stop a listing
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path, *args)
+
+    real_stat = os.stat
+    stated: list[str] = []
+
+    def stat(path, *args, **kwargs):
+        stated.append(os.path.basename(os.fspath(path)))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(os, "stat", stat)
+    df = load(root, strict=False)
+    assert "good.sse" not in stated and "inner.sse" not in stated  # (the listing said)
+    assert stated.count("alias.sse") == 2  # a symlink: where it leads is looked up
+    good = ["alias", "good", "sub/alias", "sub/inner"]
+    assert sorted(set(df.turn)) == sorted([*good, *(f"sub/{b}" for b in bad), "shut"])
+    for turn in good:
+        assert df[df.turn == turn].kind.ne("error").all(), turn
+    assert "folder cannot be listed" in df[df.turn == "shut"].problem.iloc[0]
+    for turn, reason in bad.items():
+        assert reason in df[df.turn == f"sub/{turn}"].problem.iloc[0]
+
+
 def test_a_bad_entry_named_directly_is_a_capture_error(tmp_path: Path) -> None:
     _bad_entries(tmp_path)
     for name in ("dangling.sse", "loop.sse", "fifo.sse"):
@@ -100,6 +145,10 @@ def test_an_entry_changed_after_it_was_listed_is_read_whole_or_named(tmp_path: P
     monkeypatch.setattr(os, "fstat", smaller)
     assert _FileChunks(grown, None).body() == GOOD * 3000
     monkeypatch.setattr(os, "fstat", real)
+    real_read = os.read  # a file system whose reads come short (a network or FUSE mount)
+    monkeypatch.setattr(os, "read", lambda fd, n: real_read(fd, min(n, 100)))
+    assert _FileChunks(grown, None).body() == GOOD * 3000
+    monkeypatch.setattr(os, "read", real_read)
     (tmp_path / "empty.sse").write_bytes(b"")
     assert _FileChunks(tmp_path / "empty.sse", None).body() == b""
     (tmp_path / "now-a-folder.sse").mkdir()

@@ -371,8 +371,8 @@ def _split_lines(buf: bytes, eol: bytes, lines: list[bytes], starts: list[int] |
     if event_lines is None:
         events = [EVENT] * n
     else:
-        try:  # one str per distinct name: a stream repeats a handful of them
-            events = list(map(_EventNames().__getitem__, event_lines))
+        try:  # one str per distinct name: streams repeat a handful of them
+            events = list(map(_EVENT_NAMES.__getitem__, event_lines))
         except UnicodeDecodeError:
             return None
         if "" in events:
@@ -398,11 +398,21 @@ def _fields_in_place(data_lines: list[bytes], event_lines: list[bytes] | None) -
 
 
 class _EventNames(dict[bytes, str]):
-    """An ``event: `` line's name, decoded once per distinct line."""
+    """An ``event: `` line's name, decoded once per distinct line, for every capture: a
+    format names its events alike in each (a cache per capture decoded each name again in
+    Python). Bounded: past :attr:`KEPT` names (a capture of made-up ones), it starts over."""
+
+    KEPT = 1024
 
     def __missing__(self, line: bytes) -> str:
-        name = self[line] = _AFTER_EVENT(line).decode()
+        name = _AFTER_EVENT(line).decode()
+        if len(self) >= self.KEPT:
+            self.clear()
+        self[line] = name
         return name
+
+
+_EVENT_NAMES = _EventNames()
 
 
 def _without_comments(lines: list[bytes], eol: int) -> tuple[list[bytes], list[int]] | None:

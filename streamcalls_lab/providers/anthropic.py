@@ -41,7 +41,7 @@ from ..turns import (
     shared,
 )
 from ._written import args_announced, restated, setter
-from .as_written import object_after, object_text, raw_wire_length, wire_length
+from .as_written import escaped_wire_length, object_after, object_text, wire_length
 from .recognise import ByType
 from .spec import Answer, Envelope, Fields, Flush, Streaming, WireFormat, block_events
 
@@ -122,7 +122,7 @@ def _hot_rows(at: list[int], structs: list[_Event | None], events: list[str],
             kind(d.kind)
             fragment(frag)
             wire(None if frag is None else len(frag) if raws[i].find(b"\\") < 0
-                 else raw_wire_length(raws[i], d.key, frag))
+                 else escaped_wire_length(raws[i], d.key, frag))
         elif type(p) is _BlockStop:
             event("content_block_stop")
             kind("block_stop")

@@ -67,9 +67,19 @@ def raw_wire_length(raw: bytes, key: str, fragment: str) -> int | None:
     and clears a TypeError every time."""
     if raw.find(b"\\") < 0:
         return len(fragment)
+    return escaped_wire_length(raw, key, fragment)
+
+
+def escaped_wire_length(raw: bytes, key: str, fragment: str) -> int | None:
+    """:func:`raw_wire_length` of a data line known to hold a backslash: what a ``Hot.rows``
+    loop calls, having looked for one itself to count a plain line's length at once."""
     # wire_length's shortcut, step for step, on the bytes: the line is decoded only if it
     # misses (a lone surrogate's bytes cannot stand in valid UTF-8: it misses)
-    quoted = b'"%s"' % key.encode()
+    quoted = _QUOTED.get(key)
+    if quoted is None:
+        if len(_QUOTED) >= 64:  # (the fast path asks of a handful of keys: a caller's own
+            _QUOTED.clear()     # keys never make it grow without end)
+        quoted = _QUOTED[key] = b'"%s"' % key.encode()
     at = raw.find(quoted) + len(quoted)
     if at >= len(quoted) and raw.startswith(b":", at):
         token = _quote(fragment)
@@ -77,6 +87,9 @@ def raw_wire_length(raw: bytes, key: str, fragment: str) -> int | None:
         if raw.startswith(token.encode(errors="surrogatepass"), at + (raw[at:at + 1] == b" ")):
             return len(token) - 2
     return wire_length(raw.decode(), key, fragment)
+
+
+_QUOTED: dict[str, bytes] = {}  # each key as its quoted bytes, made once (bounded)
 
 
 # -- JSON values as written ---------------------------------------------------------------

@@ -47,7 +47,7 @@ from ..turns import (
 )
 from ._identity import Identities
 from ._written import args_in_announcement, restated
-from .as_written import raw_wire_length, wire_length, wire_lengths
+from .as_written import escaped_wire_length, wire_length, wire_lengths
 from .spec import Answer, Envelope, Fields, Flush, Streaming, WireFormat
 
 EVENT = "chat.completion.chunk"
@@ -324,7 +324,7 @@ def _hot_rows(at: list[int], structs: list[_Chunk | None], events: list[str],
             kind("text_delta")
             block(None)
             fragment(content)
-            wire(len(content) if plain else raw_wire_length(raws[i], "content", content))
+            wire(len(content) if plain else escaped_wire_length(raws[i], "content", content))
             choice(k)
         if calls:
             frame(i)
@@ -333,7 +333,7 @@ def _hot_rows(at: list[int], structs: list[_Chunk | None], events: list[str],
             block(slot)
             fragment(args)
             wire(None if args is None else len(args) if plain
-                 else raw_wire_length(raws[i], "arguments", args))
+                 else escaped_wire_length(raws[i], "arguments", args))
             choice(k)
         out[i] = HOT
 

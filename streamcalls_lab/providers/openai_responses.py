@@ -43,7 +43,7 @@ from ..turns import (
 )
 from ._identity import Identities
 from ._written import args_in_announcement, setter
-from .as_written import raw_wire_length, wire_length
+from .as_written import escaped_wire_length, wire_length
 from .spec import Answer, Envelope, Fields, Flush, Streaming, WireFormat
 
 _TURN_STOPS = frozenset(("response.completed", "response.incomplete", "response.failed"))
@@ -115,7 +115,7 @@ def _hot_rows(at: list[int], structs: list[_DeltaEvent | None], events: list[str
             kind(k)
             fragment(delta)
             wire(len(delta) if raws[i].find(b"\\") < 0
-                 else raw_wire_length(raws[i], "delta", delta))
+                 else escaped_wire_length(raws[i], "delta", delta))
         else:
             continue
         frame(i)
