@@ -166,6 +166,35 @@ def loads(text: str | bytes) -> Any:
     return _parse(text, build=True)
 
 
+_WIDE = re.compile(r"[0-9]{309,}")
+"""A run of digits no double holds (about 1.8e308 is the largest)."""
+
+
+def _finite(token: str) -> float:
+    value = float(token)
+    if value - value != 0:  # inf (NaN never reaches here: orjson read the text without it)
+        raise ValueError(f"number is infinity when parsed as double: {token[:40]}")
+    return value
+
+
+def beyond_orjson(text: str, error: orjson.JSONDecodeError) -> Any:
+    """``text``, which orjson refused with ``error``, parsed where orjson's limit, not the
+    JSON, was at fault: nested past its 1,024 levels (:func:`loads`), or holding an integer
+    past a double's range (``number is infinity``), which json.loads and msgspec read exactly
+    (up to Python's 4,300 digits) and orjson cannot; ``ValueError`` for anything else (a
+    float past a double's range among them, as orjson and msgspec refuse it)."""
+    why = str(error)
+    if why.startswith("depth limit exceeded"):
+        return loads(text)
+    if why.startswith("number is infinity"):
+        try:  # every other rule as orjson judges it: the wide runs made small
+            orjson.loads(_WIDE.sub("0", text))
+        except orjson.JSONDecodeError as e:
+            raise ValueError(str(e)) from None
+        return json.loads(text, parse_float=_finite)
+    raise ValueError(why)
+
+
 def dumps(value: Any) -> str:
     """``json.dumps(value, ensure_ascii=False, sort_keys=True)`` at any depth (a
     :class:`Deep` is its text)."""

@@ -44,14 +44,13 @@ def _undetected(event: str, payload: Any, reason: str) -> Ev:
 _INVALID = object()
 
 
-def _too_deep_for_orjson(data: str, e: orjson.JSONDecodeError) -> Any:
-    """A payload orjson refused only for its depth (a call's arguments nested past 1,024,
-    inline in Gemini's and Ollama's frames), parsed at any depth; else :data:`_INVALID`."""
-    if not str(e).startswith("depth limit exceeded"):
-        return _INVALID
+def _beyond_orjson(data: str, e: orjson.JSONDecodeError) -> Any:
+    """A payload orjson refused only for a limit of its own (a call's arguments nested past
+    1,024, inline in Gemini's and Ollama's frames; an integer wider than a double), parsed as
+    the fast path's msgspec reads it; else :data:`_INVALID`."""
     try:
-        return deepjson.loads(data)
-    except ValueError:
+        return deepjson.beyond_orjson(data, e)
+    except (ValueError, RecursionError):
         return _INVALID
 
 
@@ -182,7 +181,7 @@ class EventDecoder:
             try:
                 payload = orjson.loads(fr.data)
             except orjson.JSONDecodeError as e:
-                payload = _too_deep_for_orjson(fr.data, e)
+                payload = _beyond_orjson(fr.data, e)
                 if payload is _INVALID:
                     self._problem(fr, n, f"invalid JSON in data: {e}")
                     return

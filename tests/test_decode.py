@@ -7,6 +7,7 @@ import pytest
 from streamcalls_lab import loader
 from streamcalls_lab.decode import UNKNOWN, EventDecoder
 from streamcalls_lab.errors import CaptureError
+from streamcalls_lab.providers import FORMATS
 
 from .support.sse_turns import START, TOOL, anthropic, args_delta, sse
 
@@ -78,3 +79,25 @@ def test_folding_counts_a_run_of_like_problems_in_one_row() -> None:
 def test_an_unknown_provider_is_refused_up_front() -> None:
     with pytest.raises(ValueError, match="unknown provider 'nope'"):
         EventDecoder(provider="nope")
+
+
+@pytest.mark.parametrize("fmt", ["gemini", "ollama", "openai-chat", "anthropic-messages"])
+def test_an_integer_wider_than_a_double_is_read_exactly_and_a_float_as_wide_is_a_problem(
+        fmt: str) -> None:
+    """orjson refuses an integer literal of 309 digits or more (``number is infinity``), which
+    is JSON and which msgspec (the fast path) reads: the decoder reads it too, a call's
+    arguments byte for byte; a float past a double's range is no number anyone reads."""
+    import streamcalls_lab as scl
+    from streamcalls_lab.generate import ToolCall, generate
+
+    wide = '{"n": ' + "9" * 400 + ', "m": -' + "1" * 4300 + "}"
+    calls = scl.calls(scl.load(generate([ToolCall("t", wide)], provider=fmt).body))
+    assert calls["args"].tolist() == [wide] and calls["valid_json"].all()
+    body = generate([ToolCall("t", '{"n": ' + "9" * 400 + '.5}')], provider=fmt).body
+    problems = scl.load(body, strict=False)["problem"].dropna()
+    if FORMATS[fmt].calls_whole:  # the value is in the frame's payload, not a string in it
+        assert problems.str.contains("number is infinity").any()
+        with pytest.raises(CaptureError, match="number is infinity"):
+            scl.load(body)
+    else:
+        assert problems.empty

@@ -219,6 +219,10 @@ _HOSTILE_VALUES = [
     b"-Infinity", b"01", b"1.", b"tru", b"[" * 900 + b"]" * 900, b"[" * 1000 + b"]" * 1000,
     b"[" * 1030 + b"]" * 1030, b"[" * 5000 + b"]" * 5000, b'{"a":1,"a":2}',
     b'null,"x_dup":1', b'{"\xff":1}',
+    # integers wider than a double: orjson refuses them, json.loads and msgspec read them
+    # exactly up to Python's 4,300 digits; a float as wide is out of range in all three
+    b"9" * 309, b"-" + b"9" * 400, b"[1, " + b"9" * 4300 + b"]", b"9" * 4301,
+    b"9" * 309 + b".5", b"9" * 309 + b"e-5", b'{"a": 1e999, "b": ' + b"9" * 309 + b"}",
 ]
 
 

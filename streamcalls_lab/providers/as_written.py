@@ -125,14 +125,12 @@ def value_span(data: str, key: str, value: Any, start: int, end: int) -> tuple[i
 
 
 def _as_orjson_reads(text: str, found: Any) -> Any:
-    """``text`` as orjson reads it, or (nested past orjson's 1,024) as the kit's decoder
-    then does: ``found``, :func:`.deepjson.raw_decode`'s reading of it."""
+    """``text`` as orjson reads it, or (past orjson's limits: nested past 1,024, an integer
+    wider than a double) as the kit's decoder then does (:func:`.deepjson.beyond_orjson`)."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError as e:
-        if not str(e).startswith("depth limit exceeded"):
-            raise
-        return found
+        return deepjson.beyond_orjson(text, e)
 
 
 def exact_span(data: str, key: str, value: Any, start: int, end: int, field: str
