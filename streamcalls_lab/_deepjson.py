@@ -195,6 +195,20 @@ def beyond_orjson(text: str, error: orjson.JSONDecodeError) -> Any:
     raise ValueError(why)
 
 
+def parse(text: str | bytes) -> Any:
+    """``orjson.loads(text)``, and where orjson refused it only for a limit of its own, the
+    value as :func:`beyond_orjson` reads it; else orjson's own ``JSONDecodeError``. Every
+    reader of JSON text the kit is handed (a frame's data, a log's lines) parses with it, so
+    none calls invalid what another reads."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as e:
+        try:
+            return beyond_orjson(text if isinstance(text, str) else text.decode(), e)
+        except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
+            raise e from None
+
+
 def dumps(value: Any) -> str:
     """``json.dumps(value, ensure_ascii=False, sort_keys=True)`` at any depth (a
     :class:`Deep` is its text)."""

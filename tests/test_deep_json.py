@@ -174,3 +174,49 @@ def test_a_producer_s_deep_arguments_cut_short_are_said_not_to_parse() -> None:
 
     aspect, why = broken_arguments(nested(5_000)[:-1], {"a": 1})
     assert aspect == "arguments_invalid" and "does not parse" in why
+
+
+# -- past orjson's limits: nesting past 1,024, integers wider than a double ------------------
+WIDE = "9" * 400
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ('{"n": ' + WIDE + "}", {"n": int(WIDE)}),
+    ("[-" + "1" * 4300 + "]", [-int("1" * 4300)]),
+    ("[" + WIDE + ".0e-100]", [float(WIDE + ".0e-100")]),
+    (nested(1_100), "deep"),
+])
+def test_parse_reads_what_only_orjsons_limits_refuse(text: str, value: object) -> None:
+    got = deepjson.parse(text.encode())
+    assert got == (deepjson.loads(text) if value == "deep" else value)
+
+
+@pytest.mark.parametrize("text", [
+    "[" + WIDE + ".5]", "[1e999]", '{"n": ' + WIDE + ', "m": NaN}', "[" + "9" * 4301 + "]",
+    '["\\ud800", ' + WIDE + "]", "[" + WIDE + ",]",
+])
+def test_parse_refuses_with_orjsons_own_error_what_is_past_a_double_or_not_json(
+        text: str) -> None:
+    """A float past a double's range is no number msgspec or orjson read; a wide integer
+    beside anything else orjson refuses (NaN, a lone surrogate, a trailing comma) is refused
+    for that, as orjson refuses it."""
+    with pytest.raises(json.JSONDecodeError):
+        deepjson.parse(text)
+    with pytest.raises(json.JSONDecodeError):
+        deepjson.parse(text.encode() + b"\xff")
+
+
+def test_a_json_lines_log_holding_a_wide_integer_is_read_as_its_rebuilt_sse_is(
+        tmp_path) -> None:
+    """The importers parse with the decoder's rules: a line the decoder reads is never a
+    'line is not JSON' error in the importer first."""
+    from streamcalls_lab.importers import captures
+
+    body = turns.anthropic(["Hi"])
+    lines = [line[len(b"data: "):] for line in body.split(b"\n") if line.startswith(b"data: ")]
+    lines[-1] = lines[-1][:-1] + b', "usage_note": ' + WIDE.encode() + b"}"
+    log = tmp_path / "turn.chunks.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    [capture] = captures(log)
+    df = scl.load(capture.chunks)
+    assert df["problem"].isna().all() and (df["kind"] == "text_delta").any()

@@ -12,6 +12,7 @@ from pathlib import Path
 import orjson
 import yaml
 
+from .. import _deepjson as deepjson
 from ..errors import CaptureError
 from ..sources import Capture, entry_problem, over_files, path_tag
 from . import claude_stream, claude_trace, devtools, har, jsonl, mitm, vcr, ws_log
@@ -24,7 +25,7 @@ def _first_line(path: Path) -> object:
         for line in f:
             if line.strip():
                 try:
-                    return orjson.loads(line)
+                    return deepjson.parse(line)
                 except orjson.JSONDecodeError:
                     return None
     return None
@@ -57,7 +58,7 @@ def _ndjson(path: Path) -> Iterator[Stream]:
 def _json(path: Path) -> Iterator[Stream]:
     """``.json``: DevTools generations, a VCR cassette, or stream-json events kept in JSON."""
     try:
-        data = orjson.loads(path.read_bytes())
+        data = deepjson.parse(path.read_bytes())
     except orjson.JSONDecodeError as e:
         raise CaptureError(str(path), e.pos, f"not JSON: {e.msg}") from None
     if devtools.is_generations(data):

@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from .. import _deepjson as deepjson
 from ..errors import CaptureError
 from ..providers.anthropic import FORMAT as MESSAGES
 from .jsonl import frame
@@ -151,7 +152,7 @@ def _fold_lines(raw: bytes, source: str) -> _Fold:
         text = line.strip()
         if text:
             try:
-                payload = orjson.loads(text)
+                payload = deepjson.parse(text)
             except orjson.JSONDecodeError as e:
                 raise CaptureError(source, at, f"line {n} is not JSON: {e}") from None
             if not isinstance(payload, dict) or not isinstance(payload.get("type"), str):
@@ -228,7 +229,7 @@ def streams(path: Path) -> Iterator[Stream]:
     raw = path.read_bytes()
     if path.suffix.lower() == ".json":
         try:
-            data = orjson.loads(raw)
+            data = deepjson.parse(raw)
         except orjson.JSONDecodeError as e:
             raise CaptureError(str(path), 0, f"not JSON: {e}") from None
         yield from _streams(_fold_json(data), path, "JSON")

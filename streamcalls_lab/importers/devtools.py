@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from .. import _deepjson as deepjson
 from .. import provenance
 from ..errors import CaptureError
 from ..framing.sse import sse_body, sse_frame
@@ -57,7 +58,7 @@ def _inner(step: dict[str, Any], key: str, where: str) -> list[Any] | None:
     if not isinstance(text, str):
         raise CaptureError(where, 0, f"{key} is not a JSON string")
     try:
-        value = orjson.loads(text)
+        value = deepjson.parse(text)
     except orjson.JSONDecodeError as e:
         raise CaptureError(where, 0, f"{key} is not JSON (char {e.pos}: {e.msg})") from None
     if not isinstance(value, list):
@@ -141,7 +142,7 @@ def _secrets(step: dict[str, Any]) -> list[str]:
 def streams(path: Path) -> Iterator[Stream]:
     """Two :class:`Stream`\\s per streamed step: the provider's chunks and the SDK's parts."""
     try:
-        data = orjson.loads(path.read_bytes())
+        data = deepjson.parse(path.read_bytes())
     except orjson.JSONDecodeError as e:
         raise CaptureError(str(path), e.pos, f"not JSON: {e.msg}") from None
     if not is_generations(data):

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import orjson
 
+from .. import _deepjson as deepjson
 from ..errors import CaptureError
 from ..framing.sse import sse_body, sse_frame
 from .stream import Stream
@@ -43,7 +44,7 @@ def rebuild(raw: bytes, source: str = "<jsonl>") -> bytes:
         text = line.rstrip(b"\r\n")
         if text.strip():
             try:
-                payload = orjson.loads(text)
+                payload = deepjson.parse(text)
             except orjson.JSONDecodeError as e:
                 raise CaptureError(source, at, f"line is not JSON: {e}") from None
             try:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import orjson
 
+from .. import _deepjson as deepjson
 from ..errors import CaptureError
 from .stream import Stream
 
@@ -44,7 +45,7 @@ def _message(line: bytes, n: int, at: int, source: str) -> bytes:
         raise CaptureError(source, at, f"line {n}: the message is {len(message)} bytes, the "
                                        f"log says {int(length)}: cut or altered")
     try:
-        payload = orjson.loads(message)
+        payload = deepjson.parse(message)
     except orjson.JSONDecodeError as e:
         raise CaptureError(source, at, f"line {n}: the message is not JSON: {e}") from None
     side = "server" if direction in SERVER else "client"

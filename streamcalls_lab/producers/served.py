@@ -22,6 +22,7 @@ import orjson
 import pandas as pd
 
 from .. import _columns as columns
+from .. import _deepjson as deepjson
 from .. import provenance
 from ..errors import CaptureError
 from ..events import is_done
@@ -61,7 +62,7 @@ def _first_model(cap: Capture) -> str | None:
         if frame.problem is not None or is_done(frame.data):
             continue
         try:
-            found = _named_model(orjson.loads(frame.data))
+            found = _named_model(deepjson.parse(frame.data))
         except orjson.JSONDecodeError:
             found = None
         if found:

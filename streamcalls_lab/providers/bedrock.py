@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from .. import _deepjson as deepjson
 from ..events import Ev, Kind, array, fragment_row, index, maybe_text, obj, stated, text
 from ..framing.sse import json_data
 from ..turns import (
@@ -155,7 +156,7 @@ class BedrockInvoke:
         raw = text(obj(payload, "chunk")["bytes"], "chunk.bytes")
         try:
             inner_text = base64.b64decode(raw, validate=True).decode("utf-8")
-            inner = orjson.loads(inner_text)
+            inner = deepjson.parse(inner_text)
         except (binascii.Error, UnicodeDecodeError, orjson.JSONDecodeError) as e:
             raise TypeError(f"chunk.bytes should be base64 of UTF-8 JSON: {e}") from None
         inner = obj(inner, "the model's event (chunk.bytes)")

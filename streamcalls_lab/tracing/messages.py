@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from .. import _deepjson as deepjson
 from .._deepjson import dumps
 from .records import TracedCall
 
@@ -55,7 +56,7 @@ def tool_calls(value: Any) -> tuple[list[TracedCall], bool]:
     such place says the tracer kept no calls, not that there were none."""
     if isinstance(value, str):
         try:
-            value = orjson.loads(value)
+            value = deepjson.parse(value)
         except orjson.JSONDecodeError:
             return [], False
     out: list[TracedCall] = []

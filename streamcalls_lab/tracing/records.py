@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from .. import _deepjson as deepjson
 from .._deepjson import depth
 from ..errors import CaptureError
 
@@ -68,7 +69,7 @@ def read_json(raw: bytes, source: str) -> Any:
     if (d := depth(text)) > MAX_DEPTH:
         raise CaptureError(source, 0, f"JSON nested {d} deep (limit {MAX_DEPTH})")
     try:
-        return orjson.loads(raw)
+        return deepjson.parse(raw)
     except orjson.JSONDecodeError as e:
         raise CaptureError(source, e.pos, f"not JSON: {e.msg}") from None
 

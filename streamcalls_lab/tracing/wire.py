@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 import pandas as pd
 
+from .. import _deepjson as deepjson
 from .._calls import calls
 from ..loader import load
 from ..sources import Source
@@ -61,7 +62,7 @@ def _read_frames(turn: WireTurn, rows: pd.DataFrame) -> None:
         if not isinstance(data, str) or not data.startswith("{"):
             continue
         try:
-            payload = orjson.loads(data)
+            payload = deepjson.parse(data)
         except orjson.JSONDecodeError:
             continue
         if turn.response_id is None:
