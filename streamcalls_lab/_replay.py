@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import math
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from itertools import accumulate
 from types import MappingProxyType
@@ -61,6 +62,28 @@ class Tape:
             if start + every <= n:
                 self.copies.append(copy.deepcopy(decoder))
         self.closing = decoder.close()
+
+    @classmethod
+    def cut(cls, bytewise: Tape, at: int) -> Tape:
+        """The tape of ``bytewise``'s body in two reads, cut at byte ``at``, taken from its
+        tape in reads of one byte, not decoded again: the byte layer's events depend on the
+        bytes consumed, not on how they were cut (``tests/test_decode.py``: every chunking
+        gives the same events), so the first read completes what the bytes before ``at``
+        complete one at a time, and the second the rest."""
+        if len(bytewise.reads) != len(bytewise.body):
+            raise ValueError("a tape is cut from the tape of its body in reads of one byte")
+        out = cls.__new__(cls)
+        out.body = body = bytewise.body
+        out.reads = (body[:at], body[at:])
+        out.ends = {at: 0, len(body): 1}
+        out.copies = []
+        out.closing = bytewise.closing
+        reads = sorted(bytewise.events)  # the bytes that completed events, in order
+        split = bisect_left(reads, at)
+        halves = ([e for i in reads[:split] for e in bytewise.events[i]],
+                  [e for i in reads[split:] for e in bytewise.events[i]])
+        out.events = {i: events for i, events in enumerate(halves) if events}
+        return out
 
     def span_events(self, reads: slice) -> list[Mapping[str, Any]]:
         get = self.events.get

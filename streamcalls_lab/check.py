@@ -323,8 +323,17 @@ class Outcome:
 def _tape(chunks: tuple[bytes, ...]) -> Tape:
     """A byte case's reads through the byte layer, once for every handler checked: a
     handler that reads bytes as the Accumulator does is given its events (the breaker's
-    replay), which were half of every run when each handler decoded them itself."""
+    replay), which were half of every run when each handler decoded them itself. A turn
+    cut into two reads is cut from its tape in reads of one byte (its own case), not
+    decoded again: the two-read cases, one a byte of every turn, were most of the decoding."""
+    if len(chunks) == 2:
+        return Tape.cut(_bytewise(b"".join(chunks)), len(chunks[0]))
     return Tape(chunks)
+
+
+@cache
+def _bytewise(body: bytes) -> Tape:
+    return _tape(tuple(body[i:i + 1] for i in range(len(body))))
 
 
 def _kits(handler: type) -> bool:

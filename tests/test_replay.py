@@ -3,6 +3,8 @@ handler gets from it is what its own decoder would have given, whichever way it 
 
 from __future__ import annotations
 
+import pytest
+
 from streamcalls_lab._replay import Replay, Tape
 from streamcalls_lab.accumulate import byte_decoder, event_dict
 from streamcalls_lab.check import Call, turn_bytes
@@ -34,3 +36,26 @@ def test_reads_that_differ_from_the_tape_are_decoded_then_the_tape_taken_again()
     got = [dict(e) for r in joined for e in replay.events(r)]
     assert got + [event_dict(d) for d in replay.close()] == _own(reads)
     assert replay.own is None  # back on the tape
+
+
+def _recorded(tape: Tape) -> tuple:
+    return ({i: [dict(e) for e in es] for i, es in tape.events.items()}, tape.reads, tape.ends,
+            tape.closing, tape.body)
+
+
+def test_a_tape_cut_from_the_bytewise_one_is_the_tape_decoded_at_that_cut() -> None:
+    """``check_handler``'s two-read cases take their tape from the turn's one-byte tape: for
+    every cut of every turn the byte cases hold (and of a CRLF one, where a line's end is two
+    bytes), the events each read completes, the close and the reads are what decoding the
+    two reads gives."""
+    from streamcalls_lab.check import byte_cases
+
+    bodies = {c.chunks[0] + c.chunks[1] for c in byte_cases() if len(c.chunks) == 2}
+    bodies.add(b"".join(_reads()).replace(b"\n", b"\r\n"))
+    for body in bodies:
+        bytewise = Tape(tuple(body[i:i + 1] for i in range(len(body))))
+        for at in range(1, len(body)):
+            assert _recorded(Tape.cut(bytewise, at)) == _recorded(
+                Tape((body[:at], body[at:]))), (body[max(0, at - 8):at + 8], at)
+    with pytest.raises(ValueError, match="one byte"):
+        Tape.cut(Tape((b"data: {}\n\n",)), 3)
