@@ -62,6 +62,14 @@ def _alone(argv: list[str], case: WireCase, timeout: float, loop: bool) -> Run:
         return client.run(case)
 
 
+CASES_PER_PROCESS = 8
+"""In loop mode, the cases one looping client is started for by default: a start costs
+what an SDK's import does (a second or two of CPU: the openai package's took 1 s), a quick
+case a quarter of a second of paced serving, so a few cases are served by one process
+rather than waiting on the imports of several (notebook 7's five cases: four imports, now
+one)."""
+
+
 def check_client(cmd: str | Sequence[str], formats: Sequence[str] = TURN_FORMATS, *,
                  suite: str = "quick", families: Sequence[str] | None = None,
                  jobs: int | None = None, timeout: float = 120.0, loop: bool = False,
@@ -77,7 +85,8 @@ def check_client(cmd: str | Sequence[str], formats: Sequence[str] = TURN_FORMATS
     case before reading anything; the report then has no rows; else None) and ``install``
     (for a client that did not start for want of a Python module, what to install:
     :func:`~.judge.install_hint`; else None). Cases run
-    ``jobs`` at a time (default: twice the cores, at most 8), each with its own server;
+    ``jobs`` at a time (default: twice the cores, at most 8; in loop mode also no more
+    than one process per :data:`CASES_PER_PROCESS` cases), each with its own server;
     ``formats``: any of :data:`SERVED_FORMATS` (default: the provider formats);
     ``loop``: ``jobs`` client processes each serve cases in turn, read from their stdin (the
     protocol is :mod:`.run`'s), instead of a process per case. Empty for a client that
@@ -87,7 +96,11 @@ def check_client(cmd: str | Sequence[str], formats: Sequence[str] = TURN_FORMATS
 
     argv = _command(cmd)
     todo = cases(formats, suite, families)
-    jobs = max(1, min(jobs or min(8, 2 * (os.cpu_count() or 1)), len(todo)))
+    if jobs is None:
+        jobs = min(8, 2 * (os.cpu_count() or 1))
+        if loop:
+            jobs = min(jobs, -(-len(todo) // CASES_PER_PROCESS))
+    jobs = max(1, min(jobs, len(todo)))
     start = time.perf_counter()
     runs: dict[int, Run] = {}
     judged: dict[int, tuple[list[Finding], list[Tolerance]]] = {}

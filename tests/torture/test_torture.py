@@ -967,6 +967,42 @@ def test_a_looping_client_that_dies_or_hangs_costs_only_that_case(tmp_path: Path
     assert list(report["class"]) == ["other"]  # a death after a cut is no failure; a hang is
 
 
+# A looping client that answers every case as the reference does and notes its process id.
+PIDS = """
+import os, runpy, sys
+with open(os.environ["PIDS_FILE"], "a") as f:
+    f.write(f"{os.getpid()}\\n")
+sys.path.insert(0, %r)
+runpy.run_path(%r, run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize(("formats", "families", "processes"), [
+    (["openai-chat"], ["escapes", "interleaved", "index_reuse", "retry_field", "utf8_read_split"],
+     1),  # 5 cases, as notebook 7 serves the openai SDK
+    (TURN_FORMATS, ["escapes", "interleaved", "index_reuse"], 2),  # 9 cases
+    (TURN_FORMATS, ["escapes", "interleaved", "index_reuse", "retry_field", "utf8_read_split",
+                    "gzip", "cut_after_a_call", "no_terminal"], 3),  # 24 cases
+])
+def test_loop_mode_starts_a_client_for_every_eight_cases_by_default(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, formats: list[str],
+        families: list[str], processes: int) -> None:
+    """A looping client's start is its SDK's import (a second of CPU), a quick case a quarter
+    of a second of serving: by default a few cases share one process, and many get up to
+    the cores' worth (``CASES_PER_PROCESS``)."""
+    import os
+
+    from streamcalls_lab.torture._check import CASES_PER_PROCESS
+
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("PIDS_FILE", str(pids))
+    cmd = _python(tmp_path, "pids.py", PIDS % (str(CLIENTS), str(CLIENTS / "reference.py")))
+    report = check_client(cmd, formats, families=families, progress=False, loop=True)
+    assert report.empty and report.attrs["not_started"] is None, report.to_dict("records")
+    assert -(-report.attrs["cases"] // CASES_PER_PROCESS) == processes
+    assert len(pids.read_text().split()) == min(processes, 2 * (os.cpu_count() or 1), 8)
+
+
 NOT_STARTING = {
     "missing module": ("import no_such_module_for_torture\n",
                        "ModuleNotFoundError: No module named 'no_such_module_for_torture'"),
