@@ -532,7 +532,9 @@ def cmd_coverage(ns: argparse.Namespace) -> int:
     arg("--family", action="append", default=None, metavar="NAME",
         help="run only this family of cases (repeatable)"),
     arg("--report", default=None, metavar="PATH", help="also write the report (.csv or .md)"),
-    arg("--jobs", type=int, default=None, help="cases at once (default: 2 per core, max 8)"),
+    arg("--jobs", type=int, default=None,
+        help="cases at once (default: 2 per core, max 8; with --loop, one process per 8 cases "
+             "at most)"),
     arg("--timeout", type=float, default=120.0, help="seconds one case may take (default 120)"),
 )
 def cmd_torture(ns: argparse.Namespace) -> int:

@@ -41,19 +41,6 @@ def _undetected(event: str, payload: Any, reason: str) -> Ev:
     return Ev(event, "other", problem=reason)
 
 
-_INVALID = object()
-
-
-def _beyond_orjson(data: str, e: orjson.JSONDecodeError) -> Any:
-    """A payload orjson refused only for a limit of its own (a call's arguments nested past
-    1,024, inline in Gemini's and Ollama's frames; an integer wider than a double), parsed as
-    the fast path's msgspec reads it; else :data:`_INVALID`."""
-    try:
-        return deepjson.beyond_orjson(data, e)
-    except (ValueError, RecursionError):
-        return _INVALID
-
-
 class Decoded(NamedTuple):
     """One normalised event with the frame it came from."""
 
@@ -181,8 +168,11 @@ class EventDecoder:
             try:
                 payload = orjson.loads(fr.data)
             except orjson.JSONDecodeError as e:
-                payload = _beyond_orjson(fr.data, e)
-                if payload is _INVALID:
+                try:  # refused only for orjson's own limits (a call's arguments nested past
+                    # 1,024, inline in Gemini's and Ollama's frames; an integer wider than a
+                    # double): read as the fast path's msgspec reads it
+                    payload = deepjson.beyond_orjson(fr.data, e)
+                except (ValueError, RecursionError):
                     self._problem(fr, n, f"invalid JSON in data: {e}")
                     return
         if self.fmt is None:

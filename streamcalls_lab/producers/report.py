@@ -196,12 +196,12 @@ def report_captures(caps: Sequence[Capture]) -> list[TurnReport]:
     table = call_table(deltas)
     found = anomalies(deltas)
     served = served_rows(caps).set_index("turn")
-    by_turn = {name: _per_turn(t) for name, t in (("calls", table), ("anomalies", found))}
+    calls_of, anomalies_of = _per_turn(table), _per_turn(found)
     out = []
     for turn, rows in deltas.groupby("turn", sort=False, observed=True):
         provider = str(rows["provider"].iloc[0])
         who = served.loc[turn] if turn in served.index else None
-        mine = by_turn["calls"].get(turn, table.iloc[:0])
+        mine = calls_of.get(turn, table.iloc[:0])
         calls = tuple(CallSeen(_present(c.call_id), _present(c.tool), int(c.chars),
                                inert(c.args, PREVIEW), bool(c.complete), bool(c.valid_json))
                       for c in mine.itertuples())
@@ -209,7 +209,7 @@ def report_captures(caps: Sequence[Capture]) -> list[TurnReport]:
                                                & (rows["provider"] == "unknown"))]
         said = bad["problem"].fillna("").str.startswith(PROVIDER_ERROR).to_numpy(dtype=bool)
         problems, errors = _once(bad[~said]), _once(bad[said])
-        quirks = by_turn["anomalies"].get(turn, found.iloc[:0])
+        quirks = anomalies_of.get(turn, found.iloc[:0])
         seen = tuple(Anomaly(str(a.anomaly), int(a.offset), _present(a.call_id), str(a.detail))
                      for a in quirks.itertuples())
         out.append(TurnReport(str(turn), provider,

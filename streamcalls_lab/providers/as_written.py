@@ -125,11 +125,14 @@ def value_span(data: str, key: str, value: Any, start: int, end: int) -> tuple[i
 
 
 def _as_orjson_reads(text: str, found: Any) -> Any:
-    """``text`` as orjson reads it, or (past orjson's limits: nested past 1,024, an integer
-    wider than a double) as the kit's decoder then does (:func:`.deepjson.beyond_orjson`)."""
+    """``text`` as orjson reads it, or (past orjson's limits) as the kit's decoder then
+    does: nested past 1,024, ``found``, :func:`.deepjson.raw_decode`'s reading of it (not
+    parsed again); an integer wider than a double, :func:`.deepjson.beyond_orjson`'s."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError as e:
+        if str(e).startswith("depth limit exceeded"):
+            return found
         return deepjson.beyond_orjson(text, e)
 
 

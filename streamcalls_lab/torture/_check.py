@@ -96,7 +96,7 @@ def check_client(cmd: str | Sequence[str], formats: Sequence[str] = TURN_FORMATS
 
     argv = _command(cmd)
     todo = cases(formats, suite, families)
-    if jobs is None:
+    if not jobs:  # (0, as None: the default)
         jobs = min(8, 2 * (os.cpu_count() or 1))
         if loop:
             jobs = min(jobs, -(-len(todo) // CASES_PER_PROCESS))
