@@ -248,16 +248,17 @@ def settle(findings: Sequence[Finding]) -> list[Finding]:
     explained as the plain case is (``Finding.lost_all``). Within one format only: a client
     reads each format by code of its own."""
     gone = frozenset().union(*(f.refutes for f in findings))
+
+    def own(f: Finding) -> frozenset[str]:
+        return f.could or frozenset({f.cls})
+
     plain: dict[str, frozenset[str]] = {}
     for f in findings:
         if f.lost_all and f.case.family in DOCUMENTS:
-            plain[f.case.format] = plain.get(f.case.format, frozenset()) | (
-                f.could or frozenset({f.cls}))
+            plain[f.case.format] = plain.get(f.case.format, frozenset()) | own(f)
 
     def could(f: Finding) -> frozenset[str]:
-        every = f.could or frozenset({f.cls})
-        if f.lost_all and f.case.format in plain:
-            every = plain[f.case.format]
+        every = plain[f.case.format] if f.lost_all and f.case.format in plain else own(f)
         return every - gone or every
 
     cls = _chosen(findings, could)
