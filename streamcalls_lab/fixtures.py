@@ -40,6 +40,7 @@ from typing import Any
 import orjson
 import pandas as pd
 
+from . import _deepjson as deepjson
 from . import corpus
 from .accumulate import FED, Accumulator, CallBuffer, present, turn_records
 from .framing import decode_any
@@ -281,7 +282,7 @@ class _Turn:
         runs: dict[str, list[int]] = {key: [] for key in self.spec.envelope.numbers}
         for frame in self.frames.values():
             try:
-                payload = orjson.loads(frame.data)
+                payload = deepjson.parse(frame.data)
             except orjson.JSONDecodeError:
                 continue
             if isinstance(payload, dict):

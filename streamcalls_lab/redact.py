@@ -98,6 +98,7 @@ from typing import Any
 
 import orjson
 
+from . import _deepjson as deepjson
 from . import echoes, timing
 from .errors import CaptureError
 from .events import PAYLOAD_ERRORS, Ev
@@ -386,7 +387,7 @@ class _Turn:
         """What the format's reader reads in one frame, each argument fragment with what
         replaces it (the second pass); None when no reader reads it."""
         try:
-            payload = orjson.loads(text)
+            payload = deepjson.parse(text)
         except orjson.JSONDecodeError:
             return None
         if self.reader is None:

@@ -220,3 +220,35 @@ def test_a_json_lines_log_holding_a_wide_integer_is_read_as_its_rebuilt_sse_is(
     [capture] = captures(log)
     df = scl.load(capture.chunks)
     assert df["problem"].isna().all() and (df["kind"] == "text_delta").any()
+
+
+# Where orjson.loads may be called directly: each falls back to the decoder's rules itself
+# (deepjson, the decoder and as_written try beyond_orjson on its refusal; the fast path and
+# the Realtime time sniff leave a refused line to the decoder).
+RAW_ORJSON = {"_deepjson.py", "decode.py", "providers/as_written.py", "_fastpath.py",
+              "providers/openai_realtime.py"}
+
+
+def test_every_reader_of_json_text_parses_by_the_decoders_rules() -> None:
+    """A reader that parsed with orjson alone would call "not JSON" a line the decoder reads
+    (an integer wider than a double, nesting past 1,024): importers, recorders, redaction,
+    fixtures and trace readers parse with ``deepjson.parse``."""
+    from pathlib import Path
+
+    root = Path(deepjson.__file__).parent
+    direct = {p.relative_to(root).as_posix() for p in root.rglob("*.py")
+              if "orjson.loads(" in p.read_text(encoding="utf-8")}
+    assert direct == RAW_ORJSON
+
+
+def test_a_websocket_message_holding_a_wide_integer_is_kept_and_a_wide_float_is_not() -> None:
+    """The recorder keeps a message the decoder reads (the session's JSON lines are then
+    read as a Realtime capture), and names one that no parser reads."""
+    from streamcalls_lab.traffic.websocket import Message, line
+
+    payload = b'{"type": "response.done", "n": ' + WIDE.encode() + b"}"
+    written, why, _ = line(Message("server", False, payload, len(payload)), 0.0)
+    assert why is None and payload in written
+    wide_float = payload.replace(WIDE.encode(), WIDE.encode() + b".5")
+    written, why, _ = line(Message("server", False, wide_float, len(wide_float)), 0.0)
+    assert why is not None and "not JSON" in why and WIDE.encode() not in written

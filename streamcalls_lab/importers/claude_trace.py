@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from .. import _deepjson as deepjson
 from .. import provenance
 from ..errors import CaptureError
 from .stream import Stream
@@ -50,7 +51,7 @@ def streams(path: Path) -> Iterator[Stream]:
         if not line.strip():
             continue
         try:
-            pair = orjson.loads(line)
+            pair = deepjson.parse(line)
         except orjson.JSONDecodeError as e:
             raise CaptureError(str(path), start, f"line {n} is not JSON: {e}") from None
         if not is_trace_line(pair):

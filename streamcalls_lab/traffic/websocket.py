@@ -42,6 +42,8 @@ from dataclasses import dataclass
 import orjson
 from wsproto.frame_protocol import FrameDecoder, Opcode, ParseFailed
 
+from .. import _deepjson as deepjson
+
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 """RFC 6455 §1.3: the GUID a server's ``Sec-WebSocket-Accept`` hashes with the client's key."""
 MAX_MESSAGE = 64 * 1024**2
@@ -200,7 +202,7 @@ def line(message: Message, when: float | None = None) -> tuple[bytes, str | None
             why = f"a {kind} message that is not UTF-8 (byte {e.start} of it)"
         else:
             try:
-                orjson.loads(data)
+                deepjson.parse(data)
             except orjson.JSONDecodeError as e:
                 why = f"a {kind} message that is not JSON ({e})"
     if why is not None:
