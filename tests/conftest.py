@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import zlib
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,12 @@ SHARED_STATE = {
     # core-seconds spread, 67 on one worker.
     "tests/test_check.py": "check_handler's tapes and reports",
 }
+# Tests that mostly wait: the torture harness paces its servers and waits on client
+# processes. Spread over every worker, they ran together near the end of a run and left the
+# cores a quarter idle for a minute; as PACED_WORKERS scopes, each a share of them taken from
+# the start, they wait beside the other workers' CPU-bound tests instead.
+PACED = "tests/torture/"
+PACED_WORKERS = 2
 
 
 def capture_files(*formats: str) -> list[Path]:
@@ -60,10 +67,12 @@ def _uses_shared_lab(module: str) -> bool:
 def one_worker_scope(nodeid: str) -> str | None:
     """The scope a test runs in when it must share a worker: a browser test's (every module
     that uses the shared JupyterLab: ``browser-lab``; any other browser module: that module),
-    or a module of ``SHARED_STATE``; else None (any worker)."""
+    a module of ``SHARED_STATE``, or one of the ``PACED`` shares; else None (any worker)."""
     module = nodeid.split("::", 1)[0]
     if module in SHARED_STATE:
         return module
+    if module.startswith(PACED):  # shared by a stable hash: the same split on every worker
+        return f"{PACED} ({zlib.crc32(nodeid.encode()) % PACED_WORKERS + 1})"
     if not module.startswith(ONE_WORKER):
         return None
     return "browser-lab" if _uses_shared_lab(module) else module

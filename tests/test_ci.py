@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .conftest import ONE_WORKER, REPO, SHARED_STATE, one_worker_scope
+from .conftest import ONE_WORKER, PACED, PACED_WORKERS, REPO, SHARED_STATE, one_worker_scope
 
 BROWSER_MARK = re.compile(r"^pytestmark = .*pytest\.mark\.browser", re.M)
 
@@ -34,6 +34,17 @@ def test_a_module_sharing_a_process_state_stays_on_one_worker() -> None:
     for module in SHARED_STATE:
         tests = [f"{module}::test_a", f"{module}::test_b[x]"]
         assert {one_worker_scope(n) for n in tests} == {module}
+
+
+def test_the_paced_tests_are_split_evenly_and_the_same_way_every_time() -> None:
+    tests = sorted({p.relative_to(REPO).as_posix() for p in (REPO / PACED).glob("test_*.py")})
+    assert len(tests) > 2
+    ids = [f"{m}::test_{i}[{j}]" for m in tests for i in range(20) for j in range(5)]
+    scopes = [one_worker_scope(n) for n in ids]
+    assert scopes == [one_worker_scope(n) for n in ids]
+    shares = {s: scopes.count(s) for s in set(scopes)}
+    assert len(shares) == PACED_WORKERS
+    assert min(shares.values()) > len(ids) / PACED_WORKERS * 0.9, shares
 
 
 def test_ci_runs_the_suite_with_that_distribution() -> None:
