@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from .support import forked_kernels
+
+forked_kernels.install()  # this worker's notebook kernels, forked with the kit imported
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 CAPTURES = Path(os.environ.get("STREAMCALLS_CAPTURES", REPO.parent / "shared" / "captures"))
