@@ -31,7 +31,15 @@ from . import turns
 from ._replay import Tape, read_all
 from ._replay import tape as make_tape
 from .accumulate import Accumulator, CallKey, Snapshot
-from .check import INTERLEAVING, TURN_FORMATS, Call, Segment, Text, two_choice_turn
+from .check import (
+    INTERLEAVING,
+    MULTI_CHOICE,
+    TURN_FORMATS,
+    Call,
+    Segment,
+    Text,
+    two_choice_turn,
+)
 from .faults import CORRECT, FAULTS, SPECS, MarkdownBubble, bubble_text
 from .fixtures import escape_spans
 from .generate import cut_at
@@ -109,7 +117,7 @@ class Setup:
     def formats(self) -> tuple[str, ...]:
         """The wire formats this turn can be written in."""
         if self.two_choices:
-            return ("openai-chat",)
+            return MULTI_CHOICE
         formats = INTERLEAVING if self.interleave else TURN_FORMATS
         return tuple(f for f in formats if set(self.quirks) <= set(FORMATS[f].quirks)
                      and (not self.only or f in self.only))
@@ -245,7 +253,7 @@ class Result:
 
 # -- the turn -----------------------------------------------------------------------------
 def _call_id(provider: str, n: int) -> str:
-    return f"toolu_break{n:02d}" if provider == "anthropic-messages" else f"call_break{n:02d}"
+    return f"{FORMATS[provider].call_ids[0]}break{n:02d}"  # as the format's ids begin
 
 
 def _prose(text: str) -> Text:
@@ -287,7 +295,7 @@ def turn_body(setup: Setup) -> bytes:
                              "cut off")
         # the earlier call is choice 0's; the prose goes with this call, in choice 1
         earlier = next(p for p in parts if isinstance(p, Call))
-        return two_choice_turn([earlier, [p for p in parts if p is not earlier]])
+        return two_choice_turn([earlier, [p for p in parts if p is not earlier]], setup.provider)
     return turns.turn_bytes(setup.provider, turns.script(
         parts, cut=setup.cut_off, interleave=setup.interleave, quirks=frozenset(setup.quirks)))
 

@@ -43,7 +43,7 @@ from .faults import (
     symptoms,
 )
 from .producers.quirks import QUIRKS, with_implied
-from .providers import FORMATS, INTERLEAVING, openai_chat
+from .providers import FORMATS, INTERLEAVING
 from .turns import Call, Segment, Text
 
 Handler = type | Callable[[list[dict[str, Any]]], list[Mapping[str, Any]]]
@@ -77,6 +77,8 @@ BYTES_ARGS = ('{"city": "Zü', 'rich", "note": "naïve ', 'café 👍🏽"}')
 # -- writing turns: each format's own writer (``FORMAT.write``), through streamcalls_lab.turns
 TURN_FORMATS = ("anthropic-messages", "openai-chat", "openai-responses")
 """The wire formats the suite writes turns in (the breaker writes its turns in them too)."""
+MULTI_CHOICE = tuple(f for f in TURN_FORMATS if FORMATS[f].choices is not None)
+"""Those of them whose responses can carry several choices (``WireFormat.choices``)."""
 
 
 def turn_bytes(fmt: str, segments: Sequence[Segment], cut: bool = False,
@@ -174,13 +176,19 @@ def _case(family: str, fmt: str, segments: Sequence[Segment], cut: bool = False,
                 escape_cut=escape_cut, ends_early=cut, quirks=with_implied(quirks))
 
 
-def two_choice_turn(choices: Sequence[Segment | Sequence[Segment]]) -> bytes:
-    """A Chat turn with ``n`` = ``len(choices)`` choices, each a call (or its own segments:
-    prose and calls, its calls numbered from 0), written by Chat's writer one choice at a
-    time and sent alongside one another (``openai_chat.alongside``), then ``[DONE]``."""
-    per_choice = [turns.write("openai-chat", turns.script(segments))
-                  for segments in _per_choice(choices)]
-    return turns.body("openai-chat", openai_chat.alongside(per_choice))
+def two_choice_turn(choices: Sequence[Segment | Sequence[Segment]],
+                    fmt: str | None = None) -> bytes:
+    """A turn with ``n`` = ``len(choices)`` choices, each a call (or its own segments: prose
+    and calls, its calls numbered from 0), written by the format's writer one choice at a
+    time and combined as the format carries choices (``WireFormat.choices``; Chat's take
+    turns, then one ``[DONE]``). ``fmt``: one of ``MULTI_CHOICE``, the first by default."""
+    fmt = fmt or MULTI_CHOICE[0]
+    combine = FORMATS[fmt].choices
+    if combine is None:
+        raise ValueError(f"{fmt} carries one choice a stream; these carry several: "
+                         f"{', '.join(MULTI_CHOICE)}")
+    per_choice = [turns.write(fmt, turns.script(segments)) for segments in _per_choice(choices)]
+    return turns.body(fmt, combine(per_choice))
 
 
 def _per_choice(choices: Sequence[Segment | Sequence[Segment]]) -> list[list[Segment]]:
@@ -197,13 +205,13 @@ def two_choice_calls(choices: Sequence[Segment | Sequence[Segment]]) -> list[dic
     return out
 
 
-def _two_choices(calls: Sequence[Call]) -> Case:
+def _two_choices(fmt: str, calls: Sequence[Call]) -> Case:
     expected = two_choice_calls(calls)
     shown = " + ".join(f"choice {n}: {list(c.fragments)!r}" for n, c in enumerate(calls))
     sent = _sent(expected)
-    return Case("two_choices", "openai-chat", shown + ", the choices' chunks alternating",
+    return Case("two_choices", fmt, shown + ", the choices' chunks alternating",
                 tuple(expected), "", sent, sum(len(c.args) for c in sent),
-                events_of(two_choice_turn(calls)))
+                events_of(two_choice_turn(calls, fmt)))
 
 
 def _splits(doc: str) -> Iterable[tuple[int, tuple[str, str]]]:
@@ -230,8 +238,8 @@ def event_cases() -> tuple[Case, ...]:
                 tools = [Call(tool, c.call_id, c.fragments)
                          for tool, c in zip(PARALLEL_TOOLS, calls, strict=True)]
                 cases.append(_case("interleaved_calls", fmt, tools, interleave=True))
-            if fmt == "openai-chat":  # n=2: each choice numbers its calls from 0
-                cases.append(_two_choices(calls))
+            if fmt in MULTI_CHOICE:  # n=2: each choice numbers its calls from 0
+                cases.append(_two_choices(fmt, calls))
         doc = DOCUMENTS["spaces"]
         for k in (k for k, c in enumerate(doc) if c == " "):  # a fragment that is one space
             cases.append(_case("blank_fragment", fmt,

@@ -17,6 +17,7 @@ from streamcalls_lab.accumulate import byte_decoder, event_dict
 from streamcalls_lab.check import (
     CLASSES,
     INTERLEAVING,
+    MULTI_CHOICE,
     REPORT_COLUMNS,
     TURN_FORMATS,
     Call,
@@ -29,6 +30,7 @@ from streamcalls_lab.check import (
     two_choice_turn,
 )
 from streamcalls_lab.faults import CALLS, FOUND_BY_THE_KIT, SPECS, BugClass, Symptom
+from streamcalls_lab.providers import FORMATS
 
 from .support.checked import checked
 
@@ -210,11 +212,16 @@ CHOICES = [Call("get_weather", "call_a", ('{"x":', "1}")),
            Call("get_weather", "call_b", ('{"y":', "2}"))]
 
 
-def test_the_two_choices_family_is_chat_only_and_reads_back_as_written() -> None:
-    assert {c.format for c in event_cases() if c.family == "two_choices"} == {"openai-chat"}
-    table = scl.calls(two_choice_turn(CHOICES))
-    got = table[["block", "choice", "call_id", "tool", "args"]].to_dict("records")
-    assert got == two_choice_calls(CHOICES)
+def test_the_two_choices_family_is_in_the_formats_that_carry_choices_and_reads_back() -> None:
+    declared = {f for f in TURN_FORMATS if FORMATS[f].choices is not None}
+    assert declared == set(MULTI_CHOICE) == {"openai-chat"}
+    assert {c.format for c in event_cases() if c.family == "two_choices"} == declared
+    for fmt in MULTI_CHOICE:
+        table = scl.calls(two_choice_turn(CHOICES, fmt))
+        got = table[["block", "choice", "call_id", "tool", "args"]].to_dict("records")
+        assert got == two_choice_calls(CHOICES)
+    with pytest.raises(ValueError, match="one choice a stream; these carry several: openai-chat"):
+        two_choice_turn(CHOICES, "anthropic-messages")
 
 
 def test_keying_by_block_alone_is_caught_on_two_choices_and_nowhere_else() -> None:

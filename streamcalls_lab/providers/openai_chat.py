@@ -628,6 +628,7 @@ FORMAT = WireFormat.of(
         top=frozenset(("object", "model", "created", "service_tier", "system_fingerprint")),
     ),
     write=write,
+    choices=alongside,
     quirks=QUIRKS,
     tool_stop=frozenset(("tool_calls", "function_call")),
     counts_calls=True,

@@ -11,7 +11,7 @@ through the same contract as every other format.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -188,6 +188,10 @@ class WireFormat:
     """The producer quirks this format can carry (``producers.QUIRKS`` names them), each with
     the transform that writes it into the writer's frames (None: only the turn's content
     changes, or the writer handles it)."""
+    choices: Callable[[Sequence[list[WireFrame]]], list[WireFrame]] | None = None
+    """How one response carries several choices' turns (a request's ``n`` above 1): each
+    choice's frames as ``write`` writes a turn, combined into one run (Chat's
+    ``alongside``); None: one choice a stream."""
     keepalive: WireFrame | None = None
     """The format's own keep-alive event, if it has one (Anthropic's ``ping``)."""
     own: Callable[[str, Any], bool] | None = None

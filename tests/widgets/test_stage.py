@@ -160,7 +160,7 @@ def test_a_call_lost_is_drawn_struck_through_and_an_empty_one_is_not_blank() -> 
 
 def test_a_call_filed_under_no_id_shows_the_id_and_name_it_lost() -> None:
     correct, fault = _sides(stage_html(breaker.run(PRESETS["key_by_id"]), "key_by_id").html)
-    assert "toolu_break02" in _text(correct) and "(blank)" in _text(fault)
+    assert "toolu_01break02" in _text(correct) and "(blank)" in _text(fault)
     assert '<mark class="scl-got">(no name)</mark>' in fault
 
 
