@@ -77,7 +77,11 @@ site: $(VENV)/.lab
 # torture harness's tests wait on paced servers and client processes, and with three workers
 # the cores stood a third idle while every worker was in them. Fresh clones of the same tree
 # on this 2-core machine (2026-12-05, one after the other, nothing else running): 681 s with
-# -n 3, 642 s with -n 4. (An earlier tree, 7549fe2, measured the two within noise.)
+# -n 3, 642 s with -n 4. (An earlier tree, 7549fe2, measured the two within noise.) Those
+# paced tests now run as two shares from the start (tests/conftest.py, PACED), each on one
+# worker, beside two workers of CPU-bound tests.
+# The notebooks are named first: xdist hands out single tests in the order they are collected,
+# and the ten notebooks (each seconds of a kernel) last left cores idle at the very end.
 # Bytecode is cached for this run even where the environment says not to
 # (PYTHONDONTWRITEBYTECODE, set in many CI images): the suite starts about 2,700 Python
 # processes (kernels, servers, SDK clients, workers), and without a cache each compiled every
@@ -85,7 +89,7 @@ site: $(VENV)/.lab
 # clone's .venv and __pycache__ folders (ignored by git) are written.
 test: $(VENV)/.test browser node
 	$(BIN)/ruff check .
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n 4 --dist loadgroup --nbmake --durations=25 tests notebooks
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n 4 --dist loadgroup --nbmake --durations=25 notebooks tests
 
 ## browser: Debian's Chromium for the browser tests (never a downloaded build)
 browser:
