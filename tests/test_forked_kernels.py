@@ -95,6 +95,25 @@ def test_an_interrupt_reaches_a_forked_kernel_and_a_shutdown_ends_it(tmp_path: P
         os.kill(pid, 0)  # reaped by the zygote, not left a zombie
 
 
+def test_a_kernel_starts_fresh_once_the_zygote_is_gone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from jupyter_client import KernelManager
+
+    gone = forked_kernels.Zygote(dict(os.environ))
+    gone._process.kill()
+    gone._process.wait()
+    monkeypatch.setattr(forked_kernels, "_zygote", gone)
+    monkeypatch.setattr(forked_kernels, "_zygote_failed", False)  # both restored after
+    km = KernelManager(kernel_name="python3")
+    try:
+        km.start_kernel(cwd=str(tmp_path))
+        assert not isinstance(km.provisioner.process, forked_kernels.ForkedProcess)
+        assert forked_kernels.zygote() is None  # and every later kernel of the worker too
+    finally:
+        km.shutdown_kernel(now=True)
+        gone.close()
+
+
 def test_only_what_the_kit_imports_is_loaded_ahead() -> None:
     """Nothing that looks for a running IPython when imported (its own or another's) is in
     the zygote before a kernel starts."""

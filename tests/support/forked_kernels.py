@@ -153,16 +153,21 @@ _TMP = tempfile.gettempdir()  # not the TMPDIR of whichever test starts the firs
 
 def zygote() -> Zygote | None:
     """This process's zygote, started on first use; None if it cannot start."""
-    global _zygote, _zygote_failed
+    global _zygote
     if _zygote is None and not _zygote_failed:
         try:
             _zygote = Zygote(_env_at_start)
         except (OSError, RuntimeError) as e:
-            _zygote_failed = True
-            print(f"forked kernels off: {e}", file=sys.stderr)
+            _give_up(e)
             return None
         atexit.register(_zygote.close)
     return _zygote
+
+
+def _give_up(reason: Exception) -> None:
+    global _zygote, _zygote_failed
+    _zygote, _zygote_failed = None, True
+    print(f"forked kernels off, fresh ones from now on: {reason}", file=sys.stderr)
 
 
 def forkable(cmd: list[str], env: dict[str, str]) -> bool:
@@ -203,7 +208,11 @@ def _provisioner_class() -> type:
             if origin is None:
                 return await super().launch_kernel(cmd, **kwargs)
             env = {**env, "JPY_PARENT_PID": ""}  # the zygote writes its own pid
-            self.process = origin.fork(cmd, env, str(kwargs.get("cwd") or os.getcwd()))
+            try:
+                self.process = origin.fork(cmd, env, str(kwargs.get("cwd") or os.getcwd()))
+            except (OSError, RuntimeError) as e:  # the zygote is gone: fresh from now on
+                _give_up(e)
+                return await super().launch_kernel(cmd, **kwargs)
             self.pid, self.pgid = self.process.pid, None  # signals through the zygote
             self.cwd = kwargs.get("cwd", os.getcwd())
             return self.connection_info
