@@ -122,7 +122,11 @@ class Zygote:
 
     def fork(self, cmd: list[str], env: dict[str, str], cwd: str) -> ForkedProcess:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        conn.connect(self.address)
+        try:
+            conn.connect(self.address)
+        except OSError:
+            conn.close()
+            raise
         request = json.dumps({"argv": cmd[3:], "env": env, "cwd": cwd}).encode()
         stdin_r, stdin_w = os.pipe()
         os.close(stdin_w)  # as jupyter_client does: the kernel's stdin is a pipe, closed
