@@ -14,13 +14,13 @@ import pytest
 
 import streamcalls_lab as scl
 
+from ..support import agui_turns as ag_ui
+from ..support import assistants_turns as assistants
+from ..support import data_stream_turns as ai_sdk_data
+from ..support import mistral_turns as mistral
+from ..support import realtime_turns as realtime
+from ..support import ui_stream_turns as ai_sdk_ui
 from ..support.wire_samples import call_triples, rows_of
-from . import test_ag_ui as ag_ui
-from . import test_ai_sdk_data as ai_sdk_data
-from . import test_ai_sdk_ui as ai_sdk_ui
-from . import test_mistral_conversations as mistral
-from . import test_openai_assistants as assistants
-from . import test_openai_realtime as realtime
 
 
 class Documented(NamedTuple):

@@ -15,11 +15,11 @@ import pytest
 
 import streamcalls_lab as scl
 
-from . import test_ag_ui as agui
-from . import test_ai_sdk_ui as aiui
-from . import test_mistral_conversations as mistral
-from . import test_openai_assistants as asst
-from . import test_openai_realtime as rt
+from ..support import agui_turns as agui
+from ..support import assistants_turns as asst
+from ..support import mistral_turns as mistral
+from ..support import realtime_turns as rt
+from ..support import ui_stream_turns as aiui
 
 
 class Case(NamedTuple):
