@@ -37,6 +37,20 @@ SHARED_STATE = {
 # the start, they wait beside the other workers' CPU-bound tests instead.
 PACED = "tests/torture/"
 PACED_WORKERS = 2
+# The SDKs cost seconds of CPU to import (anthropic 2.4 s, openai 1.2 s, google-genai about
+# 1 s); the modules that read with them in-process import them where they are used and run
+# in one scope, so the other workers never import them (tests/test_ci.py keeps this list).
+SDKS = ("anthropic", "openai", "google.genai")
+SDK_SCOPE = "tests that run an SDK in-process"
+IN_PROCESS_SDKS = frozenset({
+    "tests/test_conformance.py", "tests/test_extras.py", "tests/test_sdk_reference_selfcheck.py",
+    "tests/providers/test_bedrock_invoke.py", "tests/providers/test_gemini.py",
+    "tests/providers/test_gemini_live.py", "tests/providers/test_gemini_streams.py",
+    "tests/providers/test_openai_assistants.py", "tests/providers/test_openai_realtime.py",
+    "tests/traffic/test_mitm_addon.py", "tests/traffic/test_proxy.py",
+    "tests/traffic/test_request_kept.py", "tests/traffic/test_serve.py",
+    "tests/traffic/test_websocket.py",
+})
 
 
 def capture_files(*formats: str) -> list[Path]:
@@ -71,10 +85,13 @@ def _uses_shared_lab(module: str) -> bool:
 def one_worker_scope(nodeid: str) -> str | None:
     """The scope a test runs in when it must share a worker: a browser test's (every module
     that uses the shared JupyterLab: ``browser-lab``; any other browser module: that module),
-    a module of ``SHARED_STATE``, or one of the ``PACED`` shares; else None (any worker)."""
+    a module of ``SHARED_STATE``, one of ``IN_PROCESS_SDKS`` or of the ``PACED`` shares; else
+    None (any worker)."""
     module = nodeid.split("::", 1)[0]
     if module in SHARED_STATE:
         return module
+    if module in IN_PROCESS_SDKS:
+        return SDK_SCOPE
     if module.startswith(PACED):  # shared by a stable hash: the same split on every worker
         return f"{PACED} ({zlib.crc32(nodeid.encode()) % PACED_WORKERS + 1})"
     if not module.startswith(ONE_WORKER):

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
-from .conftest import ONE_WORKER, PACED, PACED_WORKERS, REPO, SHARED_STATE, one_worker_scope
+from .conftest import (
+    IN_PROCESS_SDKS,
+    ONE_WORKER,
+    PACED,
+    PACED_WORKERS,
+    REPO,
+    SDK_SCOPE,
+    SDKS,
+    SHARED_STATE,
+    one_worker_scope,
+)
 
 BROWSER_MARK = re.compile(r"^pytestmark = .*pytest\.mark\.browser", re.M)
 
@@ -45,6 +56,45 @@ def test_the_paced_tests_are_split_evenly_and_the_same_way_every_time() -> None:
     shares = {s: scopes.count(s) for s in set(scopes)}
     assert len(shares) == PACED_WORKERS
     assert min(shares.values()) > len(ids) / PACED_WORKERS * 0.9, shares
+
+
+def _sdk_imports(tree: ast.AST) -> list[ast.AST]:
+    """Every import of one of ``SDKS`` in ``tree``, importorskip included."""
+    def names(node: ast.AST) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [a.name for a in node.names]
+        if isinstance(node, ast.ImportFrom) and not node.level:
+            return [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+        if (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "importorskip"
+                and node.args and isinstance(node.args[0], ast.Constant)):
+            return [str(node.args[0].value)]
+        return []
+    return [n for n in ast.walk(tree)
+            if any(m == s or m.startswith(s + ".") for m in names(n) for s in SDKS)]
+
+
+def test_the_sdks_are_imported_only_where_used_and_only_in_their_scope() -> None:
+    trees = {p.relative_to(REPO).as_posix(): ast.parse(p.read_text("utf-8"))
+             for p in (REPO / "tests").rglob("*.py")}
+    at_top = [m for m, tree in trees.items() for node in tree.body  # TYPE_CHECKING's kept
+              if isinstance(node, ast.Import | ast.ImportFrom | ast.Assign | ast.Expr)
+              and _sdk_imports(node)]
+    assert at_top == []
+    # a support module's functions that import an SDK, and the test modules that use them
+    helpers = {(m.removeprefix("tests/").removesuffix(".py").replace("/", "."), f.name)
+               for m, tree in trees.items() if m.startswith("tests/support/")
+               for f in tree.body if isinstance(f, ast.FunctionDef) and _sdk_imports(f)}
+    using = set()
+    for m, tree in trees.items():
+        if not m.split("/")[-1].startswith("test_"):
+            continue
+        imports = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
+        via = any(("support." + n.module.split("support.")[-1], a.name) in helpers
+                  or n.module.endswith("sdk_reference") for n in imports for a in n.names)
+        if _sdk_imports(tree) or via:
+            using.add(m)
+    assert using == IN_PROCESS_SDKS
+    assert {one_worker_scope(f"{m}::test_x") for m in IN_PROCESS_SDKS} == {SDK_SCOPE}
 
 
 def test_ci_runs_the_suite_with_that_distribution() -> None:

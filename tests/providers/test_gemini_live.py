@@ -14,7 +14,6 @@ import pytest
 from streamcalls_lab import CaptureError, calls, load
 from streamcalls_lab.importers import import_file, streams
 
-genai = pytest.importorskip("google.genai")
 ws_server = pytest.importorskip("websockets.asyncio.server")
 trustme = pytest.importorskip("trustme")
 
@@ -40,6 +39,8 @@ def _lines(messages: list[dict[str, Any]]) -> bytes:
 async def _session(messages: list[bytes]) -> list[Any]:
     """A loopback Live server sending ``messages`` to google-genai's live client; what the
     SDK parsed of each."""
+    genai = pytest.importorskip("google.genai")
+
     async def handler(ws: Any) -> None:
         await ws.recv()  # the client's setup
         for m in messages:

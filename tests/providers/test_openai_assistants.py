@@ -8,9 +8,7 @@ from __future__ import annotations
 import warnings
 
 import httpx2
-import openai
 import pytest
-from openai import AssistantEventHandler
 
 import streamcalls_lab as scl
 from streamcalls_lab.turns import Call, Script, Text, body, write
@@ -171,6 +169,9 @@ def test_documented_streams_read_the_same_in_any_chunking(stream: bytes) -> None
 # -- the SDK's own reader ------------------------------------------------------------------
 def sdk_calls(raw: bytes) -> list[tuple]:
     """The calls openai-python's AssistantEventHandler hands on (on_tool_call_done)."""
+    import openai
+    from openai import AssistantEventHandler
+
     def serve(request: httpx2.Request) -> httpx2.Response:
         return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=raw)
 

@@ -25,12 +25,12 @@ import json
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import httpx2
-import openai
-from anthropic._streaming import SSEDecoder as AnthropicSSEDecoder
+
+if TYPE_CHECKING:  # imported where used: 3.6 s of CPU, paid only where an SDK test runs
+    import openai
 
 PROVIDERS = ("anthropic-messages", "openai-chat", "openai-responses")
 
@@ -75,8 +75,10 @@ def sdk_decode_baseline(body: bytes) -> int:
     """Decode body with the anthropic SDK's own SSEDecoder (anthropic._streaming.SSEDecoder,
     iter_bytes) and json.loads every data payload; return the number of events.
     Used as the speed peer in benchmarks."""
+    from anthropic._streaming import SSEDecoder
+
     n = 0
-    for sse in AnthropicSSEDecoder().iter_bytes(iter((body,))):
+    for sse in SSEDecoder().iter_bytes(iter((body,))):
         # The OpenAI formats end with a non-JSON sentinel; count it as an event all the same.
         if sse.data and sse.data != "[DONE]":
             json.loads(sse.data)
@@ -101,6 +103,8 @@ def _drain(stream: Any) -> Exception | None:
 
 
 def _run_anthropic(body: bytes) -> SdkResult:
+    import anthropic
+
     client = anthropic.Anthropic(
         api_key="sk-ant-fake", base_url=_BASE_URL, http_client=_http_client(body), max_retries=0
     )
@@ -124,6 +128,8 @@ def _run_anthropic(body: bytes) -> SdkResult:
 
 
 def _openai_client(body: bytes) -> openai.OpenAI:
+    import openai
+
     return openai.OpenAI(
         api_key="sk-fake", base_url=_BASE_URL, http_client=_http_client(body), max_retries=0
     )

@@ -22,7 +22,6 @@ from streamcalls_lab.traffic.serve import SSEServer
 
 from ..support import turns
 
-openai = pytest.importorskip("openai")
 pytest.importorskip("mitmproxy")
 
 MITMDUMP = Path(sys.executable).parent / "mitmdump"
@@ -74,6 +73,8 @@ def _mitmdump(upstream: str, out: Path, tmp: Path, *more: str) -> Iterator[tuple
 
 
 def _chat(base_url: str) -> list[tuple[str, str]]:
+    openai = pytest.importorskip("openai")
+
     client = openai.OpenAI(api_key=KEY, base_url=base_url + "/v1", max_retries=0, timeout=30)
     with warnings.catch_warnings(), client, client.chat.completions.stream(
         model="gpt-test", messages=[{"role": "user", "content": "hi"}]
@@ -131,6 +132,8 @@ def test_the_inspect_line_is_inert(tmp_path: Path) -> None:
 def test_a_stream_that_breaks_off_is_kept_as_far_as_it_came_and_marked_cut(
     tmp_path: Path,
 ) -> None:
+    openai = pytest.importorskip("openai")
+
     half = BODY[: len(BODY) // 2]
     port = _free_port()
     srv = socket.socket()

@@ -18,10 +18,8 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
-import openai
 import pytest
 import trustme
 
@@ -36,6 +34,9 @@ from ..conftest import REPO
 from ..support.eventstream_turns import event
 from ..support.raw_upstream import Script, _head, _post, raw_upstream
 from ..support.stream_handler import StreamHandler
+
+if TYPE_CHECKING:
+    import openai
 
 ANTHROPIC_KEY = "sk-ant-proxytest-5e1f0c9a7b3d"  # fake, unique enough to grep for
 OPENAI_KEY = "sk-proxytest-8c2d4e6f0a1b"
@@ -97,6 +98,8 @@ CHUNKED_STREAM = _head("200 OK", "text/event-stream", "transfer-encoding: chunke
 
 # -- the official SDKs ------------------------------------------------------------------------
 def _anthropic(base_url: str) -> list[tuple[str, str]]:
+    import anthropic
+
     client = anthropic.Anthropic(api_key=ANTHROPIC_KEY, base_url=base_url, max_retries=0,
                                  timeout=TIMEOUT)
     with client, client.messages.stream(model="claude-test", max_tokens=1,
@@ -106,6 +109,8 @@ def _anthropic(base_url: str) -> list[tuple[str, str]]:
 
 
 def _openai(base_url: str) -> openai.OpenAI:
+    import openai
+
     return openai.OpenAI(api_key=OPENAI_KEY, base_url=base_url + "/v1", max_retries=0,
                          timeout=TIMEOUT)
 
@@ -194,6 +199,8 @@ def test_the_ca_bundle_can_come_from_the_environment(
 def test_an_upstream_certificate_no_trusted_ca_signed_is_refused(
     tmp_path: Path, ca: trustme.CA
 ) -> None:
+    import anthropic
+
     with tls_serve(generate(CALL).body, ca) as upstream, RecordingProxy(
         f"https://127.0.0.1:{upstream.port}", tmp_path
     ) as proxy, pytest.raises(anthropic.APIConnectionError):
@@ -521,6 +528,8 @@ def test_several_streams_at_once_are_each_saved_whole(tmp_path: Path) -> None:
 
 
 def test_an_upstream_that_refuses_leaves_the_client_unanswered(tmp_path: Path) -> None:
+    import anthropic
+
     with socket.create_server(("127.0.0.1", 0)) as closed:
         port = closed.getsockname()[1]
     with RecordingProxy(f"http://127.0.0.1:{port}", tmp_path) as proxy, pytest.raises(
@@ -533,6 +542,8 @@ def test_an_upstream_that_refuses_leaves_the_client_unanswered(tmp_path: Path) -
 
 @pytest.mark.parametrize("save_all", [False, True])
 def test_an_upstream_error_reaches_the_client_as_sent(save_all: bool, tmp_path: Path) -> None:
+    import anthropic
+
     error = b'{"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}'
     with SSEServer(error, status=529, content_type="application/json") as upstream:
         with pytest.raises(anthropic.APIStatusError) as direct:

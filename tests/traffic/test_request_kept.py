@@ -11,7 +11,6 @@ import math
 import warnings
 from pathlib import Path
 
-import openai
 import pandas as pd
 
 from streamcalls_lab import load, provenance, stats
@@ -42,6 +41,8 @@ def _only(root: Path, suffix: str = ".sse") -> Path:
 
 
 def test_the_proxy_keeps_the_request_beside_the_capture_without_its_key(tmp_path: Path) -> None:
+    import openai
+
     turn = generate(CALL, provider="openai-chat", seed=1)
     with SSEServer(turn.body, speed=math.inf) as upstream, \
             RecordingProxy(upstream.base_url, tmp_path) as proxy, warnings.catch_warnings():

@@ -6,11 +6,9 @@ import csv
 import math
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import httpx2
-import openai
 import pytest
 
 from streamcalls_lab import calls, provenance, timing
@@ -20,6 +18,9 @@ from ..conftest import CAPTURES
 from ..support import turns
 from ..support.eventstream_turns import event
 from ..support.wire_samples import ndjson, ollama_call, ollama_line, ollama_turn
+
+if TYPE_CHECKING:
+    import openai
 
 BODY = turns.anthropic(text=["Hi"], calls=[("lookup", ['{"q"', ': "x"}'])])
 TIMEOUT = 20  # seconds: no request here should come near it
@@ -139,6 +140,8 @@ def _sample(fmt: str) -> list[Path]:
 
 
 def _anthropic(base_url: str) -> list[tuple[int, str, str, str]]:
+    import anthropic
+
     client = anthropic.Anthropic(api_key="sk-ant-fake", base_url=base_url, max_retries=0,
                                  timeout=TIMEOUT)
     with client, client.messages.stream(model="m", max_tokens=1, messages=USER) as stream:
@@ -152,6 +155,8 @@ def _anthropic(base_url: str) -> list[tuple[int, str, str, str]]:
 
 
 def _openai(base_url: str) -> openai.OpenAI:
+    import openai
+
     return openai.OpenAI(api_key="sk-fake", base_url=base_url + "/v1", max_retries=0,
                          timeout=TIMEOUT)
 
