@@ -73,6 +73,16 @@ def _sdk_imports(tree: ast.AST) -> list[ast.AST]:
             if any(m == s or m.startswith(s + ".") for m in names(n) for s in SDKS)]
 
 
+def _runs_an_sdk(tree: ast.Module) -> set[str]:
+    """The module's functions that import an SDK, or call one of its own that does."""
+    funcs = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    found = {name for name, f in funcs.items() if _sdk_imports(f)}
+    while more := {name for name, f in funcs.items() if name not in found and any(
+            isinstance(n, ast.Name) and n.id in found for n in ast.walk(f))}:
+        found |= more
+    return found
+
+
 def test_the_sdks_are_imported_only_where_used_and_only_in_their_scope() -> None:
     trees = {p.relative_to(REPO).as_posix(): ast.parse(p.read_text("utf-8"))
              for p in (REPO / "tests").rglob("*.py")}
@@ -80,17 +90,18 @@ def test_the_sdks_are_imported_only_where_used_and_only_in_their_scope() -> None
               if isinstance(node, ast.Import | ast.ImportFrom | ast.Assign | ast.Expr)
               and _sdk_imports(node)]
     assert at_top == []
-    # a support module's functions that import an SDK, and the test modules that use them
-    helpers = {(m.removeprefix("tests/").removesuffix(".py").replace("/", "."), f.name)
-               for m, tree in trees.items() if m.startswith("tests/support/")
-               for f in tree.body if isinstance(f, ast.FunctionDef) and _sdk_imports(f)}
+    helpers = {m.removeprefix("tests/support/").removesuffix(".py"): _runs_an_sdk(tree)
+               for m, tree in trees.items() if m.startswith("tests/support/")}
     using = set()
     for m, tree in trees.items():
         if not m.split("/")[-1].startswith("test_"):
             continue
-        imports = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
-        via = any(("support." + n.module.split("support.")[-1], a.name) in helpers
-                  or n.module.endswith("sdk_reference") for n in imports for a in n.names)
+        via = False
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("support"):
+                module = n.module.removeprefix("support").lstrip(".")
+                via |= any(a.name in helpers.get(module, ()) if module  # a helper by name
+                           else bool(helpers.get(a.name)) for a in n.names)  # or its module
         if _sdk_imports(tree) or via:
             using.add(m)
     assert using == IN_PROCESS_SDKS
