@@ -225,7 +225,10 @@ def _provisioner_class() -> type:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "ForkedProvisioner":  # jupyter_client loads it by name, once it is needed
+    # Made on first use (jupyter_client loads it by name): the zygote runs this module, and a
+    # class defined here would import jupyter_client into it, and so into every kernel
+    # ahead of what `import streamcalls_lab` imports.
+    if name == "ForkedProvisioner":
         cls = _provisioner_class()
         globals()[name] = cls
         return cls
