@@ -1,6 +1,7 @@
 """One run of the byte layer over a turn's socket reads (the tape), replayed to every handler
-that reads bytes as :class:`~.accumulate.Accumulator` does: the breaker runs the correct
-handler and every fault over one turn, ``check_handler`` one handler over every byte case.
+that reads bytes as :class:`~.accumulate.Accumulator` does: the breaker and the stepper run
+the correct handler and every fault over one turn, ``check_handler`` one handler over every
+byte case.
 
 A handler whose ``read`` changes the bytes gets its own decoder from the first read that
 differs (and back on the tape once they agree again); one that replaces the byte layer
@@ -181,14 +182,19 @@ class Replay:
         return self.own
 
 
+def shares_byte_layer(cls: type) -> bool:
+    """Whether a handler class reads bytes through the base class's byte layer (its ``read``
+    may differ): a :class:`Replay` of a tape can then stand in for its decoder."""
+    return all(getattr(cls, m, None) is getattr(Accumulator, m) for m in BYTE_LAYER)
+
+
 def read_all(handler: Any, reads: Sequence[bytes], tape: Tape | None,
              own_events: bool = False) -> None:
     """``feed_bytes`` each read, through the tape where the handler's byte layer is the
     shared one. ``own_events``: each event a dict of the handler's own (a handler the
     caller does not know may write to it), not the tape's read-only one."""
     cls = type(handler)
-    if tape is None or not reads or any(getattr(cls, m, None) is not getattr(Accumulator, m)
-                                        for m in BYTE_LAYER):
+    if tape is None or not reads or not shares_byte_layer(cls):
         for chunk in reads:
             handler.feed_bytes(chunk)
         return

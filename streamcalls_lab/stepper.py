@@ -30,7 +30,8 @@ from typing import Any
 
 import pandas as pd
 
-from .accumulate import Accumulator, CallKey, Snapshot, present
+from ._replay import Replay, Tape, shares_byte_layer
+from .accumulate import Accumulator, CallKey, Snapshot, event_dict, present
 from .faults import CORRECT, FAULTS
 from .framing import eventstream
 from .loader import frames, load
@@ -154,24 +155,43 @@ def diverge(correct: Snapshot, variant: VariantState) -> str | None:
 
 
 class _Runner:
-    """One handler, fed one event per step (from bytes when there are bytes)."""
+    """One handler, fed one event per step (from bytes when there are bytes).
+
+    A handler that reads bytes through the base class's byte layer is given a replay of
+    ``tape`` (the decoder run once over the reads) as its decoder: every handler would
+    otherwise decode every read again, which in reads of one byte is most of the work."""
 
     def __init__(self, cls: type, events: list[dict[str, Any]],
-                 reads: list[bytes] | None) -> None:
+                 reads: list[bytes] | None, tape: Tape | None = None) -> None:
         self.acc = cls()
         self.events = events
         self.reads = deque(reads) if reads is not None else None
+        self.replay = None
+        if tape is not None and shares_byte_layer(cls):
+            self.replay = Replay(tape)
+            self.acc.use_decoder(self.replay)
         self.queue: deque[dict[str, Any]] = deque()
         self.closed = False
         self.fed = 0
         self.state = VariantState(self.acc.snapshot())
+
+    def _events(self, chunk: bytes) -> list[dict[str, Any]]:
+        """``events_from_bytes`` of one read, from the tape where the handler shares it (as
+        dicts of its own: a handler may keep or change what it is fed)."""
+        replay = self.replay
+        if replay is None:
+            return self.acc.events_from_bytes(chunk)
+        data = self.acc.read(chunk)
+        if type(data) is not bytes:  # the decoder says what is wrong with it
+            return [event_dict(d) for d in replay.feed(data)]
+        return [dict(e) for e in replay.events(data)]
 
     def _next_event(self) -> dict[str, Any] | None:
         if self.reads is None:
             return self.events[self.fed] if self.fed < len(self.events) else None
         while not self.queue:
             if self.reads:
-                self.queue.extend(self.acc.events_from_bytes(self.reads.popleft()))
+                self.queue.extend(self._events(self.reads.popleft()))
             elif not self.closed:
                 self.closed = True
                 self.queue.extend(self.acc.close_bytes())
@@ -264,8 +284,9 @@ class Stepper:
                    for row in self.events.to_dict("records")]
         self._records = records
         self._frames = [frame_text.get(r["offset"]) or r.get("data") for r in records]
-        self._runners = {CORRECT: _Runner(Accumulator, records, self.reads)} | {
-            name: _Runner(cls, records, self.reads) for name, cls in self.faults.items()}
+        tape = Tape(self.reads) if self.reads else None  # (no reads: nothing to share)
+        self._runners = {CORRECT: _Runner(Accumulator, records, self.reads, tape)} | {
+            name: _Runner(cls, records, self.reads, tape) for name, cls in self.faults.items()}
         self._steps: list[Step] = []
         self.index = 0
 

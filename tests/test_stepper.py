@@ -134,3 +134,42 @@ def test_the_last_step_hands_on_what_calls_finds(captures: Path, path: Path) -> 
     table = scl.calls(path, strict=False)
     last = stepper.state(len(stepper) - 1)
     assert [c["args"] for c in last.finished] == list(table.loc[table["complete"], "args"])
+
+
+class _Scribbles(scl.Accumulator):
+    """Marks every event it is fed: a handler may change what it is given."""
+
+    def feed(self, event: dict) -> None:
+        event["seen"] = True
+        super().feed(event)
+
+
+def _decoding_itself(cls: type) -> type:
+    """``cls`` with a byte layer of its own (the same code, so not the shared one)."""
+
+    def events_from_bytes(self: scl.Accumulator, chunk: bytes) -> list[dict]:
+        return super(own, self).events_from_bytes(chunk)
+
+    own = type(f"Own{cls.__name__}", (cls,), {"events_from_bytes": events_from_bytes})
+    return own
+
+
+CRLF = TURN.replace(b"\n", b"\r\n")
+
+
+@pytest.mark.parametrize(("body", "read_size"),
+                         [(TURN, 1), (TURN, SMALL), (CRLF, 3), (CLEAN, None)],
+                         ids=["1", "small", "crlf", "whole"])
+def test_a_handler_fed_from_the_shared_tape_is_where_its_own_decoder_takes_it(
+        body: bytes, read_size: int | None) -> None:
+    """The stepper decodes the reads once and replays them to every handler that reads
+    bytes as the base class does; the same handler decoding every read itself is in the
+    same state at every step, whether it changes the bytes (``decode_chunks``), raises, or
+    writes to the events it is fed."""
+    faults = dict(scl.FAULTS) | {"scribbles": _Scribbles}
+    both = faults | {f"{name}/own": _decoding_itself(cls) for name, cls in faults.items()}
+    stepper = Stepper(body, read_size=read_size, faults=both)
+    for i in range(len(stepper)):
+        step = stepper.state(i)
+        for name in faults:
+            assert step.variants[name] == step.variants[f"{name}/own"], (i, name)
