@@ -312,6 +312,7 @@ class _Columns:
             fragment=fragment, wire_chars=wire, frame=_ordered(hot_frames, cold_frames, order,
                                                                "int64"),
             final=final, problem=problem, reason=reason, quirk=quirk,
+            copy=False,  # every column was made here for this table: pandas need not copy
         )
         if self.repeats:
             repeats = df["repeats"].to_numpy(copy=True)
@@ -344,9 +345,12 @@ def events_frame(
     *, turn: Any, seq: Any, offset: Any, t: Any, provider: Any, event: Any, kind: Any,
     block: Any, call_id: Any, tool: Any, fragment: Any, wire_chars: Any, frame: Any,
     final: Any, problem: Any, choice: Any = None, repeats: Any = None, reason: Any = None,
-    quirk: Any = None,
+    quirk: Any = None, copy: bool = True,
 ) -> pd.DataFrame:
-    """The ``load()`` table from its columns: the one place the schema's dtypes are set."""
+    """The ``load()`` table from its columns: the one place the schema's dtypes are set.
+
+    ``copy=False`` takes the arrays as the table's own (no copy, each column its own block):
+    for a caller that made them for this table alone and keeps no reference to them."""
     frag = columns.strings(fragment)
     return pd.DataFrame(
         {
@@ -372,7 +376,8 @@ def events_frame(
             else np.asarray(repeats, dtype="int64"),
             "reason": columns.strings([None] * len(kind) if reason is None else reason),
             "quirk": columns.strings([None] * len(kind) if quirk is None else quirk),
-        }
+        },
+        copy=copy,
     )
 
 
