@@ -29,6 +29,7 @@ from .providers import READERS, Reader, sniff
 from .providers.misread import foreigner, holds_call, suspect
 
 _COLD_ERRORS = (*PAYLOAD_ERRORS, orjson.JSONDecodeError)
+_new = tuple.__new__  # a Whole from a tuple, without the Python-level __new__
 # msgspec stops nesting where Python's recursion limit says (about a thousand levels, less on a
 # deeper stack); orjson reads up to 1,024: such a frame is left to normalize, which reads it
 _DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, RecursionError)
@@ -109,6 +110,34 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
     return Whole(bounds, fmt.name, rows, kept, hot)
 
 
+def wholes(bodies: Sequence[bytes], provider: str = "auto", *, raws: bool = True,
+           ) -> list[Whole | None]:
+    """:func:`whole_rows` of each body, a stage at a time over all of them (framing, the
+    format, the stateless frames, the others) rather than every stage of one body, then of
+    the next: the same work and the same rows, in about a tenth less CPU time for a few
+    dozen captures (each stage's code and data stay in the caches). Meant for a group of
+    bodies of about a :data:`WINDOW` together; a longer body is read by itself."""
+    out: list[Whole | None] = [None] * len(bodies)
+    split = []
+    for k, body in enumerate(bodies):
+        if len(body) > WINDOW:
+            out[k] = whole_rows(body, provider, raws=raws)
+        elif (got := split_whole(body)) is not None:
+            split.append((k, *got))
+    shown = []
+    for k, where, events, lines in split:
+        parsed: dict[int, Any] = {}
+        found = _shown(events, lines, parsed) if provider == "auto" else provider
+        if found is not None:
+            shown.append((k, where, events, lines, parsed, READERS[found]()))
+    hots = [_hot(fmt.hot, events, lines) for _, _, events, lines, _, fmt in shown]
+    for (k, where, events, lines, parsed, fmt), (rows, cols) in zip(shown, hots, strict=True):
+        cold = _cold(fmt, events, lines, parsed, rows)
+        if cold is not None and not suspect(len(lines) - lines.count(DONE_RAW), *cold):
+            out[k] = _new(Whole, (where, fmt.name, rows, lines if raws else [], cols))
+    return out
+
+
 def _shown(events: list[str], lines: list[bytes], parsed: dict[int, Any]) -> str | None:
     """The format of the first frame that shows one, as the decoder finds it: the frames
     before it (a ping, ``[DONE]``, an event every protocol names alike) are read by it too.
@@ -149,6 +178,17 @@ def _rows(fmt: Reader, events: list[str], raws: list[bytes], parsed: dict[int, A
     structs read carries the format's signature by construction), and whether one holds a
     call."""
     rows, cols = _hot(fmt.hot, events, raws)
+    got = _cold(fmt, events, raws, parsed, rows)
+    if got is None:
+        return None
+    return rows, *got, cols  # type: ignore[return-value]  # no None is left
+
+
+def _cold(fmt: Reader, events: list[str], raws: list[bytes], parsed: dict[int, Any],
+          rows: list[Sequence[Ev] | None]) -> tuple[int, bool] | None:
+    """:func:`_rows` of the frames ``_hot`` left (None in ``rows``), in order, into
+    ``rows``: how many are of another protocol, and whether one holds a call; None where
+    one does not decode or normalise."""
     normalize = fmt.normalize
     foreign = foreigner(fmt.name)
     foreigners = 0
@@ -168,7 +208,7 @@ def _rows(fmt: Reader, events: list[str], raws: list[bytes], parsed: dict[int, A
         if foreign(events[i], payload, got):
             foreigners += 1
             calls = calls or holds_call(raw, payload)
-    return rows, foreigners, calls, cols  # type: ignore[return-value]  # no None is left
+    return foreigners, calls
 
 
 def hot_rows(hot: Hot | None, events: list[str], raws: list[bytes]) -> list[Sequence[Ev] | None]:
