@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import msgspec
 import orjson
 
-from .events import DONE_RAW, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, HotRows, conflict, is_done
+from .events import DONE_RAW, DONE_ROWS, PAYLOAD_ERRORS, Ev, Hot, HotRows, conflict
 from .framing.sse import split_whole
 from .providers import READERS, Reader, sniff
 from .providers.misread import foreigner, holds_call, suspect
@@ -144,7 +144,7 @@ def _shown(events: list[str], lines: list[bytes], parsed: dict[int, Any]) -> str
     Each frame parsed on the way is kept in ``parsed``; None when no frame shows a format
     or one is not JSON (the decoder says why)."""
     for i, line in enumerate(lines):
-        if is_done(line):
+        if line == DONE_RAW:  # (is_done of bytes)
             continue
         try:
             payload = parsed[i] = orjson.loads(line)
@@ -195,7 +195,7 @@ def _cold(fmt: Reader, events: list[str], raws: list[bytes], parsed: dict[int, A
     calls = False
     for i in [i for i, r in enumerate(rows) if r is None]:
         raw = raws[i]
-        if is_done(raw):  # the end-of-stream sentinel, whatever the format
+        if raw == DONE_RAW:  # the end-of-stream sentinel, whatever the format (is_done of bytes)
             rows[i] = DONE_ROWS
             continue
         try:
@@ -203,7 +203,7 @@ def _cold(fmt: Reader, events: list[str], raws: list[bytes], parsed: dict[int, A
             got = rows[i] = normalize(events[i], payload, raw.decode())
         except _COLD_ERRORS:
             return None  # the decoder says why, in strict or lenient mode
-        if conflict(got) is not None:
+        if got and got[-1][1] == "error" and conflict(got) is not None:  # (a call each, else)
             return None  # (likewise: strict mode raises on it)
         if foreign(events[i], payload, got):
             foreigners += 1
