@@ -97,8 +97,8 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
             cols.frame[:] = map(add, cols.frame, repeat(len(rows)))
         if hot is None:
             hot = HotRows()
-        for field in ("frame", *HotRows.FIELDS):
-            getattr(hot, field).extend(getattr(cols, field))
+        hot.frame += cols.frame
+        hot.extend(cols)
         rows += got
         bounds += map(add, where[:-1], repeat(start)) if start else where[:-1]
         if raws:

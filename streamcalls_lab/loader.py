@@ -167,25 +167,24 @@ class _Columns:
         bounds, provider, rows, raws, hot = whole
         n = len(rows)
         cold = list(compress(range(n), rows))  # the frames with rows of their own (HOT is ())
-        held = list(map(rows.__getitem__, cold))
-        evs = list(chain.from_iterable(held))
-        m = len(hot.frame)
+        evs = list(chain.from_iterable(compress(rows, rows)))
+        c, m = len(evs), len(hot.frame)
         self.turns.append(turn)
-        self.counts.append(len(evs) + m)
-        self.size += len(evs) + m
+        self.counts.append(c + m)
+        self.size += c + m
         self.spans.append(n)
         self.by_frame.append(True)
-        self.colds.append(len(evs))
+        self.colds.append(c)
         self.hots.append(m)
         self.turn_providers.append(provider)
         self.bases.append(len(self.bounds))
-        if evs:
-            if len(evs) == len(cold):  # one row per frame, as most frames
+        if c:
+            if c == len(cold):  # one row per frame, as most frames
                 self.offset += map(bounds.__getitem__, cold)
                 self.numbers += cold
                 datas = map(bytes.decode, map(raws.__getitem__, cold))
             else:
-                counts = list(map(len, held))
+                counts = list(map(len, compress(rows, rows)))
                 self.offset += chain.from_iterable(map(repeat, map(bounds.__getitem__, cold),
                                                        counts))
                 self.numbers += chain.from_iterable(map(repeat, cold, counts))
@@ -194,13 +193,12 @@ class _Columns:
                                                 counts))
             if self.raw:
                 self.data += datas
-            self.t += repeat(math.nan, len(evs))
-            self.providers += repeat(provider, len(evs))
+            self.t += repeat(math.nan, c)
+            self.providers += repeat(provider, c)
             self.evs += evs
         if m:
             frames = hot.frame
-            for field in HotRows.FIELDS:
-                getattr(self.hot, field).extend(getattr(hot, field))
+            self.hot.extend(hot)
             self.bounds += bounds
             self.hot_numbers += frames
             if self.raw:

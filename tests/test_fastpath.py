@@ -511,3 +511,17 @@ def test_hot_rows_appenders_are_each_column_in_slot_order() -> None:
     cols = HotRows()
     assert [id(a.__self__) for a in cols.appenders()] == [
         id(getattr(cols, f)) for f in HotRows.__slots__]
+
+
+def test_hot_rows_extend_every_column_but_the_frames() -> None:
+    """``HotRows.extend`` is written out too: every column of ``FIELDS`` gets the other's
+    values after its own; ``frame`` (which the caller numbers) is left alone."""
+    cols, other = HotRows(), HotRows()
+    for k, f in enumerate(HotRows.__slots__):
+        getattr(cols, f).append(("mine", k))
+        getattr(other, f).extend([("other", k), ("again", k)])
+    cols.extend(other)
+    for k, f in enumerate(HotRows.__slots__):
+        kept = [("mine", k)] + ([("other", k), ("again", k)] if f in HotRows.FIELDS else [])
+        assert getattr(cols, f) == kept, f
+    assert set(HotRows.__slots__) == {"frame", *HotRows.FIELDS}
