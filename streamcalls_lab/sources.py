@@ -76,6 +76,23 @@ class Capture:
         return None
 
 
+def _path_of(cap: Capture) -> Path | None:
+    path = cap.__dict__["_path"]
+    if type(path) is str:  # a listed file's, as its listing wrote it: a Path when asked for
+        path = cap.__dict__["_path"] = Path(path)
+    return path
+
+
+def _set_path(cap: Capture, path: Path | str | None) -> None:
+    cap.__dict__["_path"] = path
+
+
+# ``Capture.path`` is a Path to whoever asks (stats, dataset, stepper, scale, served), but a
+# folder's listing gives it as a string, and load() never asks: making a Path of every listed
+# file (parsing its parts again) cost a tenth of listing a folder.
+Capture.path = property(_path_of, _set_path)  # type: ignore[assignment]
+
+
 def _is_glob(text: str) -> bool:
     return any(c in text for c in "*?[")
 
@@ -127,12 +144,15 @@ def in_progress(path: Path) -> Path:
     return path.with_name(path.name + PARTIAL)
 
 
-def _from_file(path: Path, name: str, timed: bool | None = None,
-               meta: bool | None = None, regular: bool = False, text: str | None = None
-               ) -> Capture:
+def _from_file(path: Path | str, name: str, timed: bool | None = None,
+               meta: bool | None = None, regular: bool = False) -> Capture:
     """A capture file, or an entry naming why it is not one (``timed``/``meta``: whether
     its sidecars exist, ``regular``: that it is a regular file and no symlink, when a folder
-    listing already says; ``text``: the path as a string, when the listing made it)."""
+    listing already says; ``path`` then as the listing's string)."""
+    if regular and timed is False and meta is False:
+        # nothing to look at but its name: its Path is made only if asked for (Capture.path)
+        return Capture(name, _FileChunks(path, None), path)  # type: ignore[arg-type]
+    text, path = path, Path(path)
     why = None if regular else entry_problem(path)
     if why is not None:
         return _bad(name, path, why)
@@ -141,7 +161,7 @@ def _from_file(path: Path, name: str, timed: bool | None = None,
         cut, rebuilt = _said(path) if meta is not False else (None, None)
     except CaptureError as e:
         return Capture(name, _Raises(e), path, problem=e)
-    return Capture(name, _FileChunks(path, reads, text), path, cut_off=cut, rebuilt=rebuilt)
+    return Capture(name, _FileChunks(text, reads), path, cut_off=cut, rebuilt=rebuilt)
 
 
 def _said(path: Path) -> tuple[str | None, str | None]:
@@ -169,24 +189,27 @@ class _FileChunks:
     """A file's body, read only when iterated: a directory's captures are not all held
     in memory at once, only the one being loaded."""
 
-    def __init__(self, path: Path, reads: list[tuple[float, int]] | None,
-                 text: str | None = None) -> None:
-        self.path, self.reads = path, reads
-        # what is opened: the listing's string where it made one (a Path is made into one
-        # again, from its parts, the first time it is opened: as costly as reading a small
+    def __init__(self, path: Path | str, reads: list[tuple[float, int]] | None) -> None:
+        # ``path``: the listing's string where it made one (a Path is made into one again,
+        # from its parts, the first time it is opened: as costly as reading a small
         # capture's frames)
-        self.opened: str | Path = path if text is None else text
+        self.path, self.reads = path, reads
+
+    @property
+    def where(self) -> str:
+        """The file's path as an error names it (a Path's text, as ``Capture.path``'s)."""
+        return str(Path(self.path))
 
     def body(self) -> bytes:
         # O_NONBLOCK: had the entry become a FIFO since it was listed, opening would block.
         try:
-            fd = os.open(self.opened, _READ)
+            fd = os.open(self.path, _READ)
             try:
                 info = os.fstat(fd)
                 if stat.S_ISDIR(info.st_mode):  # (what opening it as a file said)
                     raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
                 if not stat.S_ISREG(info.st_mode):
-                    raise CaptureError(str(self.path), 0, "not a regular file: never read")
+                    raise CaptureError(self.where, 0, "not a regular file: never read")
                 # One read of the size it has (and a byte more): no file object, whose
                 # making costs a small capture as much as reading it. A read of a regular
                 # file that gives fewer bytes than asked has met its end; one that gives
@@ -201,7 +224,7 @@ class _FileChunks:
             finally:
                 os.close(fd)
         except OSError as e:
-            raise CaptureError(str(self.path), 0, f"cannot be read: {e.strerror or e}") from None
+            raise CaptureError(self.where, 0, f"cannot be read: {e.strerror or e}") from None
         return body
 
     def __iter__(self) -> Iterator[bytes | tuple[float, bytes]]:
@@ -209,7 +232,7 @@ class _FileChunks:
         if self.reads is None:
             yield body
         else:
-            yield from timing.chunked(body, self.reads, str(self.path))
+            yield from timing.chunked(body, self.reads, self.where)
 
 
 def resolve(source: Source, name: str | None = None, *, require: bool = False) -> list[Capture]:
@@ -373,10 +396,10 @@ def _directory(root: Path) -> list[Capture]:
     found.sort()
     caps = []
     for _, parts, name, timed, meta, plain, prefix in found:
-        path = root.joinpath(*parts, name)
         base = name.removesuffix(PARTIAL)
         stem = "/".join((*parts, base[: base.rfind(".")] + name[len(base):]))
-        cap = _from_file(path, stem, timed, meta, plain, prefix + name)
+        # (its Path, when made, is the root's joined with the parts: Path parses the text)
+        cap = _from_file(prefix + name, stem, timed, meta, plain)
         if name != base and cap.problem is None:  # a writer killed mid-way left it
             cap.cut_off = UNFINISHED
         caps.append(cap)

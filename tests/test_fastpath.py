@@ -422,6 +422,32 @@ def test_turns_of_either_path_in_one_load_keep_their_rows_in_order(captures: Pat
     assert_frames_equal(fast, load_captures(caps, strict=False, bulk=False))
 
 
+def _as_compared(whole):
+    if whole is None:
+        return None
+    bounds, provider, rows, raws, hot = whole
+    return bounds, provider, rows, raws, [getattr(hot, f) for f in HotRows.__slots__]
+
+
+@pytest.mark.parametrize("provider", ["auto", "openai-chat", "anthropic-messages"])
+def test_bodies_read_a_stage_at_a_time_give_what_each_read_alone_gives(
+        captures: Path, monkeypatch, provider: str) -> None:
+    """``wholes`` (load()'s groups: framing, format, stateless frames, the others, each over
+    every body) gives each body's :func:`whole_rows`, whatever the bodies around it: taken
+    or not, empty, broken, or longer than a window (read alone, in windows)."""
+    import streamcalls_lab._fastpath as bulk
+
+    bodies = [path.read_bytes() for path in capture_files()[::7]]
+    bodies[3:3] = [b"", b"data: {not json\n\n", N2, N2.replace(b"\n", b"\r\n"), b"x"]
+    assert {bulk.whole_rows(b) is None for b in bodies} == {True, False}
+    for window in (bulk.WINDOW, 20_000):  # (the second: some bodies read in windows)
+        monkeypatch.setattr(bulk, "WINDOW", window)
+        for raws in (False, True):
+            alone = [_as_compared(bulk.whole_rows(b, provider, raws=raws)) for b in bodies]
+            staged = [_as_compared(w) for w in bulk.wholes(bodies, provider, raws=raws)]
+            assert staged == alone
+
+
 # -- a long capture, read a window at a time ----------------------------------------------------
 @pytest.mark.parametrize("window", [1, 3_000])
 def test_a_capture_read_in_windows_loads_the_same_either_way(captures: Path, monkeypatch,
@@ -485,3 +511,17 @@ def test_hot_rows_appenders_are_each_column_in_slot_order() -> None:
     cols = HotRows()
     assert [id(a.__self__) for a in cols.appenders()] == [
         id(getattr(cols, f)) for f in HotRows.__slots__]
+
+
+def test_hot_rows_extend_every_column_but_the_frames() -> None:
+    """``HotRows.extend`` is written out too: every column of ``FIELDS`` gets the other's
+    values after its own; ``frame`` (which the caller numbers) is left alone."""
+    cols, other = HotRows(), HotRows()
+    for k, f in enumerate(HotRows.__slots__):
+        getattr(cols, f).append(("mine", k))
+        getattr(other, f).extend([("other", k), ("again", k)])
+    cols.extend(other)
+    for k, f in enumerate(HotRows.__slots__):
+        kept = [("mine", k)] + ([("other", k), ("again", k)] if f in HotRows.FIELDS else [])
+        assert getattr(cols, f) == kept, f
+    assert set(HotRows.__slots__) == {"frame", *HotRows.FIELDS}

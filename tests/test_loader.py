@@ -337,10 +337,14 @@ def _peak(load) -> int:
 def test_one_long_capture_peaks_like_the_same_bytes_in_many_files() -> None:
     """A framing the fast path leaves to the incremental decoder: one long capture used to
     hold every frame (its whole data text) until the capture ended."""
+    from streamcalls_lab._fastpath import whole_rows
     from streamcalls_lab.loader import load_captures
     from streamcalls_lab.sources import Capture
 
-    turn = b": a comment\n\n" + GOOD
+    # a comment line in a frame with fields (a comment frame alone the fast path passes over,
+    # and then it holds a window's lines at once: not what this measures)
+    turn = b": a comment\n" + GOOD
+    assert whole_rows(turn) is None and whole_rows(turn * 500) is None
     one = _peak(lambda: load_captures([Capture("one", [turn * 500])]))
     many = _peak(lambda: load_captures([Capture(f"t{i}", [turn]) for i in range(500)]))
     assert one < 1.5 * many, f"one {one / 1e6:.1f} MB, many {many / 1e6:.1f} MB"
@@ -400,3 +404,47 @@ def test_a_json_array_named_by_a_glob_loads(tmp_path) -> None:
         b'[{"candidates": [{"content": {"parts": [{"text": "hi"}]}, "index": 0}]}]')
     df = scl.load(str(tmp_path / "*.json"))
     assert set(df.provider) == {"gemini"} and set(df.turn) == {"array"}
+
+
+def test_captures_read_ahead_still_fail_in_their_order(tmp_path, monkeypatch) -> None:
+    """load() reads a group of captures (and frames them) before it gathers their rows;
+    what goes wrong is still raised, or given as error rows, in the captures' order: a
+    capture that cannot be read after a broken one is not what strict mode raises."""
+    import os
+
+    from streamcalls_lab.loader import load_captures
+    from streamcalls_lab.sources import Capture
+
+    (tmp_path / "a.sse").write_bytes(b"data: {not json\n\n")
+    (tmp_path / "b.sse").write_bytes(GOOD)
+    (tmp_path / "c.sse").write_bytes(GOOD)
+    for n in range(40):  # more than one group
+        (tmp_path / f"d{n:02d}.sse").write_bytes(GOOD)
+    real_open = os.open
+
+    def shut(path, *args, **kwargs):
+        if os.fspath(path).endswith(("b.sse", "d39.sse")):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", shut)
+    with pytest.raises(scl.CaptureError) as e:
+        scl.load(tmp_path)
+    assert e.value.source == "a" and "invalid JSON" in e.value.reason
+    df = scl.load(tmp_path, strict=False)
+    firsts = df.drop_duplicates("turn")
+    assert firsts.turn.tolist() == ["a", "b", "c", *(f"d{n:02d}" for n in range(40))]
+    errors = df[df.kind == "error"]
+    assert errors.turn.tolist() == ["a", "b", "d39"]
+    assert all("cannot be read" in p for p in errors.problem.iloc[1:])
+    assert df[df.turn == "c"].equals(df[df.turn == "d00"].assign(turn="c")
+                                     .set_axis(df[df.turn == "c"].index))
+
+    def listed(first: bytes):  # a source whose listing fails after its first capture
+        yield Capture("one", [first])
+        raise RuntimeError("the listing failed")
+
+    with pytest.raises(scl.CaptureError):  # the capture before it, first
+        load_captures(listed(b"data: {not json\n\n"))
+    with pytest.raises(RuntimeError, match="the listing failed"):
+        load_captures(listed(GOOD))

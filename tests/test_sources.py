@@ -101,6 +101,31 @@ def test_a_folder_listing_knows_its_regular_files_and_checks_every_other_entry(
         assert reason in df[df.turn == f"sub/{turn}"].problem.iloc[0]
 
 
+def test_a_listed_capture_has_the_path_of_its_folder_joined_with_its_parts(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A folder's captures keep ``path`` a Path (made only when asked for: load() never
+    asks), the root's joined with their parts, however the root was written."""
+    (tmp_path / "root" / "sub").mkdir(parents=True)
+    (tmp_path / "root" / "a.sse").write_bytes(GOOD)
+    (tmp_path / "root" / "sub" / "b.sse").write_bytes(GOOD)
+    (tmp_path / "root" / "sub" / "c.sse").write_bytes(GOOD)
+    timing.write(tmp_path / "root" / "sub" / "c.sse", [(0.0, len(GOOD))])
+    monkeypatch.chdir(tmp_path)
+    for given in (tmp_path / "root", "root", "./root/", "root/../root"):
+        caps = resolve(given)
+        assert [c.name for c in caps] == ["a", "sub/b", "sub/c"]
+        root = Path(given)
+        for cap, parts in zip(caps, (("a.sse",), ("sub", "b.sse"), ("sub", "c.sse")),
+                              strict=True):
+            assert type(cap.path) is type(root) and cap.path == root.joinpath(*parts)
+            assert str(cap.path) == str(root.joinpath(*parts))
+    cap = resolve("root")[0]
+    cap.path = Path("elsewhere.sse")  # (still a field a caller may set)
+    assert cap.path == Path("elsewhere.sse") and cap == cap
+    assert load("root").turn.unique().tolist() == ["a", "sub/b", "sub/c"]
+
+
 def test_a_bad_entry_named_directly_is_a_capture_error(tmp_path: Path) -> None:
     _bad_entries(tmp_path)
     for name in ("dangling.sse", "loop.sse", "fifo.sse"):

@@ -80,16 +80,23 @@ def escaped_wire_length(raw: bytes, key: str, fragment: str) -> int | None:
         if len(_QUOTED) >= 64:  # (the fast path asks of a handful of keys: a caller's own
             _QUOTED.clear()     # keys never make it grow without end)
         quoted = _QUOTED[key] = b'"%s"' % key.encode()
+    # (a byte read by index and a slice compared: ``startswith`` parses its arguments from a
+    # tuple, which cost more than its comparison; most lines pass here)
     at = raw.find(quoted) + len(quoted)
-    if at >= len(quoted) and raw.startswith(b":", at):
+    if len(quoted) <= at < len(raw) and raw[at] == _COLON:
         token = _quote(fragment)
-        at += 1
-        if raw.startswith(token.encode(errors="surrogatepass"), at + (raw[at:at + 1] == b" ")):
+        at += 1 + (raw[at + 1:at + 2] == b" ")
+        try:
+            encoded = token.encode()
+        except UnicodeEncodeError:  # a lone surrogate's bytes cannot stand in valid UTF-8:
+            encoded = None          # it misses
+        if encoded is not None and raw[at:at + len(encoded)] == encoded:
             return len(token) - 2
     return wire_length(raw.decode(), key, fragment)
 
 
 _QUOTED: dict[str, bytes] = {}  # each key as its quoted bytes, made once (bounded)
+_COLON = ord(":")
 
 
 # -- JSON values as written ---------------------------------------------------------------

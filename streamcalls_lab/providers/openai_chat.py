@@ -175,12 +175,14 @@ class OpenAIChat:
                 index = tc.get("index", pos)
                 fn = tc.get("function") or {}
                 cid, tool, args = tc.get("id"), fn.get("name"), fn.get("arguments")
-                if type(index) is not int or index not in INT64 or type(args) is not str \
-                        or cid is not None or tool is not None:
-                    # checked in full only off the hot path (a bare argument fragment)
+                # each checked (in this order, as the errors name them) only where it may fail
+                if type(index) is not int or index not in INT64:
                     block_index(index, "tool_calls[].index")
+                if cid is not None and type(cid) is not str:
                     maybe_text(cid, "tool_calls[].id")
+                if tool is not None and type(tool) is not str:
                     maybe_text(tool, "function.name")
+                if args is not None and type(args) is not str:
                     maybe_text(args, "function.arguments")
                 wire = None
                 if isinstance(args, str):
@@ -204,8 +206,9 @@ class OpenAIChat:
                     self._who.announce(key, cid, tool)
                     if key not in self._open:
                         self._open.append(key)
-                    out.append(Ev(name, "call_start", index, cid, tool, choice=k,
-                                  quirk=_blank(tc, fn, "the announcement")))
+                    out.append(_new(Ev, (name, "call_start", index, cid, tool, None, None,
+                                         None, None, k, None,
+                                         _blank(tc, fn, "the announcement"))))
                     if args:  # some servers send the whole call in its first chunk
                         out.append(fragment_row(name, "args_delta", index, args, wire, k)
                                    ._replace(quirk="args_in_announcement: argument text on "
@@ -232,14 +235,19 @@ class OpenAIChat:
         The row with no block closes everything of that choice, a call whose index was
         later re-used by another call included; the per-call rows say which were open.
         """
-        stops = [Ev(name, "block_stop", choice=choice, reason=reason)]
-        stops += [Ev(name, "block_stop", index, choice=choice)
-                  for k, index in self._open if k == choice]
-        self._open = [key for key in self._open if key[0] != choice]
+        # (rows made as tuples: Ev's keyword constructor costs twice as much, a row a finish)
+        stops = [_new(Ev, (name, "block_stop", None, None, None, None, None, None, None, choice,
+                           reason, None))]
+        if self._open:
+            stops += [_new(Ev, (name, "block_stop", index, None, None, None, None, None, None,
+                                choice, None, None))
+                      for k, index in self._open if k == choice]
+            self._open = [key for key in self._open if key[0] != choice]
         return stops
 
 
 _UNSEEN = object()
+_new = tuple.__new__
 NO_DELTA = "empty_choices: a choice with no delta (a content filter's annotation)"
 
 
@@ -255,6 +263,8 @@ def _no_choices(usage: bool, filtered: bool, moderation: bool) -> str:
 def _blank(tc: dict[str, Any], fn: dict[str, Any], where: str) -> str | None:
     """The blank_identity note for a ``tool_calls`` entry that sends ``""`` or ``null`` as its
     id, type or name (a key left out is no quirk: that is how the format sends it)."""
+    if tc.get("id", True) and tc.get("type", True) and fn.get("name", True):
+        return None  # (each left out or not blank: what nearly every announcement is)
     blank = [f'{field} {"null" if holder[field] is None else chr(34) * 2}'
              for holder, field in ((tc, "id"), (tc, "type"), (fn, "name"))
              if field in holder and not holder[field]]
