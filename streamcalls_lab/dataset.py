@@ -37,7 +37,7 @@ from .loader import load_captures
 from .producers.scan import anomalies
 from .producers.served import served_rows
 from .scale import GROUP_BYTES, capture_groups, load_group
-from .sources import Source, resolve
+from .sources import Source
 
 if TYPE_CHECKING:
     import duckdb as _duckdb
@@ -146,8 +146,7 @@ def _groups(data: pd.DataFrame | Iterable[pd.DataFrame] | Source, strict: bool,
 
         def read() -> Iterator[dict[str, pd.DataFrame]]:
             for group in groups:
-                caps = [cap for path, name in group for cap in resolve(path, name)]
-                yield _tables(load_group(group, {"strict": strict}), _served(caps))
+                yield _tables(load_group(group, {"strict": strict}), _served(group))
 
         return sum(map(len, groups)), read()
     if isinstance(data, Iterable) and not isinstance(data, bytes | bytearray | memoryview):

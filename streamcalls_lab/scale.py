@@ -36,8 +36,10 @@ enough that a progress bar moves and a Dask partition fits easily in a worker.""
 PROVIDERS = tuple(sorted([*READERS, UNKNOWN]))
 """Every value ``provider`` can take: the fixed categories Dask partitions share."""
 
-Group = list[tuple[str, str]]
-"""Consecutive captures as ``(path, turn name)``: what a worker is sent."""
+Group = list[Capture]
+"""Consecutive capture files, as the listing made them (their sidecars already read): what
+a worker is sent, pickled, to read the files themselves. Sent as paths, each was resolved
+again in the worker, a quarter of its time."""
 _POOLS: dict[int, ProcessPoolExecutor] = {}
 """Worker processes kept between calls: starting one imports pandas (and, from a script,
 the script's own imports again), which costs more than loading a few hundred captures."""
@@ -48,22 +50,40 @@ def capture_groups(source: Source, group_bytes: int = GROUP_BYTES) -> list[Group
 
     A group closes once it holds ``group_bytes`` of captures; every group has at least one.
     """
-    return _grouped(resolve(source), group_bytes)
+    caps = resolve(source)
+    return _grouped(caps, _sizes(caps), group_bytes)
 
 
-def _grouped(caps: Sequence[Capture], group_bytes: int) -> list[Group]:
-    groups: list[Group] = []
-    size = group_bytes
+def _sizes(caps: Sequence[Capture]) -> list[int]:
+    """Each capture file's size; a capture that is not a file is refused."""
+    sizes = []
     for cap in caps:
         if not _is_file(cap):
             raise ValueError(f"{cap.name!r} is not a capture file; load it with load()")
+        assert cap.path is not None
+        sizes.append(cap.path.stat().st_size)
+    return sizes
+
+
+def _grouped(caps: Sequence[Capture], sizes: Sequence[int], group_bytes: int) -> list[Group]:
+    groups: list[Group] = []
+    size = group_bytes
+    for cap, n in zip(caps, sizes, strict=True):
         if size >= group_bytes:
             groups.append([])
             size = 0
-        assert cap.path is not None
-        groups[-1].append((str(cap.path), cap.name))
-        size += cap.path.stat().st_size
+        groups[-1].append(cap)
+        size += n
     return groups
+
+
+def _shares(total: int, group_bytes: int, workers: int) -> int:
+    """A group size of at most ``group_bytes`` that cuts ``total`` bytes into a multiple of
+    ``workers`` groups of about one size: with 8 MB groups, 25 MB on two workers was four
+    groups, one of them small, and one worker loaded two while the other loaded one."""
+    groups = -(-total // max(1, group_bytes))  # (rounded up)
+    groups = max(1, -(-groups // workers) * workers)
+    return max(1, min(group_bytes, -(-total // groups)))
 
 
 def load_parallel(
@@ -85,8 +105,10 @@ def load_parallel(
     caps = resolve(source)
     if not all(_is_file(c) for c in caps):
         return load_captures(caps, **load_options)
-    groups = _grouped(caps, group_bytes)
-    workers = min(workers or _cores(), len(groups)) or 1
+    sizes = _sizes(caps)
+    workers = workers or _cores()
+    groups = _grouped(caps, sizes, _shares(sum(sizes), group_bytes, workers))
+    workers = min(workers, len(groups)) or 1
     bar = tqdm(total=len(caps), unit="capture", disable=not progress, desc="load")
     parts: list[pd.DataFrame | None] = [None] * len(groups)
     errors: dict[int, BaseException] = {}
@@ -122,8 +144,7 @@ def shutdown_workers() -> None:
 
 def load_group(group: Group, load_options: dict[str, Any]) -> pd.DataFrame:
     """One group's rows (what a worker process or a Dask task runs)."""
-    caps = [cap for path, name in group for cap in resolve(path, name)]
-    return load_captures(caps, **load_options)
+    return load_captures(group, **load_options)
 
 
 def combine(parts: Sequence[pd.DataFrame], raw: bool = False) -> pd.DataFrame:

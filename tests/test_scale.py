@@ -61,8 +61,29 @@ def cluster():
 # -- parallel --------------------------------------------------------------------------------
 def test_groups_hold_every_capture_once_in_load_order(corpus: Path) -> None:
     groups = scale.capture_groups(corpus, SMALL)
-    names = [name for group in groups for _, name in group]
+    names = [cap.name for group in groups for cap in group]
     assert len(groups) > 2 and names == list(scl.load(corpus)["turn"].unique())
+
+
+@pytest.mark.parametrize(("total", "group_bytes", "workers", "share"), [
+    (25 << 20, 8 << 20, 2, -(-(25 << 20) // 4)),  # four groups of a quarter, not 8, 8, 8 and 1
+    (10, 8, 2, 5), (16, 8, 2, 8), (100, 8, 1, 8), (100, 8, 3, 7), (0, 8, 2, 1), (5, 8, 4, 2)])
+def test_the_workers_get_groups_of_one_size(total: int, group_bytes: int, workers: int,
+                                            share: int) -> None:
+    got = scale._shares(total, group_bytes, workers)
+    assert got == share and 1 <= got <= group_bytes
+
+
+def test_parallel_groups_share_the_bytes_evenly(corpus: Path) -> None:
+    caps = scl.sources.resolve(corpus)
+    sizes = scale._sizes(caps)
+    share = scale._shares(sum(sizes), SMALL, 2)
+    groups = scale._grouped(caps, sizes, share)
+    by_cap = dict(zip(map(id, caps), sizes, strict=True))
+    held = [sum(by_cap[id(c)] for c in g) for g in groups]
+    assert [c for g in groups for c in g] == caps
+    assert all(h >= share for h in held[:-1])  # each closes once it holds its share
+    assert all(h < share + max(sizes) for h in held)  # (and holds no file more than that)
 
 
 def test_parallel_load_equals_load(corpus: Path) -> None:
