@@ -109,6 +109,7 @@ class _Columns:
         self.bases: list[int] = []  # each turn's first place in bounds
         self.hot_data: list[str] = []
         self.hot_numbers: list[int] = []
+        self.hot_t: list[tuple[int, np.ndarray]] = []  # timed turns' hot rows: first, times
         self.turn_providers: list[str] = []  # each turn's, for its hot rows (one per turn)
         self.repeats: dict[int, int] = {}  # row -> frames it stands for, where more than 1
         self._origin: float | None = None  # the turn's first stated receive time
@@ -162,8 +163,9 @@ class _Columns:
             out.append(t)
         return out
 
-    def add_whole(self, turn: str, whole: Whole) -> None:
-        """The rows of one whole turn from the fast path, frame by frame."""
+    def add_whole(self, turn: str, whole: Whole, times: np.ndarray | None = None) -> None:
+        """The rows of one whole turn from the fast path, frame by frame; ``times``, each
+        frame's time where its reads were timed (else every row's is NaN)."""
         bounds, provider, rows, raws, hot = whole
         n = len(rows)
         cold = list(compress(range(n), rows))  # the frames with rows of their own (HOT is ())
@@ -179,6 +181,7 @@ class _Columns:
         self.turn_providers.append(provider)
         self.bases.append(len(self.bounds))
         if c:
+            at = times.take(cold).tolist() if times is not None else None
             if c == len(cold):  # one row per frame, as most frames
                 self.offset += map(bounds.__getitem__, cold)
                 self.numbers += cold
@@ -191,18 +194,29 @@ class _Columns:
                 datas = chain.from_iterable(map(repeat, map(bytes.decode,
                                                             map(raws.__getitem__, cold)),
                                                 counts))
+                if at is not None:
+                    at = list(chain.from_iterable(map(repeat, at, counts)))
             if self.raw:
                 self.data += datas
-            self.t += repeat(math.nan, c)
+            self.t += repeat(math.nan, c) if at is None else at
             self.providers += repeat(provider, c)
             self.evs += evs
         if m:
             frames = hot.frame
+            if times is not None:  # (untimed hot rows cost nothing here: NaN is the default)
+                self.hot_t.append((len(self.hot_numbers), times.take(frames)))
             self.hot.extend(hot)
             self.bounds += bounds
             self.hot_numbers += frames
             if self.raw:
                 self.hot_data += map(bytes.decode, map(raws.__getitem__, frames))
+
+    def _hot_times(self, nh: int) -> np.ndarray:
+        """The hot rows' times: NaN but in the turns read with timed reads."""
+        out = np.full(nh, math.nan)
+        for first, times in self.hot_t:
+            out[first:first + len(times)] = times
+        return out
 
     def _keys(self, hot_frames: np.ndarray, cold_frames: np.ndarray) -> np.ndarray:
         """Each row's order key, the hot rows' first: its turn's first key plus its frame
@@ -303,7 +317,7 @@ class _Columns:
             turn=columns.repeated(self.turns, counts),
             seq=np.arange(n, dtype="int64") - firsts,
             offset=_ordered(hot_offsets, self.offset, order, "int64"),
-            t=_ordered(np.full(nh, math.nan), self.t, order, "float64"),
+            t=_ordered(self._hot_times(nh), self.t, order, "float64"),
             provider=self._providers(order),
             event=event, kind=self._kinds(kind, order, nc), block=block, choice=choice,
             call_id=call_id, tool=tool,
@@ -388,10 +402,35 @@ captures: the caches stay warm for each stage's code and data)."""
 _AHEAD_BYTES = 1 << 20  # (and no more bytes than this at once, but for one capture alone)
 
 
-Ahead = tuple[Capture, bytes | CaptureError | None, Whole | Exception | None]
+Ahead = tuple[Capture, bytes | CaptureError | None, Whole | Exception | None,
+              list[tuple[float, int]] | None]
 """A capture read ahead: its body (None where the fast path does not read it, or the error
-reading it raised) and the fast path's rows of it (None: the decoder reads it, or the error
-the fast path raised), each raised at the capture's turn, as it was before."""
+reading it raised), the fast path's rows of it (None: the decoder reads it, or the error
+the fast path raised), each raised at the capture's turn, as it was before, and its
+recorded reads (time, size) where it has them."""
+
+
+def _timed_body(cap: Capture) -> tuple[bytes | None, list[tuple[float, int]] | None]:
+    """A timed capture's body and reads, where the fast path can give each frame its time:
+    that of the read holding the frame's last byte, as the decoder does, which needs each
+    frame's end. Reads that do not cover the body (the decoder says so) and a comment frame
+    (the fast path passes over it, so a frame's end is not the next one's start) are left
+    to the decoder: (None, None)."""
+    got = cap.timed()
+    if got is None:
+        return None, None
+    body, reads = got
+    if sum(n for _, n in reads) != len(body) or body.startswith(b":") or body.find(b"\n:") >= 0:
+        return None, None
+    return body, reads
+
+
+def _frame_times(bounds: list[int], reads: list[tuple[float, int]]) -> np.ndarray:
+    """Each frame's time (``bounds``: each frame's offset and, last, the body's end): the
+    time of the read that holds its last byte (an empty read holds none)."""
+    ends = np.cumsum(np.fromiter((n for _, n in reads), np.int64, len(reads)))
+    times = np.fromiter((t for t, _ in reads), np.float64, len(reads))
+    return times[np.searchsorted(ends, np.asarray(bounds[1:], dtype=np.int64), side="left")]
 
 
 def _read_ahead(captures: Iterable[Capture], provider: str, raw: bool, bulk: bool,
@@ -402,6 +441,7 @@ def _read_ahead(captures: Iterable[Capture], provider: str, raw: bool, bulk: boo
     the captures before it."""
     caps: list[Capture] = []
     bodies: list[bytes | CaptureError | None] = []
+    timings: list[list[tuple[float, int]] | None] = []
     size = 0
     failed: Exception | None = None
     items = iter(captures)
@@ -412,18 +452,22 @@ def _read_ahead(captures: Iterable[Capture], provider: str, raw: bool, bulk: boo
             failed, cap = e, None
         if cap is not None:
             body: bytes | CaptureError | None = None
+            reads = None
             if bulk and cap.problem is None and cap.cut_off is None:
                 try:
                     body = cap.whole()
+                    if body is None:
+                        body, reads = _timed_body(cap)
                 except CaptureError as e:
                     body = e
                 if type(body) is bytes:
                     size += len(body)
             caps.append(cap)
             bodies.append(body)
+            timings.append(reads)
         if caps and (cap is None or len(caps) >= _AHEAD or size >= _AHEAD_BYTES):
-            yield list(zip(caps, bodies, _wholes(bodies, provider, raw), strict=True))
-            caps, bodies, size = [], [], 0
+            yield list(zip(caps, bodies, _wholes(bodies, provider, raw), timings, strict=True))
+            caps, bodies, timings, size = [], [], [], 0
         if cap is None:
             break
     if failed is not None:
@@ -481,7 +525,7 @@ def _source_problem(e: CaptureError, n: int, provider: str) -> Decoded:
 
 def _decode_one(ahead: Ahead, provider: str, strict: bool, out: _Columns, bulk: bool
                 ) -> None:
-    cap, body, whole = ahead
+    cap, body, whole, reads = ahead
     chunks = cap.chunks
     if bulk:
         if isinstance(body, CaptureError):
@@ -490,9 +534,11 @@ def _decode_one(ahead: Ahead, provider: str, strict: bool, out: _Columns, bulk: 
             raise whole
         if body is not None:
             if whole is not None and whole.provider not in _STATED:  # (its times: below)
-                out.add_whole(cap.name, whole)
+                out.add_whole(cap.name, whole,
+                              None if reads is None else _frame_times(whole.bounds, reads))
                 return
-            chunks = [body]
+            if reads is None:  # (a timed capture's reads, the decoder takes as recorded)
+                chunks = [body]
     dec = EventDecoder(cap.name, provider=provider, strict=strict, fold=not strict)
     rows: list[Decoded] = []
     added = reported = 0

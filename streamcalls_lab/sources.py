@@ -67,12 +67,25 @@ class Capture:
 
     def whole(self) -> bytes | None:
         """The capture's bytes when they are one body with no recorded timing (read now),
-        or None for chunks and timed reads, which only the incremental decoder takes."""
+        or None for chunks and timed reads (:meth:`timed` gives those with their reads)."""
         chunks = self.chunks
         if isinstance(chunks, _FileChunks) and chunks.reads is None:
             return chunks.body()
         if isinstance(chunks, list) and len(chunks) == 1 and type(chunks[0]) is bytes:
             return chunks[0]
+        return None
+
+    def timed(self) -> tuple[bytes, list[tuple[float, int]]] | None:
+        """The capture's bytes and its recorded reads (each read's time and size), read now,
+        when it is one file with a timing sidecar or a list of ``(time, bytes)`` reads; None
+        otherwise. The reads are as recorded: whether they cover the bytes is not checked."""
+        chunks = self.chunks
+        if isinstance(chunks, _FileChunks):
+            return None if chunks.reads is None else (chunks.body(), chunks.reads)
+        if isinstance(chunks, list) and chunks and all(
+                type(c) is tuple and len(c) == 2 and type(c[0]) is float and type(c[1]) is bytes
+                for c in chunks):
+            return b"".join(c[1] for c in chunks), [(c[0], len(c[1])) for c in chunks]
         return None
 
 

@@ -397,7 +397,8 @@ def test_a_capture_is_whole_only_as_one_untimed_body(tmp_path: Path) -> None:
     (tmp_path / "b.sse.timing.tsv").write_text("t\tbytes\n0.5\t10\n")
     a, b = resolve(tmp_path)
     assert a.whole() == b"data: {}\n\n"
-    assert b.whole() is None  # timed: the decoder gives each frame its read's time
+    assert b.whole() is None  # timed: each frame's time is its read's (Capture.timed)
+    assert b.timed() == (b"data: {}\n\n", [(0.5, 10)]) and a.timed() is None
     assert resolve(b"data: {}\n\n")[0].whole() == b"data: {}\n\n"
     assert resolve([b"data: ", b"{}\n\n"])[0].whole() is None
 
@@ -525,3 +526,94 @@ def test_hot_rows_extend_every_column_but_the_frames() -> None:
         kept = [("mine", k)] + ([("other", k), ("again", k)] if f in HotRows.FIELDS else [])
         assert getattr(cols, f) == kept, f
     assert set(HotRows.__slots__) == {"frame", *HotRows.FIELDS}
+
+
+# -- timed captures: each frame the time of the read that completed it ---------------------
+def _timed_reads(body: bytes, rng: random.Random, how: str) -> list[tuple[float, int]]:
+    """Reads of ``body`` as a proxy records them: ``how`` sizes them (one byte each, cut at
+    random, cut at each line end, with an empty read now and then, or the body at once)."""
+    if how == "whole":
+        sizes = [len(body)]
+    elif how == "bytes":
+        sizes = [1] * len(body)
+    elif how == "lines":  # a read ends at each line end (and one at a CR of a CRLF)
+        cuts = [i + 1 for i in range(len(body)) if body[i] in b"\r\n"]
+        sizes = [b - a for a, b in zip([0, *cuts], cuts, strict=False) if b > a]
+        sizes.append(len(body) - sum(sizes))
+    else:
+        sizes, left = [], len(body)
+        while left:
+            n = min(left, rng.choice([0, 1, 2, 7, 64, 300, 4096]))
+            sizes.append(n)
+            left -= n
+    t, reads = 1000.0, []
+    for n in sizes:
+        t += rng.random() / 8
+        reads.append((t, n))
+    return reads
+
+
+@pytest.mark.captures
+@pytest.mark.parametrize("how", ["random", "bytes", "lines", "whole"])
+def test_a_timed_capture_loads_the_same_either_way(captures: Path, tmp_path: Path,
+                                                   how: str) -> None:
+    """A capture with a timing sidecar (what the kit's proxy records) takes the fast path:
+    each frame's time is that of the read holding its last byte, as the decoder gives it,
+    in reads of any size, with CRLF line ends too; reads that do not cover the body, and
+    comment frames, are the decoder's."""
+    from streamcalls_lab import timing
+
+    rng = random.Random(how)
+    files = capture_files()[:: 3 if how == "random" else 25]
+    for k, path in enumerate(files):
+        body = path.read_bytes()
+        if k % 4 == 1:
+            body = body.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+        dest = tmp_path / f"{k:04d}{path.suffix}"
+        dest.write_bytes(body)
+        reads = _timed_reads(body, rng, how)
+        if k % 7 == 3 and reads:  # a sidecar short of the body: the decoder says so
+            reads[-1] = (reads[-1][0], reads[-1][1] + 1)
+        timing.write(dest, reads)
+    for raw in (False, True):
+        fast = load_captures(resolve(tmp_path), strict=False, raw=raw)
+        slow = load_captures(resolve(tmp_path), strict=False, raw=raw, bulk=False)
+        assert_frames_equal(fast, slow)
+    assert fast["t"].notna().mean() > 0.9  # (the times are there, not NaN either way)
+
+
+def test_a_timed_capture_takes_the_fast_path(tmp_path: Path, monkeypatch) -> None:
+    """Otherwise the test above would pass by never taking it."""
+    from streamcalls_lab import loader, timing
+
+    body = N2
+    (tmp_path / "a.sse").write_bytes(body)
+    timing.write(tmp_path / "a.sse", [(5.0, 3), (6.0, len(body) - 3)])
+    # A comment frame after the first frame, which ends with the first read: the fast path
+    # passes over the comment, so the first frame's end is not the next frame's start.
+    first = body.index(b"\n\n") + 2
+    commented = body[:first] + b": keep-alive\n\n" + body[first:]
+    (tmp_path / "b.sse").write_bytes(commented)
+    timing.write(tmp_path / "b.sse", [(7.0, first), (8.0, len(commented) - first)])
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the decoder was asked")
+
+    with monkeypatch.context() as m:
+        m.setattr(loader, "EventDecoder", refuse)
+        df = load_captures(resolve(tmp_path / "a.sse"))
+    assert set(df["t"]) <= {5.0, 6.0} and df["t"].iloc[-1] == 6.0
+    df = load_captures(resolve(tmp_path))
+    assert df.loc[df.turn == "b", "t"].tolist()[0] == 7.0
+    assert_frames_equal(df, load_captures(resolve(tmp_path), bulk=False))
+
+
+def test_reads_given_in_memory_with_their_times_take_the_fast_path_too() -> None:
+    from streamcalls_lab.sources import Capture
+
+    body = N2
+    caps = [Capture("m", [(1.0, body[:10]), (2.0, body[10:])]),
+            Capture("s", [(1.0, body[:10]), ("2", body[10:])])]  # a time not a float: as given
+    assert caps[0].timed() == (body, [(1.0, 10), (2.0, len(body) - 10)])
+    assert caps[1].timed() is None
+    assert_frames_equal(load_captures(caps[:1]), load_captures(caps[:1], bulk=False))
