@@ -60,16 +60,19 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
     """The rows of a whole capture, or None when it needs the incremental decoder.
 
     ``raws=False`` keeps no data lines (``Whole.raws`` is then empty): load() without
-    ``raw=True`` needs none.
+    ``raw=True`` needs none. A body of one window is :func:`wholes`'s; a longer one is read
+    here a window at a time, its windows' rows put end to end.
     """
+    if len(body) <= WINDOW:
+        return wholes((body,), provider, raws=raws)[0]
     fmt = None
     bounds: list[int] = []
     rows: list[Sequence[Ev]] = []
     kept: list[bytes] = []
-    hot: HotRows | None = None  # (made only for a capture read in several windows)
+    hot = HotRows()
     frames = foreigners = 0  # what a misread is told by (providers.misread), as the decoder
     calls_shown = False
-    for start, stop in _windows(body) if len(body) > WINDOW else ((0, len(body)),):
+    for start, stop in _windows(body):
         split = split_whole(body[start:stop] if start or stop < len(body) else body)
         if split is None:
             return None
@@ -89,14 +92,8 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
         frames += len(lines) - lines.count(DONE_RAW)
         foreigners += foreign
         calls_shown = calls_shown or calls
-        if stop == len(body) and not start:  # one window, as most captures are
-            if suspect(frames, foreigners, calls_shown):
-                return None
-            return Whole(where, fmt.name, got, lines if raws else [], cols)
         if rows:  # this window's frames are numbered after the last window's
             cols.frame[:] = map(add, cols.frame, repeat(len(rows)))
-        if hot is None:
-            hot = HotRows()
         hot.frame += cols.frame
         hot.extend(cols)
         rows += got
@@ -104,7 +101,7 @@ def whole_rows(body: bytes, provider: str = "auto", *, raws: bool = True) -> Who
         if raws:
             kept += lines
     bounds.append(len(body))
-    assert fmt is not None and hot is not None  # split_whole gives at least one frame
+    assert fmt is not None  # split_whole gives at least one frame
     if suspect(frames, foreigners, calls_shown):
         return None
     return Whole(bounds, fmt.name, rows, kept, hot)
