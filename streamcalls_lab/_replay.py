@@ -138,6 +138,8 @@ class Replay:
 
     def events(self, chunk: bytes) -> Sequence[Mapping[str, Any]]:
         """What ``events_from_bytes`` gives for a read already through ``read``."""
+        if not isinstance(chunk, bytes | bytearray | memoryview):  # (a handler's own read)
+            return [event_dict(d) for d in self.feed(chunk)]  # its decoder says what is wrong
         at, tape = self.at, self.tape
         if self.own is None and at < len(tape.reads) and chunk == tape.reads[at]:
             self.at, self.pos = at + 1, self.pos + len(chunk)  # the tape's next read itself

@@ -31,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from ._replay import Replay, Tape, shares_byte_layer
-from .accumulate import Accumulator, CallKey, Snapshot, event_dict, present
+from .accumulate import Accumulator, CallKey, Snapshot, present
 from .faults import CORRECT, FAULTS
 from .framing import eventstream
 from .loader import frames, load
@@ -178,13 +178,9 @@ class _Runner:
     def _events(self, chunk: bytes) -> list[dict[str, Any]]:
         """``events_from_bytes`` of one read, from the tape where the handler shares it (as
         dicts of its own: a handler may keep or change what it is fed)."""
-        replay = self.replay
-        if replay is None:
+        if self.replay is None:
             return self.acc.events_from_bytes(chunk)
-        data = self.acc.read(chunk)
-        if type(data) is not bytes:  # the decoder says what is wrong with it
-            return [event_dict(d) for d in replay.feed(data)]
-        return [dict(e) for e in replay.events(data)]
+        return [dict(e) for e in self.replay.events(self.acc.read(chunk))]
 
     def _next_event(self) -> dict[str, Any] | None:
         if self.reads is None:

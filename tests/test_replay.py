@@ -59,3 +59,24 @@ def test_a_tape_cut_from_the_bytewise_one_is_the_tape_decoded_at_that_cut() -> N
                 Tape((body[:at], body[at:]))), (body[max(0, at - 8):at + 8], at)
     with pytest.raises(ValueError, match="one byte"):
         Tape.cut(Tape((b"data: {}\n\n",)), 3)
+
+
+def test_a_read_that_gives_no_bytes_fails_as_its_own_decoder_fails() -> None:
+    """A handler's ``read`` may return text: the replay then hands it to a decoder of the
+    handler's own, which raises what it would have raised without the tape (the breaker's,
+    ``check_handler``'s and the stepper's reports do not depend on the tape)."""
+    reads = _reads()
+    text = reads[0].decode("latin-1")
+    with pytest.raises(TypeError) as own:
+        byte_decoder().feed(text)  # type: ignore[arg-type]
+    with pytest.raises(TypeError) as replayed:
+        Replay(Tape(reads)).events(text)  # type: ignore[arg-type]
+    assert str(replayed.value) == str(own.value)
+
+
+def test_reads_given_as_other_bytes_like_objects_are_the_tapes() -> None:
+    reads = _reads()
+    replay = Replay(Tape(reads))
+    odd = (bytearray(reads[0]), memoryview(reads[1]), *reads[2:])
+    got = [dict(e) for r in odd for e in replay.events(r)]
+    assert got + [event_dict(d) for d in replay.close()] == _own(reads)
