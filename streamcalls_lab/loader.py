@@ -20,6 +20,7 @@ from .errors import CaptureError
 from .events import KINDS, Ev, HotRows
 from .framing import decode_any
 from .framing.frame import Frame
+from .framing.sse import has_comment_line
 from .providers import FORMATS
 from .sources import Capture, Source, resolve
 
@@ -420,7 +421,7 @@ def _timed_body(cap: Capture) -> tuple[bytes | None, list[tuple[float, int]] | N
     if got is None:
         return None, None
     body, reads = got
-    if sum(n for _, n in reads) != len(body) or body.startswith(b":") or body.find(b"\n:") >= 0:
+    if sum(n for _, n in reads) != len(body) or has_comment_line(body):
         return None, None
     return body, reads
 

@@ -348,11 +348,17 @@ def split_whole(buf: bytes, *, comments: bool = True
     got = _split_lines(buf, eol, lines, None)
     # A comment line cannot pass those checks (each line is a field or a frame's blank),
     # so the body is searched for one only when they fail, which is rare.
-    if got is None and comments and (buf.startswith(b":") or buf.find(eol + b":") >= 0):
+    if got is None and comments and has_comment_line(buf):
         kept = _without_comments(lines, len(eol))
         if kept is not None:
             got = _split_lines(buf, eol, *kept)
     return got
+
+
+def has_comment_line(buf: bytes) -> bool:
+    """Whether a line of ``buf`` (LF or CRLF line ends) is a comment, one that starts with
+    ``:``: a frame of one alone is what :func:`split_whole` passes over."""
+    return buf.startswith(b":") or buf.find(b"\n:") >= 0
 
 
 def _split_lines(buf: bytes, eol: bytes, lines: list[bytes], starts: list[int] | None
